@@ -1,0 +1,81 @@
+"""Every error langgraph-memory raises, in one tree.
+
+Each leaf also subclasses the builtin it refines, so ``except ValueError`` in
+user code keeps working. Messages quote the bad value and say the fix.
+
+::
+
+    LangGraphMemoryError(Exception)
+    ├── ConfigurationError(ValueError)          bad policy / constructor argument
+    ├── MissingUserIdError(KeyError)             no user id in Runtime context / configurable
+    ├── InvalidUserIdError(ValueError)           malformed or crafted user id
+    ├── InvalidNamespaceError(ValueError)        namespace outside the store's contract
+    ├── InvalidFilterError(ValueError)           a filter key/operator we refuse
+    ├── InvalidConnectionError(TypeError)        a connection object we cannot use
+    ├── ThreadDeletedError(RuntimeError)         write to a deleted (tombstoned) thread
+    ├── CheckpointStorageError(RuntimeError)     the database refused after retries
+    ├── MigrationError(RuntimeError)             a schema migration failed
+    ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
+    ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
+    └── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
+"""
+
+from __future__ import annotations
+
+
+class LangGraphMemoryError(Exception):
+    """Base class of every error raised by langgraph-memory."""
+
+
+class ConfigurationError(LangGraphMemoryError, ValueError):
+    """A constructor argument or policy value is out of range."""
+
+
+class MissingUserIdError(LangGraphMemoryError, KeyError):
+    """No user id was supplied; memory operations fail closed."""
+
+    def __str__(self) -> str:  # KeyError repr()s its message; keep it readable.
+        return str(self.args[0]) if self.args else "missing user id"
+
+
+class InvalidUserIdError(LangGraphMemoryError, ValueError):
+    """A user id is empty, too long, or contains characters we refuse."""
+
+
+class InvalidNamespaceError(LangGraphMemoryError, ValueError):
+    """A store namespace does not follow the store's contract."""
+
+
+class InvalidFilterError(LangGraphMemoryError, ValueError):
+    """A search filter uses a key or operator the store refuses."""
+
+
+class InvalidConnectionError(LangGraphMemoryError, TypeError):
+    """A connection or pool passed in cannot be used as given."""
+
+
+class ThreadDeletedError(LangGraphMemoryError, RuntimeError):
+    """A write targeted a thread that was deleted; deleted threads stay deleted."""
+
+
+class CheckpointStorageError(LangGraphMemoryError, RuntimeError):
+    """The checkpoint database refused an operation after bounded retries."""
+
+
+class MigrationError(LangGraphMemoryError, RuntimeError):
+    """A schema migration could not be applied."""
+
+
+class RedactionRejectedError(LangGraphMemoryError, ValueError):
+    """The privacy policy rejects text containing this kind of identifier."""
+
+
+class MemoryNotFoundError(LangGraphMemoryError, KeyError):
+    """No memory with that id exists for that user."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "memory not found"
+
+
+class ModelOutputError(LangGraphMemoryError, ValueError):
+    """A chat model's answer could not be parsed or validated."""

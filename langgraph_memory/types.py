@@ -1,0 +1,227 @@
+"""The data shapes shared by the store, the nodes and the wiring.
+
+A long-term memory is a ``MemoryRecord``; the store returns ``ScoredMemory``
+from searches; ``reconcile`` decides ``MemoryOp``s. Records are plain frozen
+dataclasses that round-trip through ``to_dict``/``from_dict`` so that they
+can be stored as a ``BaseStore`` item value (a JSON-able dict).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class MemoryType(str, Enum):
+    """What kind of knowledge a memory holds."""
+
+    SEMANTIC = "semantic"  # facts and preferences: "user is allergic to seafood"
+    EPISODIC = "episodic"  # events: "on 2026-11-02 the user's order 123 arrived late"
+    PROCEDURAL = "procedural"  # how to act: "never use honorifics with this user"
+
+
+class MemorySource(str, Enum):
+    """Who said it. An agent's guess never outranks what the user said."""
+
+    USER_STATED = "user_stated"
+    AGENT_INFERRED = "agent_inferred"
+
+
+class MemoryStatus(str, Enum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    DELETED = "deleted"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One durable memory of one user.
+
+    ``key`` names a profile-style slot (``diet``, ``budget``); two active
+    memories never share a key: a new value supersedes the old one, which
+    keeps its text with ``status=superseded`` and ``valid_to`` set.
+    """
+
+    text: str
+    type: MemoryType = MemoryType.SEMANTIC
+    key: str | None = None
+    importance: float = 0.5
+    source: MemorySource = MemorySource.USER_STATED
+    confidence: float = 1.0
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    user_id: str = ""
+    created_at: datetime = field(default_factory=utc_now)
+    updated_at: datetime = field(default_factory=utc_now)
+    last_accessed_at: datetime | None = None
+    access_count: int = 0
+    event_time: datetime | None = None
+    valid_from: datetime = field(default_factory=utc_now)
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    status: MemoryStatus = MemoryStatus.ACTIVE
+    supersedes: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    origin_thread_id: str | None = None
+    origin_message_ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict: enums as values, datetimes as ISO-8601 strings."""
+        out: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            if isinstance(value, Enum):
+                value = value.value
+            elif isinstance(value, datetime):
+                value = value.isoformat()
+            elif isinstance(value, tuple):
+                value = list(value)
+            out[name] = value
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
+        known = {f.name for f in fields(cls)}
+        kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known}
+        for name in (
+            "created_at", "updated_at", "last_accessed_at", "event_time",
+            "valid_from", "valid_to", "expires_at",
+        ):
+            value = kwargs.get(name)
+            if isinstance(value, str):
+                kwargs[name] = datetime.fromisoformat(value)
+        if "type" in kwargs:
+            kwargs["type"] = MemoryType(kwargs["type"])
+        if "source" in kwargs:
+            kwargs["source"] = MemorySource(kwargs["source"])
+        if "status" in kwargs:
+            kwargs["status"] = MemoryStatus(kwargs["status"])
+        for name in ("supersedes", "origin_message_ids"):
+            if name in kwargs and kwargs[name] is not None:
+                kwargs[name] = tuple(kwargs[name])
+        return cls(**kwargs)
+
+    def evolve(self, **changes: Any) -> MemoryRecord:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """Why a memory ranked where it did (returned when ``explain=True``)."""
+
+    keyword: float
+    vector: float
+    relevance: float
+    recency: float
+    importance: float
+    final: float
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredMemory:
+    record: MemoryRecord
+    score: float
+    breakdown: ScoreBreakdown | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateMemory:
+    """What ``extract`` proposes; ``reconcile`` turns it into ``MemoryOp``s."""
+
+    text: str
+    type: MemoryType = MemoryType.SEMANTIC
+    key: str | None = None
+    importance: float = 0.5
+    source: MemorySource = MemorySource.USER_STATED
+    confidence: float = 1.0
+    event_time: datetime | None = None
+    expires_at: datetime | None = None
+    origin_message_ids: tuple[str, ...] = ()
+    # A "forget X" request: reconcile deletes what matches instead of adding.
+    forget: bool = False
+
+
+MemoryAction = Literal["add", "supersede", "merge", "ignore", "delete"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryOp:
+    """One decision of ``reconcile``, kept in its audit log."""
+
+    action: MemoryAction
+    candidate: CandidateMemory | None
+    target_ids: tuple[str, ...] = ()
+    reason: str = ""
+    result_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReceipt:
+    """What ``forget_user`` removed: counts only, never content."""
+
+    user_id_hash: str
+    memories_deleted: int
+    keyword_rows_deleted: int
+    threads_deleted: int
+    completed_at: datetime
+
+
+@runtime_checkable
+class LongTermMemory(Protocol):
+    """What the nodes need from a long-term store (``ChromaMemoryStore`` implements it).
+
+    Every method is scoped to one ``user_id``; implementations fail closed on a
+    missing or malformed id. Async twins carry an ``a`` prefix.
+    """
+
+    def search_memories(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        limit: int = 5,
+        types: Sequence[MemoryType] | None = None,
+        keys: Sequence[str] | None = None,
+        include_history: bool = False,
+        as_of: datetime | None = None,
+        explain: bool = False,
+        min_relevance: float | None = None,
+        weights: Any = None,
+    ) -> list[ScoredMemory]: ...
+
+    async def asearch_memories(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        limit: int = 5,
+        types: Sequence[MemoryType] | None = None,
+        keys: Sequence[str] | None = None,
+        include_history: bool = False,
+        as_of: datetime | None = None,
+        explain: bool = False,
+        min_relevance: float | None = None,
+        weights: Any = None,
+    ) -> list[ScoredMemory]: ...
+
+    def put_memory(self, record: MemoryRecord) -> MemoryRecord: ...
+    async def aput_memory(self, record: MemoryRecord) -> MemoryRecord: ...
+    def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord | None: ...
+    async def aget_memory(self, user_id: str, memory_id: str) -> MemoryRecord | None: ...
+    def list_memories(self, user_id: str, *, include_history: bool = False) -> list[MemoryRecord]: ...
+    async def alist_memories(self, user_id: str, *, include_history: bool = False) -> list[MemoryRecord]: ...
+    def supersede(self, user_id: str, old_id: str, new: MemoryRecord) -> MemoryRecord: ...
+    async def asupersede(self, user_id: str, old_id: str, new: MemoryRecord) -> MemoryRecord: ...
+    def delete_memory(self, user_id: str, memory_id: str) -> None: ...
+    async def adelete_memory(self, user_id: str, memory_id: str) -> None: ...
+    def touch(self, user_id: str, memory_ids: Sequence[str]) -> None: ...
+    async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None: ...
+    def forget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt: ...
+    async def aforget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt: ...
