@@ -1,0 +1,137 @@
+"""Pure helpers over a message list shared by ``recall`` and ``compress``.
+
+The memory nodes keep two messages of their own at the top of the
+conversation, right after the user's leading system prompt(s)::
+
+    [user's leading SystemMessage(s)] [summary] [recall] [conversation ...]
+
+Both have fixed ids, so later turns replace them in place (``add_messages``
+merges by id) instead of piling up. The first time one of them is inserted the
+list is rebuilt once (``RemoveMessage(REMOVE_ALL_MESSAGES)`` + the ordered
+list), because ``add_messages`` can only append new ids at the end and several
+providers (Anthropic among them) refuse system messages in the middle of a
+conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langgraph.graph.message import REMOVE_ALL_MESSAGES
+
+from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
+from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
+
+MEMORY_MESSAGE_IDS: tuple[str, ...] = (SUMMARY_MESSAGE_ID, RECALL_MESSAGE_ID)
+
+
+def state_value(state: Any, key: str, default: Any = None) -> Any:
+    """Read a key from a dict state or an attribute from a dataclass/pydantic state."""
+    if isinstance(state, Mapping):
+        return state.get(key, default)
+    return getattr(state, key, default)
+
+
+def state_messages(state: Any) -> list[AnyMessage]:
+    messages = state_value(state, "messages", None)
+    return list(messages or [])
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message (text blocks only; images and tool payloads skipped)."""
+    return message.text
+
+
+def is_memory_message(message: BaseMessage) -> bool:
+    return message.id in MEMORY_MESSAGE_IDS
+
+
+def split_header(
+    messages: Sequence[AnyMessage],
+) -> tuple[list[AnyMessage], dict[str, AnyMessage], list[AnyMessage]]:
+    """Split into (user's leading system messages, our memory messages by id, conversation)."""
+    leading: list[AnyMessage] = []
+    ours: dict[str, AnyMessage] = {}
+    conversation: list[AnyMessage] = []
+    in_leading = True
+    for message in messages:
+        if is_memory_message(message):
+            ours[str(message.id)] = message
+            continue
+        if in_leading and isinstance(message, SystemMessage):
+            leading.append(message)
+            continue
+        in_leading = False
+        conversation.append(message)
+    return leading, ours, conversation
+
+
+def header_is_ordered(messages: Sequence[AnyMessage]) -> bool:
+    """True when our memory messages sit right after the leading system messages, in order."""
+    leading, ours, _ = split_header(messages)
+    expected = [m for mid in MEMORY_MESSAGE_IDS if (m := ours.get(mid)) is not None]
+    window = list(messages[len(leading) : len(leading) + len(expected)])
+    return [m.id for m in window] == [m.id for m in expected]
+
+
+def rebuild_with(
+    messages: Sequence[AnyMessage],
+    *,
+    replace: Mapping[str, AnyMessage | None],
+    drop_ids: frozenset[str] = frozenset(),
+) -> list[AnyMessage]:
+    """The whole list in canonical order, as a ``REMOVE_ALL_MESSAGES`` update.
+
+    Args:
+        messages: Current state messages.
+        replace: Memory-message id -> new message (``None`` removes it).
+        drop_ids: Conversation message ids to leave out (evicted).
+    """
+    leading, ours, conversation = split_header(messages)
+    ours = {**ours, **{k: v for k, v in replace.items()}}
+    header = [m for mid in MEMORY_MESSAGE_IDS if (m := ours.get(mid)) is not None]
+    kept = [m for m in conversation if m.id not in drop_ids]
+    return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *leading, *header, *kept]
+
+
+def upsert_memory_message(
+    messages: Sequence[AnyMessage], new_message: AnyMessage
+) -> list[AnyMessage]:
+    """The ``messages`` update that puts ``new_message`` (a memory message) in place.
+
+    In place (one message) when its id is already at the right spot; otherwise one
+    rebuild that moves our messages to the top.
+    """
+    present = any(m.id == new_message.id for m in messages)
+    if present and header_is_ordered(messages):
+        return [new_message]
+    return rebuild_with(messages, replace={str(new_message.id): new_message})
+
+
+def latest_human_index(messages: Sequence[AnyMessage]) -> int | None:
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return index
+    return None
+
+
+def tool_call_ids(message: AnyMessage) -> set[str]:
+    if isinstance(message, AIMessage):
+        return {str(call["id"]) for call in message.tool_calls if call.get("id")}
+    return set()
+
+
+def tool_result_id(message: AnyMessage) -> str | None:
+    if isinstance(message, ToolMessage):
+        return str(message.tool_call_id)
+    return None
