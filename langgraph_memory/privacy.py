@@ -1,0 +1,740 @@
+"""Redaction of personal identifiers and secrets before anything is stored.
+
+Pure and stdlib-only: no I/O, no logging of values. Every memory text passes
+through :class:`Redactor` before it is embedded, indexed or logged, so the
+vector store, the keyword index and the logs only ever see placeholders.
+
+Detected kinds (names as in ``config.IDENTIFIER_KINDS``):
+
+=================  ===============================================================
+``cn_mobile``      mainland-China mobile numbers, ``1[3-9]`` + 9 digits, optional
+                   ``+86``/``0086``, spaces or dashes as ``138 0013 8000``
+``cn_resident_id`` 18-digit resident ID numbers: valid birth date and the
+                   GB 11643 check character (last char may be ``X``)
+``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check
+``email``          e-mail addresses
+``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``)
+                   and US-style ``(415) 555-2671`` / ``415-555-2671``
+``ip_address``     IPv4 (octets 0-255, no leading zeros) and IPv6 (validated)
+``password``       the value after 密码/口令/password/passwd/pwd/PIN and ``:``, ``：``,
+                   ``=``, ``是``, ``为``, ``is``
+``api_key``        the value after api key/token/secret/密钥/令牌..., and known
+                   formats: ``sk-``, ``sk-proj-``, ``ghp_``, ``github_pat_``, ``AKIA``,
+                   ``xoxb-``/``xoxp-``, ``AIza``, JWTs, ``Bearer <token>``
+=================  ===============================================================
+
+Hard negatives are kept on purpose: order and tracking numbers (a number whose
+clause starts with 订单号/运单号/order/tracking ... is not a phone or a card),
+dates, prices, model numbers, version strings (``v1.2.3.4`` is not an IP), an
+18-digit string whose check character is wrong, a 16-digit number failing Luhn.
+
+Example:
+    >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
+    'call me on [PHONE] or mail [EMAIL]'
+    >>> redact("订单号 202611301234567890 已发货").findings
+    ()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Final
+
+from langgraph_memory.config import IDENTIFIER_KINDS, PrivacyPolicy, RedactionAction
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidUserIdError,
+    RedactionRejectedError,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+
+__all__ = [
+    "PLACEHOLDER_LABELS",
+    "Finding",
+    "RedactionResult",
+    "Redactor",
+    "fingerprint_user_id",
+    "redact",
+    "redact_messages",
+]
+
+# Placeholder label per kind: ``[PHONE]`` when masked, ``[PHONE:3f9a1c2b]`` when hashed.
+# Both phone kinds share a label so a hashed number matches across formats.
+PLACEHOLDER_LABELS: Final[Mapping[str, str]] = {
+    "cn_mobile": "PHONE",
+    "cn_resident_id": "ID_NUMBER",
+    "bank_card": "BANK_CARD",
+    "email": "EMAIL",
+    "phone": "PHONE",
+    "ip_address": "IP_ADDRESS",
+    "password": "PASSWORD",
+    "api_key": "API_KEY",
+}
+
+# When two candidates overlap, the longer one wins; on equal length the kind
+# listed first here wins (a valid ID checksum is stronger evidence than Luhn).
+_SPECIFICITY: Final[Mapping[str, int]] = {
+    kind: rank
+    for rank, kind in enumerate(
+        (
+            "api_key",
+            "email",
+            "cn_resident_id",
+            "bank_card",
+            "cn_mobile",
+            "ip_address",
+            "phone",
+            "password",
+        )
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One identifier found in a text: its kind, its place, what was done.
+
+    ``start``/``end`` index the *original* text (``text[start:end]`` is the
+    identifier). A finding never holds the identifier itself, so findings can
+    be logged and stored in receipts.
+    """
+
+    kind: str
+    start: int
+    end: int
+    action: RedactionAction
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionResult:
+    """The redacted text and what was found in the original.
+
+    Example:
+        >>> result = redact("my email is ann@example.org")
+        >>> result.text, [f.kind for f in result.findings]
+        ('my email is [EMAIL]', ['email'])
+    """
+
+    text: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def changed(self) -> bool:
+        """True when at least one identifier was masked or hashed."""
+        return any(f.action in ("mask", "hash") for f in self.findings)
+
+    def counts(self) -> dict[str, int]:
+        """Number of findings per kind, e.g. for a content-free receipt."""
+        out: dict[str, int] = {}
+        for finding in self.findings:
+            out[finding.kind] = out.get(finding.kind, 0) + 1
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    kind: str
+    start: int
+    end: int
+    # Canonical form used only for the salted digest, so that
+    # "+86 138-0013-8000" and "13800138000" hash alike. Never leaves this module.
+    canonical: str
+
+
+# --- text preparation -------------------------------------------------------
+
+# Full-width ASCII (U+FF01-U+FF5E) and the ideographic space map 1:1 to ASCII,
+# so offsets in the folded text are offsets in the original.
+_FOLD_WIDTH: Final[dict[int, int]] = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+_FOLD_WIDTH[0x3000] = 0x20
+
+# A number touching a letter, digit or underscore is part of a longer token
+# (SF1234567890123, order_13800138000); one glued to a decimal point is a
+# decimal (3.14159265358979, coordinates).
+_NUM_LEFT: Final = r"(?<![0-9A-Za-z_])(?<![0-9][.,])"
+_NUM_RIGHT: Final = r"(?![0-9A-Za-z_])(?![.,][0-9])"
+
+# The clause before a number that says it is not personal (checked back to the
+# last clause break, and only if no "this is a phone/card" word comes later).
+_NEGATIVE_CONTEXT: Final = re.compile(
+    r"订单|单号|运单|快递|物流|包裹|发票|流水|编号|序列号|工单|交易号|批次|型号|条码|条形码|票号|航班|车次|"
+    r"\b(?:order|tracking|track|invoice|serial|ticket|ref|reference|confirmation|"
+    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part)\b",
+    re.IGNORECASE,
+)
+_POSITIVE_CONTEXT: Final = re.compile(
+    r"电话|手机|联系|致电|打给|卡号|银行卡|信用卡|储蓄卡|身份证|"
+    r"\b(?:phone|mobile|cell|tel|call|text|whatsapp|card|visa|mastercard|amex)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK: Final = re.compile(r"[。；;！？!?\n,，、]")
+_CONTEXT_WINDOW: Final = 24
+
+
+def _in_negative_context(folded: str, start: int) -> bool:
+    window = folded[max(0, start - _CONTEXT_WINDOW) : start]
+    breaks = list(_CLAUSE_BREAK.finditer(window))
+    if breaks:
+        window = window[breaks[-1].end() :]
+    negatives = list(_NEGATIVE_CONTEXT.finditer(window))
+    if not negatives:
+        return False
+    last_negative = negatives[-1].end()
+    return not any(m.start() >= last_negative for m in _POSITIVE_CONTEXT.finditer(window))
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+# --- checksums --------------------------------------------------------------
+
+_ID_WEIGHTS: Final = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK_CHARS: Final = "10X98765432"
+
+
+def resident_id_check_char(first17: str) -> str:
+    """The GB 11643-1999 check character for the first 17 digits of an ID."""
+    total = sum(int(d) * w for d, w in zip(first17, _ID_WEIGHTS, strict=True))
+    return _ID_CHECK_CHARS[total % 11]
+
+
+def _valid_birth_date(digits8: str) -> bool:
+    try:
+        born = date(int(digits8[:4]), int(digits8[4:6]), int(digits8[6:8]))
+    except ValueError:
+        return False
+    return date(1900, 1, 1) <= born <= date.today()
+
+
+def is_valid_resident_id(value: str) -> bool:
+    """True for an 18-character resident ID with a real birth date and check char.
+
+    Example:
+        >>> is_valid_resident_id("11010519491231002X"), is_valid_resident_id("110105194912310021")
+        (True, False)
+    """
+    compact = value.replace(" ", "").upper()
+    if len(compact) != 18 or not compact[:17].isdigit() or compact[0] == "0":
+        return False
+    if not _valid_birth_date(compact[6:14]):
+        return False
+    return resident_id_check_char(compact[:17]) == compact[17]
+
+
+def luhn_valid(digits: str) -> bool:
+    """True when the digit string passes the Luhn (mod 10) check.
+
+    Example:
+        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
+        (True, False)
+    """
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2 == 1:
+            value *= 2
+            if value > 9:
+                value -= 9
+        total += value
+    return total % 10 == 0
+
+
+# --- detectors ----------------------------------------------------------------
+# Each detector scans the width-folded text and yields candidates; overlaps are
+# resolved afterwards, so a detector never needs to know about the others.
+
+_Detector = Callable[[str], Iterator[_Candidate]]
+
+_CN_MOBILE: Final = re.compile(
+    _NUM_LEFT
+    + r"(?:(?:\+|00)\s?86[ \-]?|\(\+?86\)\s?)?"
+    + r"1[3-9][0-9](?:[0-9]{8}|[ \-][0-9]{4}[ \-][0-9]{4}|[0-9]{4}[ \-][0-9]{4}|[ \-][0-9]{8})"
+    + _NUM_RIGHT
+)
+
+
+def _detect_cn_mobile(folded: str) -> Iterator[_Candidate]:
+    for m in _CN_MOBILE.finditer(folded):
+        has_country_code = "86" in folded[m.start() : m.end() - 11] or folded[m.start()] in "+0("
+        if not has_country_code and _in_negative_context(folded, m.start()):
+            continue
+        yield _Candidate("cn_mobile", m.start(), m.end(), _digits(m.group())[-11:])
+
+
+_RESIDENT_ID: Final = re.compile(
+    _NUM_LEFT
+    + r"[1-9][0-9]{5} ?(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+    + r" ?[0-9]{3}[0-9Xx]"
+    + r"(?![0-9A-Za-z_])"
+)
+
+
+def _detect_resident_id(folded: str) -> Iterator[_Candidate]:
+    for m in _RESIDENT_ID.finditer(folded):
+        if is_valid_resident_id(m.group()):
+            yield _Candidate(
+                "cn_resident_id", m.start(), m.end(), m.group().replace(" ", "").upper()
+            )
+
+
+_BANK_CARD: Final = re.compile(
+    _NUM_LEFT
+    + r"(?:[1-9][0-9]{12,18}"  # contiguous
+    + r"|[1-9][0-9]{3}([ \-])[0-9]{4}(?:\1[0-9]{4}){1,2}(?:\1[0-9]{1,4})?"  # 4-4-4-4(-n)
+    + r"|3[47][0-9]{2}([ \-])[0-9]{6}\2[0-9]{5})"  # American Express 4-6-5
+    + _NUM_RIGHT
+)
+# Shape of a resident ID (6-digit region + plausible birth date); used to keep
+# an 18-digit ID with a wrong check character from being re-read as a card.
+_ID_SHAPE: Final = re.compile(r"[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])[0-3][0-9]")
+
+
+def _detect_bank_card(folded: str) -> Iterator[_Candidate]:
+    for m in _BANK_CARD.finditer(folded):
+        digits = _digits(m.group())
+        if not 13 <= len(digits) <= 19 or len(set(digits)) == 1 or not luhn_valid(digits):
+            continue
+        if len(digits) == 18 and _ID_SHAPE.match(digits) and _valid_birth_date(digits[6:14]):
+            continue
+        if _in_negative_context(folded, m.start()):
+            continue
+        yield _Candidate("bank_card", m.start(), m.end(), digits)
+
+
+_EMAIL: Final = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])"
+    r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+    r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}"
+    r"(?![A-Za-z0-9\-])"
+)
+
+
+def _detect_email(folded: str) -> Iterator[_Candidate]:
+    for m in _EMAIL.finditer(folded):
+        yield _Candidate("email", m.start(), m.end(), m.group().lower())
+
+
+# International: "+" or "00", a country code, then digit groups joined by one
+# space/dash, optionally a parenthesised area code. 8-15 digits in all (E.164).
+_INTL_PHONE: Final = re.compile(
+    r"(?<![0-9A-Za-z_+])(?:\+|\b00)[1-9][0-9]{0,2}"
+    # Atomic groups: a long digit run must not be re-split every possible way.
+    r"(?>[ \-]?\(?0?[0-9]{1,5}\)?)?"
+    r"(?>[ \-]?[0-9]{1,8}){1,5}" + _NUM_RIGHT
+)
+_US_PHONE: Final = re.compile(
+    r"(?<![0-9A-Za-z_])(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[\-.])[0-9]{3}[\-.][0-9]{4}"
+    + _NUM_RIGHT
+)
+
+
+def _detect_phone(folded: str) -> Iterator[_Candidate]:
+    for m in _INTL_PHONE.finditer(folded):
+        digits = _digits(m.group())
+        if folded.startswith("00", m.start()):
+            digits = digits[2:]
+        if 8 <= len(digits) <= 15 and not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), digits)
+    for m in _US_PHONE.finditer(folded):
+        if not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), "1" + _digits(m.group()))
+
+
+_OCTET: Final = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4: Final = re.compile(
+    r"(?<![0-9A-Za-z_.])" + rf"(?:{_OCTET}\.){{3}}{_OCTET}" + r"(?![0-9A-Za-z_])(?!\.[0-9])"
+)
+_IPV6_CANDIDATE: Final = re.compile(r"(?<![0-9A-Za-z_:.])[0-9A-Fa-f:][0-9A-Fa-f:.]{2,44}")
+_VERSION_CONTEXT: Final = re.compile(
+    r"(?:版本号?|version|ver\.?|release|build|固件)\s*[:：]?\s*$", re.I
+)
+
+
+def _detect_ip(folded: str) -> Iterator[_Candidate]:
+    for m in _IPV4.finditer(folded):
+        if _VERSION_CONTEXT.search(folded[max(0, m.start() - 12) : m.start()]):
+            continue
+        yield _Candidate("ip_address", m.start(), m.end(), m.group())
+    for m in _IPV6_CANDIDATE.finditer(folded):
+        raw = m.group()
+        # A sentence may end right after the address: drop a trailing "." or ":".
+        while raw.endswith(".") or (raw.endswith(":") and not raw.endswith("::")):
+            raw = raw[:-1]
+        if raw.count(":") < 2:
+            continue
+        end = m.start() + len(raw)
+        if end < len(folded) and (folded[end].isalnum() or folded[end] == "_"):
+            continue
+        try:
+            address = ipaddress.IPv6Address(raw)
+        except ValueError:
+            continue
+        # "::1"-like strings carry nothing personal and collide with prose.
+        if sum(1 for group in raw.split(":") if group) < 2:
+            continue
+        yield _Candidate("ip_address", m.start(), end, address.compressed)
+
+
+# Words that follow "password is" / "token is" in prose and are not secrets.
+_NOT_A_SECRET: Final = frozenset(
+    """
+    a an the my your his her our their its this that it not no none null n/a na blank empty
+    incorrect wrong correct invalid valid expired required optional mandatory needed missing
+    weak strong secure insecure long short too very also still now here there below above
+    same different changed reset set saved stored sent hidden encrypted protected forgotten
+    updated unknown ok okay fine case-sensitive sensitive being required. correctly just
+    what which where when why how mine yours safe unsafe easy hard simple complex new old
+    """.split()
+)
+_PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
+
+# The separator between a keyword and its value: 是/为/：/=/is/was, with a few
+# Chinese adverbs (密码一直是 ...) and English "for <account>" (password for gmail is ...).
+_SEPARATOR: Final = (
+    r"(?:\s+for\s+(?:[^\s:=]{1,30}\s+){0,3}?[^\s:=]{1,30})?"
+    r"\s*(?:"
+    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|改成了?|改为|设为|设置为|设成了?)\s*[:]?"
+    r"|[:=]"
+    r"|\s(?:is|was|=)(?:\s*:)?(?=\s)"
+    r")\s*"
+)
+_SECRET_VALUE: Final = (
+    r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|“(?P<cq>[^”\n]{1,200})”"
+    r"|「(?P<jq>[^」\n]{1,200})」|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[!-~]{1,200}))"
+)
+_PASSWORD: Final = re.compile(
+    r"(?:密码|口令|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd)(?![A-Za-z]))"
+    + _SEPARATOR
+    + _SECRET_VALUE,
+    re.IGNORECASE,
+)
+# A PIN is digits only, so "PIN is stuck in the machine" stays prose.
+_PIN: Final = re.compile(
+    r"(?<![A-Za-z])PIN(?:码|\s?code)?(?![A-Za-z])"
+    + _SEPARATOR
+    + r"(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_KEYED_SECRET: Final = re.compile(
+    r"(?:密钥|秘钥|私钥|令牌|(?<![A-Za-z])(?:api[\s_\-]?key|apikey|access[\s_\-]?key(?:[\s_\-]?id)?"
+    r"|secret(?:[\s_\-]?key)?|client[\s_\-]?secret|app[\s_\-]?secret"
+    r"|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token)(?![A-Za-z]))"
+    + _SEPARATOR
+    + _SECRET_VALUE,
+    re.IGNORECASE,
+)
+_KNOWN_KEY_FORMATS: Final = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{22,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|xox[bpoars]-[A-Za-z0-9\-]{10,}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
+    r"|eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"
+    r")(?![A-Za-z0-9_\-])"
+)
+_BEARER: Final = re.compile(r"(?<![A-Za-z])Bearer\s+(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)")
+
+
+def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
+    for group in ("dq", "sq", "cq", "jq", "bq"):
+        if m.group(group) is not None:
+            return m.start(group), m.end(group)
+    start, end = m.start("bare"), m.end("bare")
+    value = m.group("bare")
+    # Sentence punctuation after the value is not part of it; a closing
+    # bracket is, unless nothing opened it.
+    while value and (
+        value[-1] in ".,;"
+        or (value[-1] == ")" and "(" not in value)
+        or (value[-1] == "]" and "[" not in value)
+    ):
+        value = value[:-1]
+        end -= 1
+    return (start, end) if value else None
+
+
+def _is_filler(value: str) -> bool:
+    return (
+        value.lower() in _NOT_A_SECRET
+        or _PLACEHOLDER.fullmatch(value) is not None
+        or set(value) <= set("*•x·.")
+    )
+
+
+def _detect_password(folded: str) -> Iterator[_Candidate]:
+    for m in _PASSWORD.finditer(folded):
+        span = _secret_span(m)
+        if span is None:
+            continue
+        value = folded[span[0] : span[1]]
+        if len(value) < 3 or _is_filler(value):
+            continue
+        yield _Candidate("password", span[0], span[1], value)
+    for m in _PIN.finditer(folded):
+        yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
+
+
+def _looks_like_key(value: str) -> bool:
+    # A key has digits or mixed case, or is long; "token is expired" is prose.
+    has_digit = any(ch.isdigit() for ch in value)
+    mixed_case = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
+    return len(value) >= 8 and (has_digit or mixed_case or len(value) >= 20)
+
+
+def _detect_api_key(folded: str) -> Iterator[_Candidate]:
+    for m in _KNOWN_KEY_FORMATS.finditer(folded):
+        yield _Candidate("api_key", m.start(), m.end(), m.group())
+    for m in _BEARER.finditer(folded):
+        yield _Candidate("api_key", m.start("token"), m.end("token"), m.group("token"))
+    for m in _KEYED_SECRET.finditer(folded):
+        span = _secret_span(m)
+        if span is None:
+            continue
+        value = folded[span[0] : span[1]]
+        if _is_filler(value) or not _looks_like_key(value):
+            continue
+        yield _Candidate("api_key", span[0], span[1], value)
+
+
+_DETECTORS: Final[tuple[_Detector, ...]] = (
+    _detect_api_key,
+    _detect_email,
+    _detect_resident_id,
+    _detect_bank_card,
+    _detect_cn_mobile,
+    _detect_ip,
+    _detect_phone,
+    _detect_password,
+)
+
+
+def _resolve_overlaps(candidates: list[_Candidate]) -> list[_Candidate]:
+    """Keep the longest candidate of each overlapping group (most specific on ties)."""
+    ordered = sorted(candidates, key=lambda c: (-(c.end - c.start), _SPECIFICITY[c.kind], c.start))
+    kept: list[_Candidate] = []
+    for candidate in ordered:
+        if all(candidate.end <= k.start or candidate.start >= k.end for k in kept):
+            kept.append(candidate)
+    return sorted(kept, key=lambda c: c.start)
+
+
+# --- hashing ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _salt_key(salt: str) -> bytes:
+    # blake2b keys are at most 64 bytes; hashing the salt accepts any length.
+    return hashlib.blake2b(salt.encode("utf-8"), digest_size=32).digest()
+
+
+def _digest(label: str, canonical: str, salt: str) -> str:
+    return hashlib.blake2b(
+        canonical.encode("utf-8"),
+        digest_size=4,
+        key=_salt_key(salt),
+        person=label.encode("ascii")[:16],
+    ).hexdigest()
+
+
+def fingerprint_user_id(user_id: str, *, salt: str = "langgraph-memory") -> str:
+    """A salted, stable fingerprint of a user id for content-free receipts and logs.
+
+    Args:
+        user_id: The user id to fingerprint.
+        salt: Deployment secret; the same id gives a different fingerprint under
+            another salt, so fingerprints cannot be joined across deployments.
+
+    Raises:
+        InvalidUserIdError: ``user_id`` is not a non-empty string.
+
+    Example:
+        >>> fp = fingerprint_user_id("alice")
+        >>> fp.startswith("user:"), len(fp), fp == fingerprint_user_id("alice")
+        (True, 21, True)
+    """
+    if not isinstance(user_id, str) or not user_id:
+        raise InvalidUserIdError(
+            f"fingerprint_user_id() needs a non-empty string user id, got {user_id!r}."
+        )
+    digest = hashlib.blake2b(
+        user_id.encode("utf-8"), digest_size=8, key=_salt_key(salt), person=b"lgm-user-id"
+    ).hexdigest()
+    return f"user:{digest}"
+
+
+# --- public API ---------------------------------------------------------------
+
+
+class Redactor:
+    """Finds identifiers and applies a :class:`PrivacyPolicy` to them.
+
+    Patterns are compiled once at import; a ``Redactor`` only binds a policy,
+    so building one is cheap and instances are safe to share across threads.
+
+    Args:
+        policy: What to do per identifier kind; ``None`` masks every kind.
+
+    Raises:
+        ConfigurationError: ``policy`` is not a ``PrivacyPolicy``.
+
+    Example:
+        >>> from types import MappingProxyType
+        >>> policy = PrivacyPolicy(actions=MappingProxyType({"email": "hash"}))
+        >>> Redactor(policy).redact("write to Ann@Example.org").text
+        'write to [EMAIL:...]'
+    """
+
+    __slots__ = ("_actions", "_salt", "policy")
+
+    def __init__(self, policy: PrivacyPolicy | None = None) -> None:
+        if policy is None:
+            policy = PrivacyPolicy()
+        if not isinstance(policy, PrivacyPolicy):
+            raise ConfigurationError(
+                f"Redactor(policy={policy!r}): pass a langgraph_memory.config.PrivacyPolicy or None."
+            )
+        self.policy = policy
+        self._actions: dict[str, RedactionAction] = {
+            kind: policy.action_for(kind) for kind in IDENTIFIER_KINDS
+        }
+        self._salt = policy.hash_salt
+
+    def find(self, text: str) -> tuple[Finding, ...]:
+        """Locate identifiers without changing the text or raising for ``reject``.
+
+        Example:
+            >>> [(f.kind, f.start, f.end) for f in Redactor().find("IP 10.0.0.8")]
+            [('ip_address', 3, 11)]
+        """
+        return tuple(
+            Finding(c.kind, c.start, c.end, self._actions[c.kind]) for c in self._scan(text)
+        )
+
+    def redact(self, text: str) -> RedactionResult:
+        """Apply the policy to every identifier in ``text``.
+
+        Raises:
+            RedactionRejectedError: An identifier's kind is set to ``reject``;
+                the message names the kind and position, never the value.
+            TypeError: ``text`` is not a string.
+
+        Example:
+            >>> Redactor().redact("我的手机号是13800138000").text
+            '我的手机号是[PHONE]'
+        """
+        candidates = self._scan(text)
+        for candidate in candidates:
+            if self._actions[candidate.kind] == "reject":
+                raise RedactionRejectedError(
+                    f"Text contains a {candidate.kind!r} identifier at characters "
+                    f"{candidate.start}-{candidate.end}, and the privacy policy rejects "
+                    f"{candidate.kind!r}. Remove it from the text, or set "
+                    f"PrivacyPolicy(actions={{{candidate.kind!r}: 'mask'}}) (or 'hash')."
+                )
+        pieces: list[str] = []
+        cursor = 0
+        findings: list[Finding] = []
+        for candidate in candidates:
+            action = self._actions[candidate.kind]
+            findings.append(Finding(candidate.kind, candidate.start, candidate.end, action))
+            if action == "keep":
+                continue
+            label = PLACEHOLDER_LABELS[candidate.kind]
+            if action == "hash":
+                replacement = f"[{label}:{_digest(label, candidate.canonical, self._salt)}]"
+            else:
+                replacement = f"[{label}]"
+            pieces.append(text[cursor : candidate.start])
+            pieces.append(replacement)
+            cursor = candidate.end
+        pieces.append(text[cursor:])
+        return RedactionResult("".join(pieces), tuple(findings))
+
+    def redact_messages(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """Copies of LangChain messages with redacted content; the inputs are untouched.
+
+        Redacts string content, the ``text`` of content blocks, and string
+        arguments of an ``AIMessage``'s ``tool_calls``. Other blocks (images)
+        are kept as they are.
+
+        Example:
+            >>> from langchain_core.messages import HumanMessage
+            >>> Redactor().redact_messages([HumanMessage("pwd: hunter2!")])[0].content
+            'pwd: [PASSWORD]'
+        """
+        out: list[BaseMessage] = []
+        for message in messages:
+            update: dict[str, Any] = {"content": self._redact_content(message.content)}
+            tool_calls = getattr(message, "tool_calls", None)
+            if tool_calls:
+                update["tool_calls"] = [
+                    {**call, "args": self._redact_value(call.get("args", {}))}
+                    for call in tool_calls
+                ]
+            out.append(message.model_copy(update=update))
+        return out
+
+    def _redact_content(self, content: str | list[str | dict[Any, Any]]) -> Any:
+        if isinstance(content, str):
+            return self.redact(content).text
+        blocks: list[str | dict[Any, Any]] = []
+        for block in content:
+            if isinstance(block, str):
+                blocks.append(self.redact(block).text)
+            elif isinstance(block.get("text"), str):
+                blocks.append({**block, "text": self.redact(block["text"]).text})
+            else:
+                blocks.append(block)
+        return blocks
+
+    def _redact_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value).text
+        if isinstance(value, dict):
+            return {key: self._redact_value(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self._redact_value(item) for item in value)
+        return value
+
+    def _scan(self, text: str) -> list[_Candidate]:
+        if not isinstance(text, str):
+            raise TypeError(f"redact() needs a str, got {type(text).__name__}: {text!r:.60}")
+        if not text:
+            return []
+        folded = text.translate(_FOLD_WIDTH)
+        candidates = [c for detect in _DETECTORS for c in detect(folded)]
+        return _resolve_overlaps(candidates) if candidates else []
+
+
+_DEFAULT_REDACTOR: Final = Redactor()
+
+
+def redact(text: str, policy: PrivacyPolicy | None = None) -> RedactionResult:
+    """Redact identifiers in ``text`` under ``policy`` (``None``: mask everything).
+
+    Example:
+        >>> redact("card 4111 1111 1111 1111, ID 11010519491231002X").text
+        'card [BANK_CARD], ID [ID_NUMBER]'
+    """
+    redactor = _DEFAULT_REDACTOR if policy is None else Redactor(policy)
+    return redactor.redact(text)
+
+
+def redact_messages(
+    messages: Sequence[BaseMessage], policy: PrivacyPolicy | None = None
+) -> list[BaseMessage]:
+    """Copies of ``messages`` with identifiers redacted (see :meth:`Redactor.redact_messages`)."""
+    redactor = _DEFAULT_REDACTOR if policy is None else Redactor(policy)
+    return redactor.redact_messages(messages)
