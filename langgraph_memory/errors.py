@@ -17,7 +17,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── MigrationError(RuntimeError)             a schema migration failed
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
-    └── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
+    ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
+    └── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
 """
 
 from __future__ import annotations
@@ -79,3 +80,7 @@ class MemoryNotFoundError(LangGraphMemoryError, KeyError):
 
 class ModelOutputError(LangGraphMemoryError, ValueError):
     """A chat model's answer could not be parsed or validated."""
+
+
+class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
+    """A memory-queue worker no longer holds the lease of the job it was running."""
