@@ -1,0 +1,184 @@
+"""Deterministic offline chat models for the demo, the notebooks, tests and benchmarks.
+
+* ``ScriptedChatModel`` answers from a script (messages, strings, exceptions or
+  callables) and records every prompt it was called with, so a test can assert
+  on what the model actually received.
+* ``MemoryAwareChatModel`` is the demo's "assistant": it reads the
+  long-term-memory block and the conversation summary from its prompt and
+  visibly uses them (addressing rules, allergies, budgets, product names), so a
+  run without any LLM still shows memory at work.
+
+Neither touches the network.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
+from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
+
+ScriptStep = BaseMessage | str | BaseException | Callable[[list[BaseMessage]], Any]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Answers with the next step of ``script`` and records each prompt in ``calls``.
+
+    A step is an ``AIMessage`` (returned as is), a ``str`` (wrapped in an
+    ``AIMessage``), an exception (raised), or a callable that receives the prompt
+    and returns one of those. When the script runs out, ``default`` is used (or
+    ``IndexError`` raised when it is ``None``).
+
+    Example:
+        >>> model = ScriptedChatModel(script=["hello"])
+        >>> model.invoke("hi").content, len(model.calls)
+        ('hello', 1)
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: list[Any] = Field(default_factory=list)
+    default: Any = None
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+    _position: int = PrivateAttr(default=0)
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-chat-model"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self  # the script decides which tool calls to make
+
+    def _next_step(self, messages: list[BaseMessage]) -> AIMessage:
+        if self._position < len(self.script):
+            step = self.script[self._position]
+            self._position += 1
+        elif self.default is not None:
+            step = self.default
+        else:
+            raise IndexError(f"ScriptedChatModel: script exhausted after {self._position} calls")
+        if callable(step) and not isinstance(step, BaseMessage):
+            step = step(messages)
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, str):
+            return AIMessage(content=step)
+        if isinstance(step, AIMessage):
+            return step
+        raise TypeError(f"ScriptedChatModel: unsupported script step {step!r}")
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls.append(list(messages))
+        message = self._next_step(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def block_lines(messages: Sequence[BaseMessage], message_id: str) -> list[str]:
+    """The content lines of one of our memory messages (recall or summary) in a prompt."""
+    for message in messages:
+        if message.id == message_id:
+            return [line.strip() for line in message.text.splitlines() if line.strip()]
+    return []
+
+
+def memory_lines(messages: Sequence[BaseMessage]) -> list[str]:
+    """The memory lines (``- text [source, date]``) of the recall block in a prompt."""
+    return [
+        line[2:].rsplit(" [", 1)[0]
+        for line in block_lines(messages, RECALL_MESSAGE_ID)
+        if line.startswith("- ")
+    ]
+
+
+_BUDGET = re.compile(r"budget\D{0,20}(\d[\d,]*)", re.IGNORECASE)
+_CALL_ME = re.compile(r"call(?:ed)? (?:me|the user|him|her) ([A-Z][\w]*(?: [A-Z][\w]*)?)")
+
+
+class MemoryAwareChatModel(BaseChatModel):
+    """A rule-following offline assistant that shows what memory gives it.
+
+    It answers the latest human message and explicitly cites the recalled
+    memories and the summary it was given: how to address the user, allergies to
+    avoid, the current budget, product names. Calls are recorded in ``calls``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    @property
+    def _llm_type(self) -> str:
+        return "memory-aware-offline-model"
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.answer(messages)))])
+
+    @staticmethod
+    def answer(messages: Sequence[BaseMessage]) -> str:
+        memories = memory_lines(messages)
+        summary = " ".join(block_lines(messages, SUMMARY_MESSAGE_ID)[2:-1])
+        known = " ".join(memories) + " " + summary
+        latest = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        parts: list[str] = []
+        honorifics = re.search(r"honorific|敬语|您", known, re.IGNORECASE)
+        name = _CALL_ME.search(known)
+        if name and not honorifics:
+            parts.append(f"Hi {name.group(1)}!")
+        elif name:
+            parts.append(f"{name.group(1)},")
+        if re.search(r"allerg|过敏", known, re.IGNORECASE) and re.search(
+            r"eat|dinner|lunch|food|restaurant|吃|餐", latest, re.IGNORECASE
+        ):
+            allergy = next((m for m in memories if re.search(r"allerg|过敏", m, re.IGNORECASE)), "")
+            parts.append(
+                f"Keeping in mind that {allergy[:1].lower() + allergy[1:]}, I suggest the vegetable hot pot."
+            )
+        if (budgets := _BUDGET.findall(" ".join(memories))) and re.search(
+            r"budget|afford|price|预算|cost", latest, re.IGNORECASE
+        ):
+            parts.append(f"Your budget is {budgets[-1]}.")
+        if not parts:
+            parts.append(f"Noted: {latest[:120]}")
+        if memories:
+            parts.append(f"(I recalled {len(memories)} memories.)")
+        return " ".join(parts)
+
+
+def system_text(messages: Sequence[BaseMessage]) -> str:
+    """All system-message text in a prompt, joined (handy in assertions)."""
+    return "\n".join(m.text for m in messages if isinstance(m, SystemMessage))
+
+
+def iter_prompts(model: ScriptedChatModel | MemoryAwareChatModel) -> Iterator[list[BaseMessage]]:
+    yield from model.calls
