@@ -189,7 +189,8 @@ class HashingEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a query; queries and documents share one space."""
-        return self._embed(text).tolist()
+        vector: list[float] = self._embed(text).tolist()
+        return vector
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         # Pure CPU work of microseconds per text: a thread hop would cost more.
