@@ -1,0 +1,600 @@
+"""Extract: turn a batch of new turns into candidate memories with ONE model call.
+
+The pure core renders the (redacted) transcript, parses and validates the
+model's JSON, and checks every candidate against the transcript: a candidate
+that cites no human message cannot be ``user_stated`` (an assistant's guess
+such as "since you are diabetic" never becomes a fact about the user). The thin
+shells ``LLMMemoryExtractor.extract`` / ``aextract`` only call the model: once,
+plus one retry with the validation error fed back, then ``ModelOutputError``.
+
+``create_extract_node`` is the graph node placed after the model: it hands the
+turns newer than ``state["extracted_through"]`` to a ``MemoryWriter`` and
+returns the new ``extracted_through``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.errors import (
+    ConfigurationError,
+    ModelOutputError,
+    RedactionRejectedError,
+)
+from langgraph_memory.nodes._context import resolve_thread_id, resolve_user_id
+from langgraph_memory.privacy import Redactor
+from langgraph_memory.prompts.extract import (
+    EXTRACT_RETRY_TEMPLATE,
+    EXTRACT_SYSTEM_PROMPT,
+    EXTRACT_USER_TEMPLATE,
+)
+from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
+
+if TYPE_CHECKING:
+    from langgraph_memory.nodes.writer import MemoryWriter
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ExtractPrompts",
+    "ExtractedMemory",
+    "ExtractionAnswer",
+    "LLMMemoryExtractor",
+    "MemoryExtractor",
+    "create_extract_node",
+    "message_ids_for",
+    "new_messages_since",
+]
+
+# Enough for a long user turn; a pasted document is not a memory.
+MAX_CHARS_PER_MESSAGE = 4000
+MAX_MEMORY_CHARS = 500
+MAX_MEMORIES_PER_ANSWER = 50
+_KEY_RE = re.compile(r"^[\w][\w.\-]{0,63}$")
+
+
+# --- helpers shared with rules.py / reconcile.py / writer.py --------------------
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message (text blocks only)."""
+    return message.text
+
+
+def message_ids_for(messages: Sequence[BaseMessage]) -> list[str]:
+    """Each message's id; a stable content digest for messages without one.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> message_ids_for([HumanMessage("hi", id="a"), HumanMessage("hi")])[0]
+        'a'
+    """
+    out: list[str] = []
+    for message in messages:
+        if message.id:
+            out.append(str(message.id))
+        else:
+            digest = hashlib.sha1(f"{message.type}\x00{message.text}".encode()).hexdigest()
+            out.append(f"msg-{digest[:16]}")
+    return out
+
+
+def redact_text(text: str, policy: PrivacyPolicy | None) -> str:
+    """``privacy.redact`` under ``policy``; raises ``RedactionRejectedError`` on ``reject``."""
+    return Redactor(policy).redact(text).text
+
+
+def normalize_key(key: str | None) -> str | None:
+    """A profile-slot key in canonical form, or ``None`` if it is not a usable key.
+
+    Example:
+        >>> normalize_key(" Address City ")
+        'address_city'
+        >>> normalize_key("???") is None
+        True
+    """
+    if key is None:
+        return None
+    cleaned = re.sub(r"\s+", "_", str(key).strip().lower())
+    return cleaned if _KEY_RE.match(cleaned) else None
+
+
+def new_messages_since(
+    messages: Sequence[BaseMessage], extracted_through: str | None
+) -> list[BaseMessage]:
+    """Conversation messages after ``extracted_through`` (system messages skipped).
+
+    When ``extracted_through`` is no longer in the list (``compress`` evicted it,
+    after handing it to extraction), every remaining message is newer than it.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> msgs = [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c", id="3")]
+        >>> [m.id for m in new_messages_since(msgs, "2")]
+        ['3']
+    """
+    conversation = [m for m in messages if not isinstance(m, SystemMessage | RemoveMessage)]
+    if extracted_through is None:
+        return conversation
+    ids = message_ids_for(conversation)
+    for index, message_id in enumerate(ids):
+        if message_id == extracted_through:
+            return conversation[index + 1 :]
+    return conversation
+
+
+# --- the model's answer ----------------------------------------------------------
+
+Category = Literal[
+    "preference", "identity", "business_fact", "correction", "event", "procedure",
+    "forget", "chit_chat", "other",
+]  # fmt: skip
+
+
+def _lower(value: Any) -> Any:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+class ExtractedMemory(BaseModel):
+    """One memory as the model states it (validated, then checked against the transcript)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    text: str = Field(min_length=1, max_length=2000)
+    type: Literal["semantic", "episodic", "procedural"] = "semantic"
+    key: str | None = None
+    category: Category = "other"
+    importance: float = Field(ge=0.0, le=1.0)
+    source: Literal["user_stated", "agent_inferred"] = "user_stated"
+    message_ids: list[str] = Field(default_factory=list, max_length=50)
+    forget: bool = False
+
+    _lower_enums = field_validator("type", "category", "source", mode="before")(_lower)
+
+    @field_validator("message_ids", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return value
+
+
+class ExtractionAnswer(BaseModel):
+    """The whole answer: ``{"memories": [...]}``; an empty list is a normal answer."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    memories: list[ExtractedMemory] = Field(
+        default_factory=list, max_length=MAX_MEMORIES_PER_ANSWER
+    )
+
+
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_json_answer(text: str) -> Any:
+    """The first JSON value in a model answer (code fences and chatter tolerated).
+
+    Raises:
+        ValueError: No JSON object or array can be decoded.
+
+    Example:
+        >>> parse_json_answer('Sure! ```json\\n{"memories": []}\\n```')
+        {'memories': []}
+    """
+    if not text or not text.strip():
+        raise ValueError("the answer is empty; expected a JSON object")
+    fenced = _FENCE_RE.search(text)
+    body = fenced.group(1) if fenced else text
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(body):
+        if char in "{[":
+            try:
+                value, _ = decoder.raw_decode(body, index)
+                return value
+            except json.JSONDecodeError:
+                continue
+    raise ValueError(f"no JSON object found in the answer {text[:200]!r}")
+
+
+def parse_extraction(text: str) -> ExtractionAnswer:
+    """Parse and validate an extraction answer.
+
+    Raises:
+        ValueError: Not JSON, or not the expected shape (pydantic's message kept).
+    """
+    value = parse_json_answer(text)
+    if isinstance(value, list):  # a bare list of memories is an easy, harmless slip
+        value = {"memories": value}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object with 'memories', got {type(value).__name__}")
+    try:
+        return ExtractionAnswer.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError(_short_validation_error(exc)) from exc
+
+
+def _short_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error["loc"])
+        parts.append(f"{where}: {error['msg']} (got {error.get('input')!r:.80})")
+    return "; ".join(parts)
+
+
+# --- the transcript --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """The redacted batch as the model sees it, with aliases mapped back to ids."""
+
+    text: str
+    alias_to_id: Mapping[str, str]
+    human_ids: frozenset[str]
+
+    @property
+    def has_human_turn(self) -> bool:
+        return bool(self.human_ids)
+
+
+def _role(message: BaseMessage) -> str | None:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, ToolMessage):
+        return "tool"
+    return None  # system messages (our own recall block among them) are not the user's words
+
+
+def build_transcript(
+    messages: Sequence[BaseMessage], policy: PrivacyPolicy | None = None
+) -> Transcript:
+    """Render ``[m1] user: ...`` lines from redacted message text.
+
+    Short aliases (``m1``, ``m2``) instead of 36-character ids: fewer tokens and
+    fewer mistyped ids. A message the privacy policy rejects is left out.
+    """
+    redactor = Redactor(policy)
+    lines: list[str] = []
+    alias_to_id: dict[str, str] = {}
+    human_ids: set[str] = set()
+    for message, message_id in zip(messages, message_ids_for(messages), strict=True):
+        role = _role(message)
+        if role is None:
+            continue
+        try:
+            text = redactor.redact(message_text(message)).text
+        except RedactionRejectedError:
+            logger.info(
+                "extract: message %s left out, the privacy policy rejects its content", message_id
+            )
+            continue
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = ", ".join(call["name"] for call in message.tool_calls)
+            text = f"{text} (called tools: {calls})".strip()
+        if not text:
+            continue
+        if len(text) > MAX_CHARS_PER_MESSAGE:
+            text = text[:MAX_CHARS_PER_MESSAGE] + " [...]"
+        alias = f"m{len(alias_to_id) + 1}"
+        alias_to_id[alias] = message_id
+        if role == "user":
+            human_ids.add(message_id)
+        lines.append(f"[{alias}] {role}: {text}")
+    return Transcript("\n".join(lines), alias_to_id, frozenset(human_ids))
+
+
+def candidates_from_answer(
+    answer: ExtractionAnswer,
+    transcript: Transcript,
+    *,
+    policy: PrivacyPolicy | None = None,
+    min_importance: float = 0.5,
+    keep_agent_inferred: bool = False,
+) -> list[CandidateMemory]:
+    """Validate the model's memories against the transcript; pure.
+
+    - cited ids must be in the transcript (aliases or real ids); others are dropped;
+    - a memory citing no human message is ``agent_inferred``; those are dropped
+      unless ``keep_agent_inferred``; a "forget" request must cite a human message;
+    - chit-chat and importance below ``min_importance`` are dropped (forget requests stay);
+    - the text is redacted again: the model may have rebuilt an identifier.
+    """
+    redactor = Redactor(policy)
+    known_ids = set(transcript.alias_to_id.values())
+    out: list[CandidateMemory] = []
+    seen: set[tuple[str | None, str]] = set()
+    for item in answer.memories:
+        cited: list[str] = []
+        for ref in item.message_ids:
+            ref = ref.strip().strip("[]")
+            real = transcript.alias_to_id.get(ref, ref if ref in known_ids else None)
+            if real is None:
+                logger.info("extract: ignoring cited message id %r not in this batch", ref[:80])
+            elif real not in cited:
+                cited.append(real)
+        from_user = any(mid in transcript.human_ids for mid in cited)
+        source = MemorySource(item.source)
+        if source is MemorySource.USER_STATED and not from_user:
+            source = MemorySource.AGENT_INFERRED  # only the assistant (or nobody) said it
+        if item.forget and not from_user:
+            logger.info("extract: dropping a forget request no user message asked for")
+            continue
+        if source is MemorySource.AGENT_INFERRED and not keep_agent_inferred:
+            continue
+        if item.category == "chit_chat" and not item.forget:
+            continue
+        if item.importance < min_importance and not item.forget:
+            continue
+        try:
+            text = redactor.redact(" ".join(item.text.split())).text
+        except RedactionRejectedError:
+            continue
+        text = text[:MAX_MEMORY_CHARS]
+        key = normalize_key(item.key)
+        if (key, text) in seen:
+            continue
+        seen.add((key, text))
+        out.append(
+            CandidateMemory(
+                text=text,
+                type=MemoryType(item.type),
+                key=key,
+                importance=item.importance,
+                source=source,
+                # An assistant's inference is a hypothesis, never certain.
+                confidence=1.0 if source is MemorySource.USER_STATED else 0.5,
+                origin_message_ids=tuple(cited),
+                forget=item.forget,
+            )
+        )
+    return out
+
+
+# --- the extractor ---------------------------------------------------------------
+
+
+@runtime_checkable
+class MemoryExtractor(Protocol):
+    """Anything that turns messages into candidates (``LLMMemoryExtractor``, ``RuleBasedExtractor``)."""
+
+    def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]: ...
+    async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractPrompts:
+    """The three prompts of ``extract``; defaults from ``prompts/extract.py``."""
+
+    system: str = EXTRACT_SYSTEM_PROMPT
+    user_template: str = EXTRACT_USER_TEMPLATE
+    retry_template: str = EXTRACT_RETRY_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if "{transcript}" not in self.user_template:
+            raise ConfigurationError(
+                f"ExtractPrompts.user_template={self.user_template[:60]!r}... has no "
+                "'{transcript}' placeholder; add it where the conversation goes."
+            )
+        if "{error}" not in self.retry_template:
+            raise ConfigurationError(
+                f"ExtractPrompts.retry_template={self.retry_template[:60]!r}... has no "
+                "'{error}' placeholder; add it where the validation error goes."
+            )
+
+
+def _answer_text(answer: Any) -> str:
+    if isinstance(answer, BaseMessage):
+        return answer.text
+    return str(answer)
+
+
+class LLMMemoryExtractor:
+    """Extract candidate memories with any ``BaseChatModel``: one call per batch.
+
+    The model answers in JSON (parsed and validated with pydantic here, so models
+    without native structured output work too); an invalid answer gets one retry
+    with the validation error fed back, then ``ModelOutputError``.
+
+    Args:
+        model: Any LangChain chat model.
+        prompts: Override the default prompts (``ExtractPrompts``).
+        policy: Privacy policy applied before the model sees anything, and again
+            to what it returns. ``None`` masks every identifier kind.
+        min_importance: Candidates below this are not stored (default 0.5).
+        keep_agent_inferred: Keep claims only the assistant made, as
+            ``agent_inferred`` with confidence 0.5 (default ``False``: drop them).
+
+    Example:
+        >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+        >>> from langchain_core.messages import HumanMessage
+        >>> model = FakeListChatModel(responses=['{"memories": [{"text": "User is vegan", '
+        ...     '"key": "diet", "importance": 0.8, "message_ids": ["m1"]}]}'])
+        >>> [c.text for c in LLMMemoryExtractor(model).extract([HumanMessage("I am vegan")])]
+        ['User is vegan']
+    """
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        prompts: ExtractPrompts | None = None,
+        policy: PrivacyPolicy | None = None,
+        min_importance: float = 0.5,
+        keep_agent_inferred: bool = False,
+    ) -> None:
+        if not isinstance(model, BaseChatModel):
+            raise ConfigurationError(
+                f"LLMMemoryExtractor(model={model!r}): pass a langchain BaseChatModel."
+            )
+        if not 0.0 <= min_importance <= 1.0:
+            raise ConfigurationError(
+                f"LLMMemoryExtractor(min_importance={min_importance!r}); use a value between 0 and 1."
+            )
+        self.model = model
+        self.prompts = prompts or ExtractPrompts()
+        self.policy = policy
+        self.min_importance = min_importance
+        self.keep_agent_inferred = keep_agent_inferred
+
+    def _first_request(self, transcript: Transcript) -> list[BaseMessage]:
+        return [
+            SystemMessage(self.prompts.system),
+            HumanMessage(self.prompts.user_template.format(transcript=transcript.text)),
+        ]
+
+    def _retry_request(
+        self, request: list[BaseMessage], answer: str, error: str
+    ) -> list[BaseMessage]:
+        return [
+            *request,
+            AIMessage(answer[:2000]),
+            HumanMessage(self.prompts.retry_template.format(error=error)),
+        ]
+
+    def _needs_model(self, transcript: Transcript) -> bool:
+        # Without a human turn nothing can be user_stated; skip the call.
+        return bool(transcript.text) and (transcript.has_human_turn or self.keep_agent_inferred)
+
+    def _finish(self, answer: ExtractionAnswer, transcript: Transcript) -> list[CandidateMemory]:
+        return candidates_from_answer(
+            answer,
+            transcript,
+            policy=self.policy,
+            min_importance=self.min_importance,
+            keep_agent_inferred=self.keep_agent_inferred,
+        )
+
+    def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
+        """Candidates for ``messages``; at most one model call (two when the first is invalid).
+
+        Raises:
+            ModelOutputError: The answer was invalid twice.
+        """
+        transcript = build_transcript(messages, self.policy)
+        if not self._needs_model(transcript):
+            return []
+        request = self._first_request(transcript)
+        first = _answer_text(self.model.invoke(request))
+        try:
+            return self._finish(parse_extraction(first), transcript)
+        except ValueError as exc:
+            error = str(exc)
+        second = _answer_text(self.model.invoke(self._retry_request(request, first, error)))
+        return self._finish(_parse_or_raise(second, error), transcript)
+
+    async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
+        """Async twin of ``extract``."""
+        transcript = build_transcript(messages, self.policy)
+        if not self._needs_model(transcript):
+            return []
+        request = self._first_request(transcript)
+        first = _answer_text(await self.model.ainvoke(request))
+        try:
+            return self._finish(parse_extraction(first), transcript)
+        except ValueError as exc:
+            error = str(exc)
+        second = _answer_text(await self.model.ainvoke(self._retry_request(request, first, error)))
+        return self._finish(_parse_or_raise(second, error), transcript)
+
+
+def _parse_or_raise(answer: str, first_error: str) -> ExtractionAnswer:
+    try:
+        return parse_extraction(answer)
+    except ValueError as exc:
+        raise ModelOutputError(
+            f"The extraction model answered invalid output twice: first {first_error}; "
+            f"then {exc} (answer {answer[:200]!r}). Use a model that follows JSON "
+            "instructions, or RuleBasedExtractor for offline extraction."
+        ) from exc
+
+
+def as_extractor(extractor: MemoryExtractor | BaseChatModel) -> MemoryExtractor:
+    """Wrap a bare chat model in ``LLMMemoryExtractor``; pass extractors through."""
+    if isinstance(extractor, BaseChatModel):
+        return LLMMemoryExtractor(extractor)
+    if not isinstance(extractor, MemoryExtractor):
+        raise ConfigurationError(
+            f"extractor={extractor!r}: pass a BaseChatModel, an LLMMemoryExtractor, a "
+            "RuleBasedExtractor, or an object with extract()/aextract()."
+        )
+    return extractor
+
+
+# --- the graph node --------------------------------------------------------------
+
+
+def _state_value(state: Any, key: str) -> Any:
+    if isinstance(state, Mapping):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def create_extract_node(
+    *,
+    writer: MemoryWriter,
+    name: str = "extract",
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """The node after the model: submit the turns newer than ``extracted_through``.
+
+    The writer decides when the work happens (``mode="background"``: a durable
+    queue, off the reply path; ``mode="sync"``: inline). The node returns
+    ``{"extracted_through": <id of the last submitted message>}`` so no turn is
+    extracted twice or skipped; it returns ``{}`` when there is nothing new.
+
+    Raises:
+        MissingUserIdError: No user id in the Runtime context or ``configurable``.
+
+    Example:
+        >>> from langgraph_memory.nodes import create_extract_node  # doctest: +SKIP
+        >>> builder.add_node("extract", create_extract_node(writer=writer))  # doctest: +SKIP
+    """
+
+    def _plan(state: Any, config: RunnableConfig | None) -> tuple[str, str, list[BaseMessage]]:
+        user_id = resolve_user_id(config)
+        thread_id = resolve_thread_id(config) or "default"
+        messages = list(_state_value(state, "messages") or [])
+        new = new_messages_since(messages, _state_value(state, "extracted_through"))
+        return user_id, thread_id, new
+
+    def _result(new: Sequence[BaseMessage]) -> dict[str, Any]:
+        return {"extracted_through": message_ids_for(new)[-1]}
+
+    def extract_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        user_id, thread_id, new = _plan(state, config)
+        if not new:
+            return {}
+        writer.submit(user_id, thread_id, new)
+        return _result(new)
+
+    async def extract_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        user_id, thread_id, new = _plan(state, config)
+        if not new:
+            return {}
+        await writer.asubmit(user_id, thread_id, new)
+        return _result(new)
+
+    return RunnableLambda(extract_sync, afunc=extract_async, name=name)

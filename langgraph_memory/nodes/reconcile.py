@@ -1,0 +1,1017 @@
+"""Reconcile: decide how each candidate memory meets what the user's memory already holds.
+
+Three steps, each kept apart so the decisions are testable without a store:
+
+1. gather (I/O): for each candidate, the same user's active memories with the
+   same key, and the most similar memories (``store.search_memories``);
+2. plan (pure): same key -> a deterministic supersede; everything else is
+   decided by ONE model judgement per batch (labels ``contradicts``,
+   ``updates``, ``duplicates``, ``adds``, ``unrelated``) filtered through
+   guardrails, or - without a model - by offline rules (near-duplicate by text
+   similarity -> ignore/merge, else add). Result ids are derived from a seed
+   (the queue's job key), so a re-run plans the same ids;
+3. apply (I/O): each ``MemoryOp`` is applied idempotently (an op whose result
+   already exists is skipped), so a batch interrupted half-way and run again
+   applies nothing twice.
+
+Guardrails on the model's judgement: referenced ids must be among the memories
+shown for that candidate (invented ids and other users' ids are ignored and
+logged); a contradiction supersedes and never hard-deletes; the new fact always
+survives unless a valid duplicate already holds it; ``agent_inferred`` never
+supersedes ``user_stated``; only an explicit "forget" request deletes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.errors import (
+    ConfigurationError,
+    MemoryNotFoundError,
+    RedactionRejectedError,
+)
+from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
+from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.prompts.reconcile import (
+    RECONCILE_RETRY_TEMPLATE,
+    RECONCILE_SYSTEM_PROMPT,
+    RECONCILE_USER_TEMPLATE,
+)
+from langgraph_memory.types import (
+    CandidateMemory,
+    LongTermMemory,
+    MemoryOp,
+    MemoryRecord,
+    MemorySource,
+    MemoryStatus,
+    MemoryType,
+    ScoredMemory,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CandidateContext",
+    "ReconcilePrompts",
+    "Reconciler",
+    "candidate_from_dict",
+    "candidate_to_dict",
+    "create_reconcile_node",
+    "op_from_dict",
+    "op_to_dict",
+    "plan_ops",
+    "text_similarity",
+]
+
+_ID_NAMESPACE = uuid.UUID("6f1d3c52-8f0e-4c7e-9a57-2f4a4b3c9e10")
+
+
+# --- serialisation (the queue persists plans) ------------------------------------
+
+
+def candidate_to_dict(candidate: CandidateMemory) -> dict[str, Any]:
+    """JSON-able dict of a candidate (enums as values, datetimes as ISO-8601)."""
+    return {
+        "text": candidate.text,
+        "type": candidate.type.value,
+        "key": candidate.key,
+        "importance": candidate.importance,
+        "source": candidate.source.value,
+        "confidence": candidate.confidence,
+        "event_time": candidate.event_time.isoformat() if candidate.event_time else None,
+        "expires_at": candidate.expires_at.isoformat() if candidate.expires_at else None,
+        "origin_message_ids": list(candidate.origin_message_ids),
+        "forget": candidate.forget,
+    }
+
+
+def candidate_from_dict(data: Mapping[str, Any]) -> CandidateMemory:
+    """Inverse of ``candidate_to_dict``."""
+
+    def _dt(value: Any) -> datetime | None:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+    return CandidateMemory(
+        text=str(data["text"]),
+        type=MemoryType(data.get("type", "semantic")),
+        key=data.get("key"),
+        importance=float(data.get("importance", 0.5)),
+        source=MemorySource(data.get("source", "user_stated")),
+        confidence=float(data.get("confidence", 1.0)),
+        event_time=_dt(data.get("event_time")),
+        expires_at=_dt(data.get("expires_at")),
+        origin_message_ids=tuple(data.get("origin_message_ids") or ()),
+        forget=bool(data.get("forget", False)),
+    )
+
+
+def op_to_dict(op: MemoryOp) -> dict[str, Any]:
+    """JSON-able dict of a ``MemoryOp``."""
+    return {
+        "action": op.action,
+        "candidate": candidate_to_dict(op.candidate) if op.candidate else None,
+        "target_ids": list(op.target_ids),
+        "reason": op.reason,
+        "result_id": op.result_id,
+    }
+
+
+def op_from_dict(data: Mapping[str, Any]) -> MemoryOp:
+    """Inverse of ``op_to_dict``."""
+    candidate = data.get("candidate")
+    return MemoryOp(
+        action=data["action"],
+        candidate=candidate_from_dict(candidate) if candidate else None,
+        target_ids=tuple(data.get("target_ids") or ()),
+        reason=str(data.get("reason", "")),
+        result_id=data.get("result_id"),
+    )
+
+
+# --- similarity (pure, language-agnostic) -----------------------------------------
+
+_NON_WORD = re.compile(r"[^\w\u3400-\u9fff]+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _bigrams(text: str) -> set[str]:
+    folded = _NON_WORD.sub(" ", text.lower()).strip()
+    folded = re.sub(r"\s+", " ", folded)
+    return {folded[i : i + 2] for i in range(max(len(folded) - 1, 1))} if folded else set()
+
+
+def text_similarity(a: str, b: str) -> float:
+    """Dice coefficient of character bigrams: 1.0 identical, 0.0 nothing shared.
+
+    Numbers must agree: "budget is 3000" and "budget is 5000" are not duplicates.
+
+    Example:
+        >>> text_similarity("User likes green tea", "user likes green tea.")
+        1.0
+        >>> text_similarity("User's budget is 3000", "User's budget is 5000")
+        0.0
+    """
+    if _NUMBER.findall(a) != _NUMBER.findall(b):
+        return 0.0
+    x, y = _bigrams(a), _bigrams(b)
+    if not x or not y:
+        return 0.0
+    return 2 * len(x & y) / (len(x) + len(y))
+
+
+def _same_text(a: str, b: str) -> bool:
+    return _NON_WORD.sub("", a.lower()) == _NON_WORD.sub("", b.lower())
+
+
+def key_matches(record_key: str | None, key: str) -> bool:
+    """``address`` matches ``address`` and ``address.city`` (a forget covers the sub-slots)."""
+    return record_key is not None and (record_key == key or record_key.startswith(key + "."))
+
+
+# --- planning (pure) -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateContext:
+    """One candidate with what the store holds near it."""
+
+    candidate: CandidateMemory
+    # Active memories with the same key; for a forget request every version with
+    # a matching key, history included.
+    same_key: tuple[MemoryRecord, ...] = ()
+    similar: tuple[ScoredMemory, ...] = ()
+
+
+def result_id_for(seed: str, index: int) -> str:
+    """Deterministic id of the memory candidate ``index`` of a batch creates."""
+    return uuid.uuid5(_ID_NAMESPACE, f"{seed}:{index}").hex
+
+
+def _keyed_op(
+    index: int,
+    ctx: CandidateContext,
+    seed: str,
+    batch_by_key: dict[str, tuple[str, CandidateMemory]],
+) -> MemoryOp | None:
+    """Deterministic decision for a candidate with a key, or ``None`` when it needs more."""
+    cand = ctx.candidate
+    key = cand.key
+    if key is None:
+        return None
+    if cand.forget:
+        targets = tuple(
+            r.id
+            for r in ctx.same_key
+            if key_matches(r.key, key) and r.status != MemoryStatus.DELETED
+        )
+        earlier = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
+        if not targets and not earlier:
+            return None  # nothing with that key; similar memories may still match
+        for k in [k for k in batch_by_key if key_matches(k, key)]:
+            del batch_by_key[k]
+        return MemoryOp("delete", cand, targets + earlier, f"user asked to forget key {key!r}")
+    active = [r for r in ctx.same_key if r.status == MemoryStatus.ACTIVE and r.key == key]
+    earlier = batch_by_key.get(key)
+    if earlier is not None:  # a later value in the same batch wins over the earlier one
+        earlier_id, earlier_cand = earlier
+        if _same_text(earlier_cand.text, cand.text):
+            return MemoryOp(
+                "ignore", cand, (earlier_id,), "duplicate of an earlier memory in this batch"
+            )
+        if (
+            cand.source is MemorySource.AGENT_INFERRED
+            and earlier_cand.source is MemorySource.USER_STATED
+        ):
+            return MemoryOp(
+                "ignore", cand, (earlier_id,), "agent_inferred never supersedes user_stated"
+            )
+        result_id = result_id_for(seed, index)
+        batch_by_key[key] = (result_id, cand)
+        return MemoryOp(
+            "supersede",
+            cand,
+            (earlier_id,),
+            f"newer value for key {key!r} in this batch",
+            result_id,
+        )
+    if not active:
+        return None
+    for record in active:
+        if _same_text(record.text, cand.text):
+            return MemoryOp(
+                "ignore", cand, (record.id,), f"same value already stored for key {key!r}"
+            )
+    if cand.source is MemorySource.AGENT_INFERRED and any(
+        r.source is MemorySource.USER_STATED for r in active
+    ):
+        return MemoryOp(
+            "ignore",
+            cand,
+            tuple(r.id for r in active),
+            "agent_inferred never supersedes user_stated",
+        )
+    result_id = result_id_for(seed, index)
+    batch_by_key[key] = (result_id, cand)
+    return MemoryOp(
+        "supersede",
+        cand,
+        tuple(r.id for r in active),
+        f"same key {key!r}: new value replaces the old",
+        result_id,
+    )
+
+
+def _offline_op(
+    index: int,
+    ctx: CandidateContext,
+    seed: str,
+    duplicate_threshold: float,
+    forget_threshold: float,
+) -> MemoryOp:
+    """Decision without a model: near-duplicates are ignored or merged, the rest added."""
+    cand = ctx.candidate
+    active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
+    if cand.forget:
+        topic = re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
+        targets = tuple(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold)
+        if not targets:
+            return MemoryOp(
+                "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
+            )
+        return MemoryOp(
+            "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
+        )
+    scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
+    if scored and scored[0][0] >= duplicate_threshold:
+        similarity, record = scored[0]
+        upgrade = (
+            cand.source is MemorySource.USER_STATED and record.source is MemorySource.AGENT_INFERRED
+        )
+        if upgrade or cand.importance > record.importance:
+            merged = replace(
+                cand, key=cand.key or record.key, importance=max(cand.importance, record.importance)
+            )
+            return MemoryOp(
+                "merge",
+                merged,
+                (record.id,),
+                f"near-duplicate (similarity {similarity:.2f}); the newer statement replaces it",
+                result_id_for(seed, index),
+            )
+        return MemoryOp(
+            "ignore",
+            cand,
+            (record.id,),
+            f"near-duplicate (similarity {similarity:.2f}) already stored",
+        )
+    return MemoryOp("add", cand, (), "new information", result_id_for(seed, index))
+
+
+# --- the model's judgement --------------------------------------------------------
+
+Label = Literal["contradicts", "updates", "duplicates", "adds", "unrelated"]
+_LABEL_SYNONYMS = {
+    "contradict": "contradicts", "contradiction": "contradicts", "update": "updates",
+    "duplicate": "duplicates", "add": "adds", "new": "adds", "unrelated": "unrelated",
+}  # fmt: skip
+
+
+class Decision(BaseModel):
+    """One label of the model's judgement."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    new: int
+    label: Label
+    targets: list[str] = Field(default_factory=list, max_length=50)
+    merged_text: str | None = Field(default=None, max_length=2000)
+    reason: str = Field(default="", max_length=2000)
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            folded = value.strip().lower()
+            return _LABEL_SYNONYMS.get(folded, folded)
+        return value
+
+    @field_validator("targets", mode="before")
+    @classmethod
+    def _targets(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list):
+            return [str(v) for v in value]
+        return value
+
+
+class Judgement(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    decisions: list[Decision] = Field(default_factory=list, max_length=200)
+
+
+def parse_judgement(text: str) -> Judgement:
+    """Parse and validate a reconcile answer. Raises ``ValueError``."""
+    value = parse_json_answer(text)
+    if isinstance(value, list):
+        value = {"decisions": value}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object with 'decisions', got {type(value).__name__}")
+    try:
+        return Judgement.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']} (got {e.get('input')!r:.80})"
+            for e in exc.errors()[:5]
+        )
+        raise ValueError(problems) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class JudgementRequest:
+    """What the model is asked, with the aliases it may answer with."""
+
+    text: str
+    # Candidate number (1-based, as shown) -> batch index.
+    numbers: Mapping[int, int]
+    # Per batch index: alias or real id -> record, only the memories shown for it.
+    allowed: Mapping[int, Mapping[str, MemoryRecord]]
+
+
+def _when(record: MemoryRecord) -> str:
+    return record.valid_from.date().isoformat() if isinstance(record.valid_from, datetime) else "?"
+
+
+def build_judgement_request(
+    contexts: Sequence[CandidateContext], undecided: Sequence[int]
+) -> JudgementRequest:
+    """Render the undecided candidates and their neighbours; aliases E1, E2 ... per record."""
+    alias_of: dict[str, str] = {}
+    blocks: list[str] = []
+    numbers: dict[int, int] = {}
+    allowed: dict[int, dict[str, MemoryRecord]] = {}
+    for number, index in enumerate(undecided, start=1):
+        ctx = contexts[index]
+        cand = ctx.candidate
+        numbers[number] = index
+        kind = "FORGET REQUEST (choose the memories it refers to)" if cand.forget else "NEW"
+        lines = [
+            f'{kind} {number} (source: {cand.source.value}, key: {cand.key or "none"}): "{cand.text}"'
+        ]
+        shown: dict[str, MemoryRecord] = {}
+        for scored in ctx.similar:
+            record = scored.record
+            if record.status != MemoryStatus.ACTIVE:
+                continue
+            alias = alias_of.setdefault(record.id, f"E{len(alias_of) + 1}")
+            shown[alias] = record
+            shown[record.id] = record
+            lines.append(
+                f'  {alias}: "{record.text}" (key: {record.key or "none"}, source: '
+                f"{record.source.value}, since {_when(record)})"
+            )
+        allowed[index] = shown
+        blocks.append("\n".join(lines))
+    return JudgementRequest("\n\n".join(blocks), numbers, allowed)
+
+
+def _safe_text(text: str, policy: PrivacyPolicy | None) -> str | None:
+    try:
+        cleaned = redact_text(" ".join(text.split()), policy)
+    except RedactionRejectedError:
+        return None
+    return cleaned[:MAX_MEMORY_CHARS] or None
+
+
+def _judged_op(
+    index: int,
+    ctx: CandidateContext,
+    decision: Decision | None,
+    request: JudgementRequest,
+    seed: str,
+    policy: PrivacyPolicy | None,
+) -> MemoryOp:
+    """Turn one model decision into a ``MemoryOp``, enforcing every guardrail."""
+    cand = ctx.candidate
+    new_id = result_id_for(seed, index)
+    if decision is None:
+        if cand.forget:
+            return MemoryOp("ignore", cand, (), "model chose no memory to forget; nothing deleted")
+        return MemoryOp("add", cand, (), "model gave no decision; the new fact is kept", new_id)
+    shown = request.allowed.get(index, {})
+    targets: list[MemoryRecord] = []
+    for ref in decision.targets:
+        record = shown.get(ref.strip())
+        if record is None:
+            logger.warning(
+                "reconcile: ignoring id %r the model referenced but was not shown", ref[:80]
+            )
+        elif record not in targets:
+            targets.append(record)
+    note = f"model: {decision.label}" + (f" ({decision.reason[:200]})" if decision.reason else "")
+    if cand.forget:
+        if not targets:
+            return MemoryOp(
+                "ignore", cand, (), note + "; no valid memory to forget, nothing deleted"
+            )
+        return MemoryOp(
+            "delete", cand, tuple(r.id for r in targets), note + "; user asked to forget"
+        )
+    if decision.label in ("adds", "unrelated") or not targets:
+        suffix = (
+            ""
+            if decision.label in ("adds", "unrelated")
+            else "; no valid target, the new fact is kept"
+        )
+        return MemoryOp("add", cand, (), note + suffix, new_id)
+    protected = [r for r in targets if r.source is MemorySource.USER_STATED]
+    if cand.source is MemorySource.AGENT_INFERRED and protected:
+        # The user's own statement wins over the assistant's inference.
+        return MemoryOp(
+            "ignore",
+            cand,
+            tuple(r.id for r in protected),
+            note + "; agent_inferred never supersedes user_stated",
+        )
+    ids = tuple(r.id for r in targets)
+    if decision.label == "duplicates":
+        merged_text = _safe_text(decision.merged_text, policy) if decision.merged_text else None
+        if merged_text is None:
+            return MemoryOp("ignore", cand, ids, note + "; already stored")
+        key = cand.key or next((r.key for r in targets if r.key), None)
+        importance = max([cand.importance, *(r.importance for r in targets)])
+        merged = replace(cand, text=merged_text, key=key, importance=importance)
+        return MemoryOp("merge", merged, ids, note + "; merged into one memory", new_id)
+    # updates / contradicts: supersede, never a hard delete (history stays, valid_to set).
+    return MemoryOp("supersede", cand, ids, note + "; old memory superseded", new_id)
+
+
+def plan_ops(
+    contexts: Sequence[CandidateContext],
+    *,
+    seed: str,
+    judgement: Judgement | None = None,
+    request: JudgementRequest | None = None,
+    policy: PrivacyPolicy | None = None,
+    duplicate_threshold: float = 0.9,
+    forget_threshold: float = 0.5,
+) -> list[MemoryOp]:
+    """All decisions for a batch, in candidate order; pure.
+
+    ``judgement`` (with the ``request`` it answers) decides the candidates that
+    were sent to the model; without it the offline rules decide them.
+    """
+    decided, undecided = first_pass(contexts, seed)
+    by_index: dict[int, Decision] = {}
+    if judgement is not None and request is not None:
+        for decision in judgement.decisions:
+            index = request.numbers.get(decision.new)
+            if index is None:
+                logger.warning(
+                    "reconcile: ignoring a decision for unknown new memory %r", decision.new
+                )
+            elif index not in by_index:
+                by_index[index] = decision
+    for index in undecided:
+        ctx = contexts[index]
+        if request is not None and index in request.numbers.values():
+            decided[index] = _judged_op(index, ctx, by_index.get(index), request, seed, policy)
+        else:
+            decided[index] = _offline_op(index, ctx, seed, duplicate_threshold, forget_threshold)
+    return [decided[i] for i in range(len(contexts))]
+
+
+def first_pass(
+    contexts: Sequence[CandidateContext], seed: str
+) -> tuple[dict[int, MemoryOp], list[int]]:
+    """Deterministic same-key decisions and exact in-batch duplicates; the rest is undecided."""
+    decided: dict[int, MemoryOp] = {}
+    undecided: list[int] = []
+    batch_by_key: dict[str, tuple[str, CandidateMemory]] = {}
+    seen_texts: dict[str, int] = {}
+    for index, ctx in enumerate(contexts):
+        cand = ctx.candidate
+        folded = _NON_WORD.sub("", cand.text.lower())
+        if not cand.forget and folded in seen_texts:
+            decided[index] = MemoryOp(
+                "ignore", cand, (), f"repeats memory {seen_texts[folded] + 1} of this batch"
+            )
+            continue
+        op = _keyed_op(index, ctx, seed, batch_by_key)
+        if op is not None:
+            decided[index] = op
+        else:
+            undecided.append(index)
+            if cand.key and not cand.forget:
+                batch_by_key[cand.key] = (result_id_for(seed, index), cand)
+        if not cand.forget:
+            seen_texts[folded] = index
+    return decided, undecided
+
+
+def needs_model(contexts: Sequence[CandidateContext], undecided: Sequence[int]) -> list[int]:
+    """Undecided candidates with at least one active neighbour: the only ones worth asking about."""
+    return [
+        i
+        for i in undecided
+        if any(s.record.status == MemoryStatus.ACTIVE for s in contexts[i].similar)
+    ]
+
+
+def record_for(op: MemoryOp, user_id: str, thread_id: str | None) -> MemoryRecord:
+    """The memory an add/supersede/merge op creates."""
+    cand = op.candidate
+    if cand is None or op.result_id is None:
+        raise ValueError(f"op {op.action!r} has no candidate/result id to create a memory from")
+    return MemoryRecord(
+        text=cand.text,
+        type=cand.type,
+        key=cand.key,
+        importance=cand.importance,
+        source=cand.source,
+        confidence=cand.confidence,
+        id=op.result_id,
+        user_id=user_id,
+        event_time=cand.event_time,
+        expires_at=cand.expires_at,
+        supersedes=op.target_ids if op.action in ("supersede", "merge") else (),
+        origin_thread_id=thread_id,
+        origin_message_ids=cand.origin_message_ids,
+    )
+
+
+# --- the reconciler (thin I/O shells around the pure plan) -------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcilePrompts:
+    """The prompts of ``reconcile``; defaults from ``prompts/reconcile.py``."""
+
+    system: str = RECONCILE_SYSTEM_PROMPT
+    user_template: str = RECONCILE_USER_TEMPLATE
+    retry_template: str = RECONCILE_RETRY_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if "{items}" not in self.user_template:
+            raise ConfigurationError(
+                f"ReconcilePrompts.user_template={self.user_template[:60]!r}... has no "
+                "'{items}' placeholder; add it where the memories go."
+            )
+        if "{error}" not in self.retry_template:
+            raise ConfigurationError(
+                f"ReconcilePrompts.retry_template={self.retry_template[:60]!r}... has no '{{error}}' placeholder."
+            )
+
+
+@dataclass
+class _ModelExchange:
+    request: JudgementRequest
+    messages: list[BaseMessage] = field(default_factory=list)
+
+
+class Reconciler:
+    """Plan and apply ``MemoryOp``s for one user's candidates against a long-term store.
+
+    Args:
+        store: A ``LongTermMemory`` (``ChromaMemoryStore``).
+        model: Chat model for the one judgement per batch; ``None`` = offline rules.
+        prompts: Override the default prompts.
+        policy: Privacy policy for text the model writes (``merged_text``).
+        neighbours: Similar memories looked up per candidate (default 5).
+        duplicate_threshold: Offline near-duplicate cut-off (bigram Dice, default 0.9).
+        forget_threshold: Offline: how close a memory must be to a key-less
+            forget request to be deleted (default 0.5).
+
+    Example:
+        >>> reconciler = Reconciler(store)  # doctest: +SKIP
+        >>> ops = reconciler.reconcile("u1", candidates, thread_id="t1")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        store: LongTermMemory,
+        *,
+        model: BaseChatModel | None = None,
+        prompts: ReconcilePrompts | None = None,
+        policy: PrivacyPolicy | None = None,
+        neighbours: int = 5,
+        duplicate_threshold: float = 0.9,
+        forget_threshold: float = 0.5,
+    ) -> None:
+        if model is not None and not isinstance(model, BaseChatModel):
+            raise ConfigurationError(
+                f"Reconciler(model={model!r}): pass a langchain BaseChatModel or None."
+            )
+        if neighbours < 1:
+            raise ConfigurationError(f"Reconciler(neighbours={neighbours!r}); use an integer >= 1.")
+        for name, value in (
+            ("duplicate_threshold", duplicate_threshold),
+            ("forget_threshold", forget_threshold),
+        ):
+            if not 0.0 < value <= 1.0:
+                raise ConfigurationError(f"Reconciler({name}={value!r}); use a value in (0, 1].")
+        self.store = store
+        self.model = model
+        self.prompts = prompts or ReconcilePrompts()
+        self.policy = policy
+        self.neighbours = neighbours
+        self.duplicate_threshold = duplicate_threshold
+        self.forget_threshold = forget_threshold
+
+    # gather --------------------------------------------------------------------
+
+    def _context(
+        self, cand: CandidateMemory, similar: list[ScoredMemory], keyed: Sequence[MemoryRecord]
+    ) -> CandidateContext:
+        own = [s for s in similar if s.record.status == MemoryStatus.ACTIVE]
+        if cand.forget and cand.key:
+            keyed = [r for r in keyed if key_matches(r.key, cand.key)]
+        else:
+            keyed = [r for r in keyed if r.key == cand.key and r.status == MemoryStatus.ACTIVE]
+        return CandidateContext(cand, tuple(keyed), tuple(own))
+
+    def gather(self, user_id: str, candidates: Sequence[CandidateMemory]) -> list[CandidateContext]:
+        """The store's view around each candidate (2 searches per candidate)."""
+        contexts: list[CandidateContext] = []
+        history: list[MemoryRecord] | None = None
+        for cand in candidates:
+            similar = self.store.search_memories(user_id, cand.text, limit=self.neighbours)
+            keyed: Sequence[MemoryRecord] = ()
+            if cand.key and cand.forget:
+                if history is None:
+                    history = self.store.list_memories(user_id, include_history=True)
+                keyed = history
+            elif cand.key:
+                keyed = [
+                    s.record
+                    for s in self.store.search_memories(
+                        user_id, cand.text, limit=self.neighbours, keys=[cand.key]
+                    )
+                ]
+            contexts.append(self._context(cand, similar, keyed))
+        return contexts
+
+    async def agather(
+        self, user_id: str, candidates: Sequence[CandidateMemory]
+    ) -> list[CandidateContext]:
+        """Async twin of ``gather``."""
+        contexts: list[CandidateContext] = []
+        history: list[MemoryRecord] | None = None
+        for cand in candidates:
+            similar = await self.store.asearch_memories(user_id, cand.text, limit=self.neighbours)
+            keyed: Sequence[MemoryRecord] = ()
+            if cand.key and cand.forget:
+                if history is None:
+                    history = await self.store.alist_memories(user_id, include_history=True)
+                keyed = history
+            elif cand.key:
+                found = await self.store.asearch_memories(
+                    user_id, cand.text, limit=self.neighbours, keys=[cand.key]
+                )
+                keyed = [s.record for s in found]
+            contexts.append(self._context(cand, similar, keyed))
+        return contexts
+
+    # plan ----------------------------------------------------------------------
+
+    def _exchange(self, contexts: Sequence[CandidateContext], seed: str) -> _ModelExchange | None:
+        if self.model is None:
+            return None
+        _, undecided = first_pass(contexts, seed)
+        ask = needs_model(contexts, undecided)
+        if not ask:
+            return None  # nothing ambiguous: no model call at all
+        request = build_judgement_request(contexts, ask)
+        messages: list[BaseMessage] = [
+            SystemMessage(self.prompts.system),
+            HumanMessage(self.prompts.user_template.format(items=request.text)),
+        ]
+        return _ModelExchange(request, messages)
+
+    def _retry(self, exchange: _ModelExchange, answer: str, error: str) -> list[BaseMessage]:
+        return [
+            *exchange.messages,
+            AIMessage(answer[:2000]),
+            HumanMessage(self.prompts.retry_template.format(error=error)),
+        ]
+
+    def _plan(
+        self,
+        contexts: Sequence[CandidateContext],
+        seed: str,
+        exchange: _ModelExchange | None,
+        judgement: Judgement | None,
+    ) -> list[MemoryOp]:
+        ops = plan_ops(
+            contexts,
+            seed=seed,
+            judgement=judgement,
+            request=exchange.request if exchange and judgement is not None else None,
+            policy=self.policy,
+            duplicate_threshold=self.duplicate_threshold,
+            forget_threshold=self.forget_threshold,
+        )
+        if exchange is not None and judgement is None:
+            ops = [
+                replace(
+                    op, reason=op.reason + " (offline rule: the model's judgement was unusable)"
+                )
+                if i in exchange.request.numbers.values()
+                else op
+                for i, op in enumerate(ops)
+            ]
+        return ops
+
+    def plan(
+        self, user_id: str, candidates: Sequence[CandidateMemory], *, seed: str
+    ) -> list[MemoryOp]:
+        """Decide the ops for a batch: at most one model call (two if the first answer is invalid).
+
+        An answer that is invalid twice falls back to the offline rules for that
+        batch (logged, and noted in each op's reason) rather than losing the facts.
+        """
+        contexts = self.gather(user_id, candidates)
+        exchange = self._exchange(contexts, seed)
+        judgement: Judgement | None = None
+        if exchange is not None and self.model is not None:
+            first = _text(self.model.invoke(exchange.messages))
+            judgement = _try_parse(first)
+            if judgement is None:
+                second = _text(self.model.invoke(self._retry(exchange, first, _parse_error(first))))
+                judgement = _try_parse(second)
+        return self._plan(contexts, seed, exchange, judgement)
+
+    async def aplan(
+        self, user_id: str, candidates: Sequence[CandidateMemory], *, seed: str
+    ) -> list[MemoryOp]:
+        """Async twin of ``plan``."""
+        contexts = await self.agather(user_id, candidates)
+        exchange = self._exchange(contexts, seed)
+        judgement: Judgement | None = None
+        if exchange is not None and self.model is not None:
+            first = _text(await self.model.ainvoke(exchange.messages))
+            judgement = _try_parse(first)
+            if judgement is None:
+                second = _text(
+                    await self.model.ainvoke(self._retry(exchange, first, _parse_error(first)))
+                )
+                judgement = _try_parse(second)
+        return self._plan(contexts, seed, exchange, judgement)
+
+    # apply ---------------------------------------------------------------------
+
+    def apply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
+        """Apply one op; ``False`` when it was already applied (idempotent re-run)."""
+        store = self.store
+        if op.action == "ignore":
+            return False
+        if op.action == "delete":
+            changed = False
+            for target in op.target_ids:
+                try:
+                    if store.get_memory(user_id, target) is None:
+                        continue
+                    store.delete_memory(user_id, target)
+                    changed = True
+                except MemoryNotFoundError:
+                    continue
+            return changed
+        record = record_for(op, user_id, thread_id)
+        if store.get_memory(user_id, record.id) is not None:
+            return False  # created by an earlier run of this same op
+        active_targets = []
+        for target in op.target_ids:
+            old = store.get_memory(user_id, target)
+            if old is not None and old.status == MemoryStatus.ACTIVE:
+                active_targets.append(target)
+        if not active_targets:
+            store.put_memory(record)
+            return True
+        for target in active_targets:
+            store.supersede(user_id, target, record)
+        return True
+
+    async def aapply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
+        """Async twin of ``apply_op``."""
+        store = self.store
+        if op.action == "ignore":
+            return False
+        if op.action == "delete":
+            changed = False
+            for target in op.target_ids:
+                try:
+                    if await store.aget_memory(user_id, target) is None:
+                        continue
+                    await store.adelete_memory(user_id, target)
+                    changed = True
+                except MemoryNotFoundError:
+                    continue
+            return changed
+        record = record_for(op, user_id, thread_id)
+        if await store.aget_memory(user_id, record.id) is not None:
+            return False
+        active_targets = []
+        for target in op.target_ids:
+            old = await store.aget_memory(user_id, target)
+            if old is not None and old.status == MemoryStatus.ACTIVE:
+                active_targets.append(target)
+        if not active_targets:
+            await store.aput_memory(record)
+            return True
+        for target in active_targets:
+            await store.asupersede(user_id, target, record)
+        return True
+
+    def reconcile(
+        self,
+        user_id: str,
+        candidates: Sequence[CandidateMemory],
+        *,
+        thread_id: str | None = None,
+        seed: str | None = None,
+    ) -> list[MemoryOp]:
+        """Plan and apply in one go; returns the ops (the audit trail)."""
+        seed = seed or default_seed(user_id, candidates)
+        ops = self.plan(user_id, candidates, seed=seed)
+        for op in ops:
+            self.apply_op(user_id, op, thread_id=thread_id)
+        return ops
+
+    async def areconcile(
+        self,
+        user_id: str,
+        candidates: Sequence[CandidateMemory],
+        *,
+        thread_id: str | None = None,
+        seed: str | None = None,
+    ) -> list[MemoryOp]:
+        """Async twin of ``reconcile``."""
+        seed = seed or default_seed(user_id, candidates)
+        ops = await self.aplan(user_id, candidates, seed=seed)
+        for op in ops:
+            await self.aapply_op(user_id, op, thread_id=thread_id)
+        return ops
+
+
+def default_seed(user_id: str, candidates: Sequence[CandidateMemory]) -> str:
+    """A seed from the batch itself: the same batch plans the same ids."""
+    parts = [user_id] + [f"{c.text}|{','.join(c.origin_message_ids)}" for c in candidates]
+    return uuid.uuid5(_ID_NAMESPACE, "\x1f".join(parts)).hex
+
+
+def _text(answer: Any) -> str:
+    return answer.text if isinstance(answer, BaseMessage) else str(answer)
+
+
+def _try_parse(text: str) -> Judgement | None:
+    try:
+        return parse_judgement(text)
+    except ValueError as exc:
+        logger.warning("reconcile: unusable model judgement: %s", exc)
+        return None
+
+
+def _parse_error(text: str) -> str:
+    try:
+        parse_judgement(text)
+    except ValueError as exc:
+        return str(exc)
+    return "unknown error"
+
+
+# --- the graph node --------------------------------------------------------------
+
+
+def _as_candidate(value: Any) -> CandidateMemory:
+    if isinstance(value, CandidateMemory):
+        return value
+    if isinstance(value, Mapping) and "text" in value:
+        return candidate_from_dict(value)
+    raise ConfigurationError(
+        f"reconcile node: {value!r:.80} is not a CandidateMemory or a dict with 'text'; "
+        "put CandidateMemory objects in the candidates state key."
+    )
+
+
+def create_reconcile_node(
+    *,
+    store: LongTermMemory | None = None,
+    model: BaseChatModel | None = None,
+    queue: Any = None,
+    candidates_key: str = "memory_candidates",
+    ops_key: str = "memory_ops",
+    policy: PrivacyPolicy | None = None,
+    name: str = "reconcile",
+) -> RunnableLambda[Any, dict[str, Any]]:
+    """A standalone reconcile node for graphs that want extract and reconcile as explicit nodes.
+
+    Reads ``state[candidates_key]`` (``CandidateMemory`` objects or their dicts),
+    reconciles them for the current user against ``store`` (or the graph's
+    store), records the ops in ``queue``'s audit log when given, and returns
+    ``{candidates_key: [], ops_key: [MemoryOp, ...]}``.
+
+    Raises:
+        MissingUserIdError: No user id in the Runtime context or ``configurable``.
+        ConfigurationError: No store given and none compiled into the graph.
+
+    Example:
+        >>> node = create_reconcile_node(store=store)  # doctest: +SKIP
+    """
+
+    def _setup(
+        state: Any, config: RunnableConfig | None
+    ) -> tuple[Reconciler, str, str | None, list[CandidateMemory]]:
+        user_id = resolve_user_id(config)
+        the_store = resolve_store(store, config)
+        if the_store is None:
+            raise ConfigurationError(
+                "reconcile node: no long-term store; pass create_reconcile_node(store=...) "
+                "or compile the graph with store=..."
+            )
+        raw = (
+            state.get(candidates_key)
+            if isinstance(state, Mapping)
+            else getattr(state, candidates_key, None)
+        )
+        candidates = [_as_candidate(v) for v in (raw or [])]
+        return (
+            Reconciler(the_store, model=model, policy=policy),
+            user_id,
+            resolve_thread_id(config),
+            candidates,
+        )
+
+    def reconcile_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        reconciler, user_id, thread_id, candidates = _setup(state, config)
+        if not candidates:
+            return {}
+        ops = reconciler.reconcile(user_id, candidates, thread_id=thread_id)
+        if queue is not None:
+            queue.record_audit(user_id, thread_id, ops)
+        return {candidates_key: [], ops_key: ops}
+
+    async def reconcile_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        reconciler, user_id, thread_id, candidates = _setup(state, config)
+        if not candidates:
+            return {}
+        ops = await reconciler.areconcile(user_id, candidates, thread_id=thread_id)
+        if queue is not None:
+            await queue.arecord_audit(user_id, thread_id, ops)
+        return {candidates_key: [], ops_key: ops}
+
+    return RunnableLambda(reconcile_sync, afunc=reconcile_async, name=name)

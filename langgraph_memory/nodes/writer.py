@@ -1,0 +1,374 @@
+"""MemoryWriter: extract + reconcile, off the reply path on a durable queue, or inline.
+
+``submit(user_id, thread_id, messages)`` is what ``compress`` (for evicted
+turns) and the extract node (for new turns) call.
+
+- ``mode="background"`` (default): ``submit`` only writes the (redacted)
+  messages to the ``SqliteMemoryQueue`` - a millisecond - and a worker thread
+  runs extract and reconcile later. Start the worker with ``start()`` / ``stop()``
+  or ``with writer:`` / ``async with writer:``; ``drain(timeout)`` waits for
+  the queue to empty (tests, shutdown).
+- ``mode="sync"``: ``submit`` runs extract and reconcile before returning
+  (tests, notebooks). With a queue it still goes through the queue (same
+  idempotency, same audit log); without one, the audit is kept in memory.
+
+A job runs in stages, each saved under the job's lease: candidates (one
+extract call), the plan (at most one reconcile call), then each op. A worker
+that dies is replaced by the next one, which resumes at the saved stage; ops
+are applied idempotently, so nothing is applied twice and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+
+from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.errors import (
+    ConfigurationError,
+    JobLeaseLostError,
+    MissingUserIdError,
+    RedactionRejectedError,
+)
+from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor, message_ids_for
+from langgraph_memory.nodes.queue import AuditEntry, Job, SqliteMemoryQueue
+from langgraph_memory.nodes.reconcile import Reconciler
+from langgraph_memory.privacy import Redactor
+from langgraph_memory.types import LongTermMemory, MemoryOp
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MemoryWriter", "WriteReceipt"]
+
+WriterMode = Literal["background", "sync"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReceipt:
+    """What ``submit`` did: the job it queued (if any) and, in sync mode, the decisions."""
+
+    job_id: str | None
+    ops: tuple[MemoryOp, ...] = ()
+    # False when every message had been submitted before (nothing queued twice).
+    queued: bool = True
+
+
+class MemoryWriter:
+    """Writes long-term memory from conversation turns: extract, then reconcile.
+
+    Args:
+        store: The long-term store (``ChromaMemoryStore`` or any ``LongTermMemory``).
+        extractor: A chat model (wrapped in ``LLMMemoryExtractor``), an
+            ``LLMMemoryExtractor`` or a ``RuleBasedExtractor`` (offline).
+        model_for_reconcile: Chat model for the one judgement per batch;
+            ``None`` uses the offline reconcile rules.
+        mode: ``"background"`` (queue + worker thread) or ``"sync"`` (inline).
+        queue: A ``SqliteMemoryQueue``; required in background mode.
+        policy: Privacy policy; messages are redacted before they are queued.
+        poll_interval: How often an idle worker looks for ready jobs (seconds).
+        worker_id: Name of this writer's worker in leases (default: random).
+
+    Raises:
+        ConfigurationError: Unknown mode, or background mode without a queue.
+
+    Example:
+        >>> from langgraph_memory.nodes.rules import RuleBasedExtractor
+        >>> writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")  # doctest: +SKIP
+        >>> writer.submit("u1", "t1", [HumanMessage("my budget is 3000")]).ops  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        store: LongTermMemory,
+        *,
+        extractor: MemoryExtractor | BaseChatModel,
+        model_for_reconcile: BaseChatModel | None = None,
+        mode: WriterMode = "background",
+        queue: SqliteMemoryQueue | None = None,
+        policy: PrivacyPolicy | None = None,
+        poll_interval: float = 0.2,
+        worker_id: str | None = None,
+    ) -> None:
+        if mode not in ("background", "sync"):
+            raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
+        if mode == "background" and queue is None:
+            raise ConfigurationError(
+                "MemoryWriter(mode='background') needs queue=SqliteMemoryQueue(<your checkpoint "
+                "database file>); or use mode='sync' to write inline."
+            )
+        if poll_interval <= 0:
+            raise ConfigurationError(
+                f"MemoryWriter(poll_interval={poll_interval!r}); use seconds > 0."
+            )
+        self.store = store
+        self.extractor = as_extractor(extractor)
+        self.reconciler = Reconciler(store, model=model_for_reconcile, policy=policy)
+        self.mode: WriterMode = mode
+        self.queue = queue
+        self.policy = policy
+        self.poll_interval = poll_interval
+        self.worker_id = worker_id or f"writer-{uuid.uuid4().hex[:8]}"
+        # Without a queue (sync mode only) the audit log lives here, newest last.
+        self.audit_log: deque[tuple[str, str, MemoryOp]] = deque(maxlen=10_000)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+
+    # submitting -------------------------------------------------------------------
+
+    def _redacted(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """Redacted copies with their original ids; a message the policy rejects is left out."""
+        redactor = Redactor(self.policy)
+        out: list[BaseMessage] = []
+        for message, message_id in zip(messages, message_ids_for(messages), strict=True):
+            try:
+                copy = redactor.redact_messages([message])[0]
+            except RedactionRejectedError:
+                logger.info(
+                    "memory writer: message %s not kept, the privacy policy rejects it", message_id
+                )
+                continue
+            out.append(copy if copy.id else copy.model_copy(update={"id": message_id}))
+        return out
+
+    def submit(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> WriteReceipt:
+        """Hand turns to long-term memory writing.
+
+        Background mode queues them (idempotent: already-submitted messages are
+        skipped) and returns at once; sync mode also extracts and reconciles.
+        """
+        _check_ids(user_id, thread_id)
+        safe = self._redacted(messages)
+        if self.queue is None:  # sync mode without a queue
+            seed = _batch_seed(user_id, thread_id, safe)
+            candidates = self.extractor.extract(safe)
+            ops = self.reconciler.reconcile(user_id, candidates, thread_id=thread_id, seed=seed)
+            self.audit_log.extend((user_id, thread_id, op) for op in ops)
+            return WriteReceipt(None, tuple(ops), queued=False)
+        job_id = self.queue.enqueue(user_id, thread_id, safe)
+        if job_id is None:
+            return WriteReceipt(None, (), queued=False)
+        if self.mode == "background":
+            return WriteReceipt(job_id)
+        ops = self.run_job(job_id)
+        return WriteReceipt(job_id, tuple(ops or ()))
+
+    async def asubmit(
+        self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
+    ) -> WriteReceipt:
+        """Async twin of ``submit``."""
+        _check_ids(user_id, thread_id)
+        safe = self._redacted(messages)
+        if self.queue is None:
+            seed = _batch_seed(user_id, thread_id, safe)
+            candidates = await self.extractor.aextract(safe)
+            ops = await self.reconciler.areconcile(
+                user_id, candidates, thread_id=thread_id, seed=seed
+            )
+            self.audit_log.extend((user_id, thread_id, op) for op in ops)
+            return WriteReceipt(None, tuple(ops), queued=False)
+        job_id = await self.queue.aenqueue(user_id, thread_id, safe)
+        if job_id is None:
+            return WriteReceipt(None, (), queued=False)
+        if self.mode == "background":
+            return WriteReceipt(job_id)
+        ops = await asyncio.to_thread(self.run_job, job_id)
+        return WriteReceipt(job_id, tuple(ops or ()))
+
+    # running jobs -----------------------------------------------------------------
+
+    def _require_queue(self) -> SqliteMemoryQueue:
+        if self.queue is None:
+            raise ConfigurationError(
+                "this MemoryWriter has no queue; pass queue=SqliteMemoryQueue(...)."
+            )
+        return self.queue
+
+    def process(self, job: Job) -> list[MemoryOp] | None:
+        """Run one leased job from its saved stage to the end; ``None`` if it did not finish.
+
+        Failures are recorded on the job (retry with backoff, then ``failed``);
+        a lost lease means another worker owns the job now, so this one stops.
+        """
+        queue = self._require_queue()
+        try:
+            candidates = job.candidates
+            if job.stage == "new" or candidates is None:
+                candidates = self.extractor.extract(job.messages)
+                queue.save_candidates(job, candidates)
+            ops = job.ops
+            if job.stage != "planned" or ops is None:
+                # The job id seeds the result ids: a re-plan after a crash reuses them.
+                ops = self.reconciler.plan(job.user_id, candidates, seed=job.job_id)
+                queue.save_plan(job, ops)
+                start = 0
+            else:
+                start = job.applied_ops
+            for index in range(start, len(ops)):
+                if self._stop.is_set() and self._thread is not None:
+                    queue.release(job)  # graceful stop: the next worker resumes at this op
+                    return None
+                self.reconciler.apply_op(job.user_id, ops[index], thread_id=job.thread_id)
+                queue.mark_applied(job, index, ops[index])
+            queue.complete(job)
+            return list(ops)
+        except JobLeaseLostError as exc:
+            logger.warning("memory writer: %s", exc)
+            return None
+        except Exception as exc:  # any failure is recorded on the job and retried
+            status = queue.fail(job, f"{type(exc).__name__}: {exc}")
+            logger.warning(
+                "memory writer: job %s attempt %d failed (%s): %s",
+                job.job_id,
+                job.attempts,
+                status,
+                exc,
+            )
+            return None
+
+    def run_job(self, job_id: str) -> list[MemoryOp] | None:
+        """Claim and run one specific job now (ignores debounce); ``None`` if not claimable/finished."""
+        job = self._require_queue().claim(self.worker_id, job_id=job_id)
+        return None if job is None else self.process(job)
+
+    def run_pending(self, *, ignore_debounce: bool = False, max_jobs: int | None = None) -> int:
+        """Run ready jobs in this thread until none is ready; returns how many ran."""
+        queue = self._require_queue()
+        ran = 0
+        while max_jobs is None or ran < max_jobs:
+            job = queue.claim(self.worker_id, ignore_debounce=ignore_debounce)
+            if job is None:
+                break
+            self.process(job)
+            ran += 1
+        return ran
+
+    # the worker thread ------------------------------------------------------------
+
+    def _work(self) -> None:
+        queue = self._require_queue()
+        while not self._stop.is_set():
+            try:
+                job = queue.claim(self.worker_id)
+            except Exception:  # a locked/broken database must not kill the worker
+                logger.exception("memory writer: could not claim a job; retrying")
+                job = None
+            if job is None:
+                self._idle.set()
+                self._stop.wait(self.poll_interval)
+                continue
+            self._idle.clear()
+            self.process(job)
+
+    def start(self) -> MemoryWriter:
+        """Start the background worker thread (idempotent)."""
+        queue = self._require_queue()
+        queue.setup()
+        if self._thread is not None and self._thread.is_alive():
+            return self
+        self._stop.clear()
+        self._thread = threading.Thread(
+            target=self._work, name=f"lgm-{self.worker_id}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Stop the worker after its current step; an unfinished job goes back to the queue."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                logger.warning(
+                    "memory writer: worker still busy after %.1f s; it stops after its current step",
+                    timeout or 0,
+                )
+            else:
+                self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until no job is pending or leased; ``True`` when the queue emptied in time.
+
+        With the worker running this waits for it; otherwise jobs are run in
+        the calling thread, debounce ignored.
+        """
+        queue = self._require_queue()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.running:
+                self.run_pending(ignore_debounce=True)
+            if queue.unfinished() == 0:
+                return True
+            time.sleep(min(self.poll_interval, 0.05))
+        return queue.unfinished() == 0
+
+    async def adrain(self, timeout: float = 30.0) -> bool:
+        """Async twin of ``drain``."""
+        return await asyncio.to_thread(self.drain, timeout)
+
+    def audit(
+        self, user_id: str | None = None, *, limit: int = 100
+    ) -> list[AuditEntry] | list[MemoryOp]:
+        """The decisions log: the queue's audit table, or the in-memory log without a queue."""
+        if self.queue is not None:
+            return self.queue.audit(user_id, limit=limit)
+        return [op for uid, _, op in reversed(self.audit_log) if user_id is None or uid == user_id][
+            :limit
+        ]
+
+    def __enter__(self) -> MemoryWriter:
+        return self.start() if self.mode == "background" else self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> MemoryWriter:
+        if self.mode == "background":
+            await asyncio.to_thread(self.start)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+
+def _batch_seed(user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> str:
+    """Result-id seed of an unqueued batch: the same turns plan the same ids."""
+    return uuid.uuid5(
+        uuid.NAMESPACE_URL, "\x1f".join([user_id, thread_id, *message_ids_for(messages)])
+    ).hex
+
+
+def _check_ids(user_id: Any, thread_id: Any) -> None:
+    if not isinstance(user_id, str) or not user_id.strip():
+        raise MissingUserIdError(
+            f"MemoryWriter.submit(user_id={user_id!r}): pass the id of the user these turns belong to."
+        )
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ConfigurationError(
+            f"MemoryWriter.submit(thread_id={thread_id!r}): pass the conversation's thread id as a string."
+        )
