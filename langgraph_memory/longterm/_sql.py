@@ -1,0 +1,170 @@
+"""Every SQL statement of the long-term store's SQLite file, as named constants.
+
+The file holds the item catalog (values, already redacted), the FTS5 keyword
+index and the partition -> Chroma collection map. Chroma itself only ever
+receives vectors and opaque ids: no text reaches Chroma's own files, which we
+could not vacuum (over HTTP not at all), so forgetting a user only has to
+scrub this one file.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# (name, statements) in order; each migration and its "applied" row commit together.
+MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    (
+        "0001_items_fts_partitions",
+        (
+            """
+            CREATE TABLE IF NOT EXISTS lt_items (
+                rowid INTEGER PRIMARY KEY,
+                item_id TEXT NOT NULL UNIQUE,
+                partition TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                created_ts REAL NOT NULL,
+                updated_ts REAL NOT NULL,
+                ttl_minutes REAL,
+                expires_ts REAL,
+                has_vector INTEGER NOT NULL DEFAULT 0,
+                mem_status TEXT,
+                mem_type TEXT,
+                mem_key TEXT,
+                valid_from_ts REAL,
+                valid_to_ts REAL,
+                mem_expires_ts REAL,
+                UNIQUE (partition, namespace, key)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS lt_items_by_partition ON lt_items (partition, namespace)",
+            "CREATE INDEX IF NOT EXISTS lt_items_by_expiry ON lt_items (expires_ts) WHERE expires_ts IS NOT NULL",
+            "CREATE INDEX IF NOT EXISTS lt_items_by_mem_key ON lt_items (partition, mem_key) WHERE mem_key IS NOT NULL",
+            # Pre-tokenised text (see tokenize.py): unicode61 only splits on our spaces.
+            # ``part`` holds one opaque token per partition so a query can AND it in.
+            """
+            CREATE VIRTUAL TABLE IF NOT EXISTS lt_fts USING fts5(
+                part, body, tokenize = 'unicode61 remove_diacritics 0'
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS lt_partitions (
+                partition TEXT PRIMARY KEY,
+                collection TEXT NOT NULL,
+                dedicated INTEGER NOT NULL DEFAULT 0,
+                vector_count INTEGER NOT NULL DEFAULT 0
+            )
+            """,
+            "CREATE TABLE IF NOT EXISTS lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        ),
+    ),
+)
+
+CREATE_MIGRATIONS_TABLE: Final = (
+    "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
+)
+SELECT_APPLIED_MIGRATIONS: Final = "SELECT name FROM lt_migrations"
+INSERT_APPLIED_MIGRATION: Final = "INSERT INTO lt_migrations (name, applied_ts) VALUES (?, ?)"
+
+PRAGMAS: Final = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    # Freed pages are zeroed, so deleted text does not linger in the file.
+    "PRAGMA secure_delete = ON",
+    "PRAGMA busy_timeout = 10000",
+)
+
+ITEM_COLUMNS: Final = (
+    "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
+    "ttl_minutes, expires_ts, has_vector"
+)
+# Same columns prefixed for joins with lt_fts.
+ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
+
+SELECT_ITEM: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? AND key = ?"
+)
+UPSERT_ITEM: Final = """
+INSERT INTO lt_items (
+    item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
+    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (partition, namespace, key) DO UPDATE SET
+    value = excluded.value,
+    updated_ts = excluded.updated_ts,
+    ttl_minutes = excluded.ttl_minutes,
+    expires_ts = excluded.expires_ts,
+    has_vector = excluded.has_vector,
+    mem_status = excluded.mem_status,
+    mem_type = excluded.mem_type,
+    mem_key = excluded.mem_key,
+    valid_from_ts = excluded.valid_from_ts,
+    valid_to_ts = excluded.valid_to_ts,
+    mem_expires_ts = excluded.mem_expires_ts
+RETURNING rowid
+"""
+DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
+DELETE_FTS_ROW: Final = "DELETE FROM lt_fts WHERE rowid = ?"
+INSERT_FTS_ROW: Final = "INSERT INTO lt_fts (rowid, part, body) VALUES (?, ?, ?)"
+REFRESH_TTL: Final = (
+    "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
+    "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
+)
+UPDATE_VALUE: Final = """
+UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?
+WHERE partition = ? AND rowid = ?
+"""
+# Access statistics change the value (``last_accessed_at``, ``access_count``) but not
+# ``updated_ts``: being recalled is not an edit.
+TOUCH_ITEM: Final = "UPDATE lt_items SET value = ? WHERE partition = ? AND rowid = ?"
+
+# Keyword search: the partition token is AND-ed in FTS5 itself, so BM25 is only
+# computed for this partition's matches (not for every user's). The weight 0 on
+# ``part`` keeps the partition token out of the score.
+KEYWORD_SEARCH_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS_I}, -bm25(lt_fts, 0.0, 1.0) AS score "
+    "FROM lt_fts JOIN lt_items i ON i.rowid = lt_fts.rowid "
+    "WHERE lt_fts MATCH ? AND i.partition = ? AND {where} "
+    "ORDER BY bm25(lt_fts, 0.0, 1.0) LIMIT ?"
+)
+SELECT_ITEMS_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
+    "ORDER BY updated_ts DESC, rowid DESC LIMIT ? OFFSET ?"
+)
+SELECT_VECTOR_IDS_TEMPLATE: Final = (
+    "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1 AND {where}"
+)
+SELECT_PARTITION_ITEM_IDS: Final = (
+    "SELECT rowid, item_id, has_vector FROM lt_items WHERE partition = ?"
+)
+SELECT_EXPIRED: Final = (
+    "SELECT rowid, item_id, partition, has_vector FROM lt_items "
+    "WHERE expires_ts IS NOT NULL AND expires_ts <= ?"
+)
+SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY namespace"
+
+SELECT_PARTITION: Final = (
+    "SELECT collection, dedicated, vector_count FROM lt_partitions WHERE partition = ?"
+)
+INSERT_PARTITION: Final = (
+    "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) VALUES (?, ?, 0, 0)"
+)
+ADD_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?) WHERE partition = ?"
+)
+SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
+DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
+DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
+
+SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
+UPSERT_META: Final = (
+    "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
+
+# Rewrites the FTS5 b-tree without the deleted rows' tokens; VACUUM and a WAL
+# truncation then drop the freed pages from the file itself.
+FTS_OPTIMIZE: Final = "INSERT INTO lt_fts (lt_fts) VALUES ('optimize')"
+VACUUM: Final = "VACUUM"
+WAL_TRUNCATE: Final = "PRAGMA wal_checkpoint(TRUNCATE)"

@@ -1,0 +1,148 @@
+"""Pure mapping between store values, SQLite rows, LangGraph items and memory records.
+
+Example:
+    >>> item_id_for("alice", "memories.alice", "m1") == item_id_for("alice", "memories.alice", "m1")
+    True
+    >>> len(item_id_for("alice", "memories.alice", "m1"))
+    32
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import Item, SearchItem
+from langgraph.store.base.embed import get_text_at_path
+
+from langgraph_memory.longterm.where import decode_namespace
+from langgraph_memory.types import MemoryRecord
+
+# Value fields embedded and keyword-indexed when the index config names none:
+# ``text`` (MemoryRecord) and ``content`` (langmem's manage_memory tool).
+DEFAULT_TEXT_FIELDS: tuple[str, ...] = ("text", "content")
+_RECORD_MARKERS = frozenset({"text", "type", "status", "importance"})
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """One ``lt_items`` row, as selected by ``_sql.ITEM_COLUMNS``."""
+
+    rowid: int
+    item_id: str
+    partition: str
+    namespace: str
+    key: str
+    value: str
+    created_ts: float
+    updated_ts: float
+    ttl_minutes: float | None
+    expires_ts: float | None
+    has_vector: int
+
+    @classmethod
+    def from_tuple(cls, row: Sequence[Any]) -> ItemRow:
+        return cls(*row[:11])
+
+    def value_dict(self) -> dict[str, Any]:
+        loaded = json.loads(self.value)
+        return loaded if isinstance(loaded, dict) else {"value": loaded}
+
+
+def item_id_for(partition: str, namespace: str, key: str) -> str:
+    """Opaque, stable id shared by the catalog, FTS5 and Chroma: no text leaks into Chroma."""
+    digest = hashlib.blake2b(
+        "\x1f".join((partition, namespace, key)).encode(), digest_size=16
+    ).hexdigest()
+    return digest
+
+
+def partition_token(partition: str) -> str:
+    """The FTS5 token standing for a partition (hex only, so it is one unicode61 token)."""
+    return "p" + hashlib.blake2b(partition.encode(), digest_size=12).hexdigest()
+
+
+def to_ts(value: datetime | None) -> float | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+def from_ts(value: float) -> datetime:
+    return datetime.fromtimestamp(value, tz=UTC)
+
+
+def redact_value(value: Any, redact_text: Callable[[str], str]) -> Any:
+    """Redact every string inside a JSON-like value (dict keys are left alone)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, Mapping):
+        return {k: redact_value(v, redact_text) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v, redact_text) for v in value]
+    return value
+
+
+def texts_to_index(
+    value: Mapping[str, Any], fields: Sequence[str] | None, index: bool | list[str] | None
+) -> list[str]:
+    """The texts of a value to embed and keyword-index, following LangGraph's rules.
+
+    ``index=False`` indexes nothing; a list overrides the configured fields; a
+    ``"$"`` path means the whole value as JSON.
+    """
+    if index is False:
+        return []
+    paths = list(index) if isinstance(index, list) else list(fields or DEFAULT_TEXT_FIELDS)
+    texts: list[str] = []
+    for path in paths:
+        if path == "$":
+            texts.append(json.dumps(value, ensure_ascii=False, sort_keys=True))
+            continue
+        texts.extend(t for t in get_text_at_path(value, path) if t)
+    return texts
+
+
+def looks_like_record(value: Mapping[str, Any]) -> bool:
+    """A value written by ``MemoryRecord.to_dict`` (typed columns are derived from it)."""
+    return value.keys() >= _RECORD_MARKERS
+
+
+def record_columns(
+    value: Mapping[str, Any],
+) -> tuple[str | None, str | None, str | None, float | None, float | None, float | None]:
+    """``(mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts)``."""
+    if not looks_like_record(value):
+        return (None, None, None, None, None, None)
+    record = MemoryRecord.from_dict(value)
+    return (
+        record.status.value,
+        record.type.value,
+        record.key,
+        to_ts(record.valid_from),
+        to_ts(record.valid_to),
+        to_ts(record.expires_at),
+    )
+
+
+def row_to_item(row: ItemRow, score: float | None = None, *, search: bool = False) -> Item:
+    kwargs: dict[str, Any] = {
+        "namespace": decode_namespace(row.namespace),
+        "key": row.key,
+        "value": row.value_dict(),
+        "created_at": from_ts(row.created_ts),
+        "updated_at": from_ts(row.updated_ts),
+    }
+    if search:
+        return SearchItem(score=score, **kwargs)
+    return Item(**kwargs)
+
+
+def row_to_record(row: ItemRow) -> MemoryRecord:
+    return MemoryRecord.from_dict(row.value_dict())

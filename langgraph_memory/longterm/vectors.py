@@ -1,0 +1,144 @@
+"""The vector side of the store: which Chroma collection holds a partition, and how to search it.
+
+Layout (measured on this machine with embedded Chroma 1.5, see
+``benchmarks/RESULTS-longterm.md``): Chroma's ``where`` filter costs time in
+proportion to the rows it matches (a ``user_id`` filter matching 1000 rows:
+p50 ~6 ms, p95 ~12 ms; 100k rows over 100 users: tens of ms), while an
+unfiltered query on a collection answers in ~1.5 ms whatever its size. But a
+collection costs ~30 ms and ~300 kB to create, so 10k users with a handful of
+memories each cannot each get one. Hence two tiers:
+
+* **shard** (default for a new partition): ``hash(partition) % shards`` picks
+  one of ``shards`` shared collections. Search fetches the partition's own
+  vectors *by id* (ids come from the catalog's ``partition = ?`` query, never
+  from Chroma) and ranks them exactly in numpy: no ``where`` filter, no other
+  user's vector ever read.
+* **dedicated**: once a partition holds more than ``dedicated_threshold``
+  vectors it is moved to its own collection and searched with an unfiltered
+  HNSW query; the collection *is* the partition.
+
+Collection names are derived from a hash of the partition, so user ids never
+appear in Chroma; Chroma receives vectors and opaque ids only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+_HNSW_CONFIGURATION = {"hnsw": {"space": "cosine"}}
+_COPY_CHUNK = 1000
+
+
+def shard_collection_name(prefix: str, partition: str, shards: int) -> str:
+    bucket = int.from_bytes(hashlib.blake2b(partition.encode(), digest_size=8).digest(), "big")
+    return f"{prefix}-shard-{bucket % shards:04d}"
+
+
+def dedicated_collection_name(prefix: str, partition: str) -> str:
+    return f"{prefix}-part-{hashlib.blake2b(partition.encode(), digest_size=16).hexdigest()}"
+
+
+def cosine_similarities(query: Sequence[float], matrix: Any) -> list[float]:
+    """Cosine of ``query`` with every row of ``matrix`` (zero vectors score 0)."""
+    vectors = np.asarray(matrix, dtype=np.float32)
+    if vectors.size == 0:
+        return []
+    q = np.asarray(query, dtype=np.float32)
+    q_norm = float(np.linalg.norm(q))
+    norms = np.linalg.norm(vectors, axis=1)
+    denom = np.where(norms * q_norm == 0, 1.0, norms * q_norm)
+    sims = (vectors @ q) / denom
+    return [float(s) for s in sims]
+
+
+class ChromaVectors:
+    """Thin I/O wrapper over a Chroma client (``PersistentClient`` or ``HttpClient``).
+
+    It never passes documents or query texts to Chroma, and every collection
+    is opened with ``embedding_function=None``, so Chroma's default embedder
+    (which downloads a model) is never constructed.
+    """
+
+    def __init__(self, client: Any, *, prefix: str = "lgm") -> None:
+        self.client = client
+        self.prefix = prefix
+        self._collections: dict[str, Any] = {}
+
+    def collection(self, name: str) -> Any:
+        found = self._collections.get(name)
+        if found is None:
+            found = self.client.get_or_create_collection(
+                name, embedding_function=None, configuration=_HNSW_CONFIGURATION
+            )
+            self._collections[name] = found
+        return found
+
+    def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
+        if ids:
+            self.collection(name).upsert(
+                ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32)
+            )
+
+    def delete(self, name: str, ids: Sequence[str]) -> None:
+        if ids:
+            self.collection(name).delete(ids=list(ids))
+
+    def drop_collection(self, name: str) -> None:
+        self._collections.pop(name, None)
+        try:
+            self.client.delete_collection(name)
+        except Exception as exc:  # already gone is fine; anything else is not
+            if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
+                raise
+
+    def vectors_by_id(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vectors of these ids (missing ids are simply absent)."""
+        if not ids:
+            return {}
+        got = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        embeddings = got.get("embeddings")
+        if embeddings is None:
+            return {}
+        return {i: list(map(float, v)) for i, v in zip(got["ids"], embeddings, strict=True)}
+
+    def exact_search(
+        self, name: str, ids: Sequence[str], query: Sequence[float]
+    ) -> dict[str, float]:
+        """Cosine of ``query`` with exactly these ids' vectors (shard tier)."""
+        if not ids:
+            return {}
+        got = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        embeddings = got.get("embeddings")
+        if embeddings is None or len(got["ids"]) == 0:
+            return {}
+        sims = cosine_similarities(query, embeddings)
+        return dict(zip(got["ids"], sims, strict=True))
+
+    def ann_search(self, name: str, query: Sequence[float], n_results: int) -> dict[str, float]:
+        """Top ``n_results`` by cosine in a dedicated collection (no filter: it is the partition)."""
+        if n_results <= 0:
+            return {}
+        result = self.collection(name).query(
+            query_embeddings=[np.asarray(query, dtype=np.float32)],
+            n_results=n_results,
+            include=["distances"],
+        )
+        ids = result["ids"][0]
+        distances = (result.get("distances") or [[]])[0]
+        # Chroma's cosine space returns 1 - cosine.
+        return {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
+
+    def copy_vectors(self, source: str, target: str, ids: Sequence[str]) -> int:
+        """Copy vectors between collections in chunks; returns how many were copied."""
+        copied = 0
+        for start in range(0, len(ids), _COPY_CHUNK):
+            chunk = list(ids[start : start + _COPY_CHUNK])
+            found = self.vectors_by_id(source, chunk)
+            if found:
+                self.upsert(target, list(found), list(found.values()))
+                copied += len(found)
+        return copied
