@@ -453,11 +453,11 @@ def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
     start, end = m.start("bare"), m.end("bare")
     value = m.group("bare")
     # Sentence punctuation after the value is not part of it; a closing
-    # bracket is, unless nothing opened it.
+    # bracket is, unless it closes nothing.
     while value and (
         value[-1] in ".,;"
-        or (value[-1] == ")" and "(" not in value)
-        or (value[-1] == "]" and "[" not in value)
+        or (value[-1] == ")" and value.count(")") > value.count("("))
+        or (value[-1] == "]" and value.count("]") > value.count("["))
     ):
         value = value[:-1]
         end -= 1
