@@ -161,12 +161,16 @@ def _rule_preferred_name(clause: str) -> _Match | None:
         clause,
         re.IGNORECASE,
     )
-    if m:
+    # "never call me sir" / "不要叫我老王" is an instruction, not a name.
+    negated = re.search(
+        r"\b(?:never|don'?t|do not|stop)\b|不要|别|不许|不准", clause, re.IGNORECASE
+    )
+    if m and not negated:
         return _Match(
             f"User wants to be called {m.group(1).strip()}", key="preferred_name", importance=0.9
         )
     m = re.search(r"叫我([\u3400-\u9fffA-Za-z·]{1,8}?)(?:吧|就行了?|就好|好了|即可)?$", clause)
-    if m and not m.group(1).startswith(("了", "去", "来", "做")):
+    if m and not negated and not m.group(1).startswith(("了", "去", "来", "做")):
         return _Match(f"用户希望被称为{m.group(1)}", key="preferred_name", importance=0.9)
     return None
 
