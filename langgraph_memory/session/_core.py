@@ -1,0 +1,1258 @@
+"""The dialect-independent core of the session savers, written "sans I/O".
+
+Every database operation is a generator that *yields* statements
+(:class:`Execute`, :class:`ExecuteMany`, :class:`Fetch`) and receives their
+results; it never touches a connection. The sync shell drives it with
+``sqlite3``, the async shell with ``aiosqlite`` (a Postgres shell would drive the
+same generators with psycopg), so validation, encoding, row mapping, retention
+and every decision exist once. The SQL itself comes from a dialect module
+(``_sql_sqlite.py``) passed in as ``sql``.
+
+CPU-heavy work (serialising a put, decoding a read) happens outside the
+transaction: ``prepare_*`` before it, ``build_*`` after it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, TypeVar, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    PendingWrite,
+    get_serializable_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import (
+    ConfigurationError,
+    MigrationError,
+    ThreadDeletedError,
+)
+from langgraph_memory.session._channels import (
+    ENCODING_EMPTY,
+    ENCODING_ITEMS,
+    ENCODING_VALUE,
+    CachedList,
+    ListCache,
+    ListPlan,
+    Range,
+    fingerprint,
+    full_list_plan,
+    plan_list_encoding,
+    ranges_from_json,
+    ranges_length,
+    ranges_to_json,
+)
+from langgraph_memory.session._retention import (
+    CheckpointSkeleton,
+    StorageStats,
+    StoredValue,
+    SweepReport,
+    ThreadStats,
+    close_over_delta_history,
+    keep_newest,
+    plan_garbage,
+    threads_to_evict,
+)
+
+T = TypeVar("T")
+
+# ------------------------------------------------------------------ statements
+
+
+@dataclass(frozen=True, slots=True)
+class Execute:
+    """Run one statement; the shell sends back its rowcount."""
+
+    sql: str
+    params: Sequence[Any] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteMany:
+    """Run one statement per parameter row; the shell sends back ``None``."""
+
+    sql: str
+    rows: Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """Run a query; the shell sends back all rows as a list of tuples."""
+
+    sql: str
+    params: Sequence[Any] = ()
+
+
+Statement = Execute | ExecuteMany | Fetch
+Txn = Generator[Statement, Any, T]
+
+# How many rows one list() page reads before the lock is released and rows are yielded.
+LIST_PAGE_SIZE = 100
+# Ancestors fetched per step of the DeltaChannel history walk.
+ANCESTOR_BATCH = 256
+# A run of new list items is stored as one chunk; cap its size so one append of
+# a huge list does not become one multi-megabyte row.
+MAX_CHUNK_ITEMS = 512
+
+# ------------------------------------------------------------------ config parsing
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointKey:
+    """``configurable`` of a RunnableConfig, validated."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str | None
+
+    def config(self, checkpoint_id: str | None = None) -> RunnableConfig:
+        return {
+            "configurable": {
+                "thread_id": self.thread_id,
+                "checkpoint_ns": self.checkpoint_ns,
+                "checkpoint_id": checkpoint_id or self.checkpoint_id,
+            }
+        }
+
+
+def checkpoint_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def parse_thread_id(thread_id: Any) -> str:
+    if thread_id is None or isinstance(thread_id, bool):
+        raise ConfigurationError(
+            f"thread_id={thread_id!r} is not usable; pass a non-empty string, e.g. "
+            "config={'configurable': {'thread_id': 'user-42-chat'}}."
+        )
+    if not isinstance(thread_id, str):
+        if not isinstance(thread_id, (int,)) and type(thread_id).__name__ != "UUID":
+            raise ConfigurationError(
+                f"thread_id={thread_id!r} ({type(thread_id).__name__}) is not usable; "
+                "pass a string (ints and UUIDs are converted)."
+            )
+        thread_id = str(thread_id)
+    if not thread_id:
+        raise ConfigurationError(
+            "thread_id='' is empty; pass a non-empty string, e.g. 'user-42-chat'."
+        )
+    return thread_id
+
+
+def parse_config(config: RunnableConfig | None, *, what: str = "config") -> CheckpointKey:
+    """Validate ``config["configurable"]`` and return its thread, namespace and id."""
+    if not isinstance(config, Mapping):
+        raise ConfigurationError(
+            f"{what}={config!r} is not a RunnableConfig; pass "
+            "{'configurable': {'thread_id': ...}}."
+        )
+    configurable = config.get("configurable")
+    if not isinstance(configurable, Mapping) or "thread_id" not in configurable:
+        raise ConfigurationError(
+            f"{what} has no configurable.thread_id (got {configurable!r}); pass "
+            "{'configurable': {'thread_id': ...}}."
+        )
+    thread_id = parse_thread_id(configurable["thread_id"])
+    ns = configurable.get("checkpoint_ns") or ""
+    if not isinstance(ns, str):
+        raise ConfigurationError(
+            f"{what} checkpoint_ns={ns!r} must be a string ('' for the root graph)."
+        )
+    checkpoint_id = configurable.get("checkpoint_id")
+    if checkpoint_id is not None and not isinstance(checkpoint_id, str):
+        raise ConfigurationError(
+            f"{what} checkpoint_id={checkpoint_id!r} must be a string id returned by put()."
+        )
+    return CheckpointKey(thread_id, ns, checkpoint_id or None)
+
+
+def version_key(version: Any) -> str:
+    """Versions may be int, float or str; rows store them as text."""
+    return version if isinstance(version, str) else str(version)
+
+
+# ------------------------------------------------------------------ decoding helpers
+
+
+def _msgpack_array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+def decode_chunks(
+    serde: SerializerProtocol, chunks: Sequence[tuple[int, int, str, bytes]]
+) -> list[tuple[int, int, list[Any]]]:
+    """Decode chunk rows ``(seq_lo, seq_hi, type, blob)`` into item lists.
+
+    Each msgpack chunk is itself a msgpack array, so all of them are decoded by
+    ONE call on ``header + concatenated blobs``: per-call overhead in the
+    serializer is ~3x the per-message cost, and a 600-message thread is
+    hundreds of chunks.
+    """
+    if not chunks:
+        return []
+    if all(c[2] == "msgpack" for c in chunks):
+        blob = _msgpack_array_header(len(chunks)) + b"".join(c[3] for c in chunks)
+        decoded = serde.loads_typed(("msgpack", blob))
+        return [(c[0], c[1], list(items)) for c, items in zip(chunks, decoded, strict=True)]
+    return [(c[0], c[1], list(serde.loads_typed((c[2], c[3])))) for c in chunks]
+
+
+def assemble_items(
+    ranges: Sequence[Range], decoded: Sequence[tuple[int, int, list[Any]]]
+) -> list[Any]:
+    """The list a version stores, from its ranges and the decoded chunks under them."""
+    los = [c[0] for c in decoded]
+    out: list[Any] = []
+    for lo, hi in ranges:
+        i = max(bisect.bisect_right(los, lo) - 1, 0)
+        pos = lo
+        while pos < hi:
+            if i >= len(decoded):
+                raise RuntimeError(f"stored list is missing items {pos}..{hi - 1}")
+            c_lo, c_hi, items = decoded[i]
+            if c_hi <= pos:
+                i += 1
+                continue
+            if c_lo > pos:
+                raise RuntimeError(f"stored list is missing items {pos}..{c_lo - 1}")
+            take = min(hi, c_hi)
+            out.extend(items[pos - c_lo : take - c_lo])
+            pos = take
+            i += 1
+    return out
+
+
+# ------------------------------------------------------------------ raw read results
+
+
+@dataclass(slots=True)
+class RawValue:
+    encoding: str
+    type: str | None
+    blob: bytes | None
+    ranges: tuple[Range, ...] = ()
+
+
+@dataclass(slots=True)
+class RawCheckpoint:
+    """One checkpoint as read, before decoding (decoding happens outside the lock)."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_id: str | None
+    type: str
+    body: bytes
+    metadata: str
+    channel_versions: dict[str, str] = field(default_factory=dict)
+    body_decoded: dict[str, Any] | None = None
+    writes: list[tuple[str, str, str, bytes, str, int]] = field(default_factory=list)
+    values: dict[str, RawValue] = field(default_factory=dict)
+    # channel -> list already served from the in-process cache
+    cached_lists: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ChunkStore:
+    """Decoded-on-demand chunks of one read, shared by every checkpoint it returns."""
+
+    raw: dict[tuple[str, str, str], list[tuple[int, int, str, bytes]]] = field(default_factory=dict)
+    decoded: dict[tuple[str, str, str], list[tuple[int, int, list[Any]]]] = field(
+        default_factory=dict
+    )
+
+    def items(
+        self, serde: SerializerProtocol, key: tuple[str, str, str], ranges: Sequence[Range]
+    ) -> list[Any]:
+        chunks = self.decoded.get(key)
+        if chunks is None:
+            chunks = decode_chunks(serde, self.raw.get(key, []))
+            self.decoded[key] = chunks
+        return assemble_items(ranges, chunks)
+
+
+class LazyChannelValues(dict[str, Any]):
+    """``channel_values`` of a listed checkpoint, decoded on first access.
+
+    ``list()`` reads the bytes of every returned checkpoint inside its page
+    query but decodes a value only when something looks at it, so listing a
+    long thread for its configs or metadata never deserialises full states.
+    Every read path (indexing, ``get``, iteration, ``items``, ``copy``,
+    ``==``, pickling) decodes first; the decoded values then live in the dict.
+    """
+
+    __slots__ = ("_loader",)
+
+    def __init__(self, keys: Sequence[str], loader: Any) -> None:
+        super().__init__()
+        self._loader = loader
+        for key in keys:
+            super().__setitem__(key, None)
+
+    def _materialize(self) -> None:
+        loader = self._loader
+        if loader is not None:
+            self._loader = None
+            super().update(loader())
+
+    def __getitem__(self, key: str) -> Any:
+        self._materialize()
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._materialize()
+        return super().get(key, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self._materialize()
+        return super().__iter__()
+
+    def keys(self) -> Any:
+        self._materialize()
+        return super().keys()
+
+    def values(self) -> Any:
+        self._materialize()
+        return super().values()
+
+    def items(self) -> Any:
+        self._materialize()
+        return super().items()
+
+    def copy(self) -> dict[str, Any]:
+        self._materialize()
+        return dict(super().items())
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self._materialize()
+        return super().pop(key, *default)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self._materialize()
+        return super().setdefault(key, default)
+
+    def __eq__(self, other: object) -> bool:
+        self._materialize()
+        if isinstance(other, LazyChannelValues):
+            other._materialize()
+        return dict(super().items()) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        self._materialize()
+        return repr(dict(super().items()))
+
+    def __reduce__(self) -> Any:
+        self._materialize()
+        return (dict, (dict(super().items()),))
+
+    def __or__(self, other: Any) -> Any:
+        self._materialize()
+        return dict(super().items()) | other
+
+
+# ------------------------------------------------------------------ put preparation
+
+
+@dataclass(slots=True)
+class PreparedValue:
+    channel: str
+    version: str
+    encoding: str
+    type: str | None = None
+    blob: bytes | None = None
+    plan: ListPlan | None = None
+    # chunks of new items, each (offset into plan.new_items, count, type, blob)
+    chunks: list[tuple[int, int, str, bytes]] = field(default_factory=list)
+    value: Any = None
+
+
+@dataclass(slots=True)
+class PreparedPut:
+    key: CheckpointKey
+    checkpoint_id: str
+    parent_id: str | None
+    run_id: str | None
+    type: str
+    body: bytes
+    metadata: str
+    values: list[PreparedValue]
+    now: float
+
+
+@dataclass(slots=True)
+class PutOutcome:
+    retention_due: bool
+    # channel -> resolved (ranges, version) for list values actually stored / reused
+    stored_lists: dict[str, tuple[str, tuple[Range, ...]]] = field(default_factory=dict)
+    conflicted: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class PreparedWrites:
+    key: CheckpointKey
+    checkpoint_id: str
+    replace: bool
+    rows: list[tuple[Any, ...]]
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    thread_id: str | None
+    checkpoint_ns: str | None
+    checkpoint_id: str | None
+    before_id: str | None
+    metadata_filter: Mapping[str, Any] | None
+    limit: int | None
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+# ------------------------------------------------------------------ the core
+
+
+class SaverCore:
+    """Everything a session saver does, minus the connection.
+
+    Args:
+        sql: the dialect module (``_sql_sqlite``) with the named statements.
+        serde: LangGraph serializer (``dumps_typed``/``loads_typed``).
+        cache_size: lists remembered per (thread, ns, channel) for delta puts and
+            cache-served reads; 0 disables the cache.
+        retention: what to keep; ``None`` keeps everything.
+    """
+
+    def __init__(
+        self,
+        sql: ModuleType,
+        serde: SerializerProtocol,
+        *,
+        cache_size: int = 256,
+        retention: RetentionPolicy | None = None,
+    ) -> None:
+        if cache_size < 0:
+            raise ConfigurationError(f"cache_size={cache_size!r}; use an integer >= 0.")
+        if retention is not None and not isinstance(retention, RetentionPolicy):
+            raise ConfigurationError(
+                f"retention={retention!r}; pass a langgraph_memory.config.RetentionPolicy."
+            )
+        self.sql = sql
+        self.serde = serde
+        self.cache = ListCache(cache_size)
+        self.retention = retention
+
+    # ---------------------------------------------------------------- migrations
+
+    def migrations_table_txn(self) -> Txn[None]:
+        yield Execute(self.sql.CREATE_MIGRATIONS_TABLE)
+
+    def migration_txn(self, version: int, name: str, statements: Sequence[str]) -> Txn[bool]:
+        """Apply one migration and record it, in the caller's single transaction."""
+        rows = yield Fetch(self.sql.SELECT_APPLIED_MIGRATIONS)
+        applied = {int(r[0]) for r in rows}
+        known = {m[0] for m in self.sql.MIGRATIONS}
+        unknown = sorted(applied - known)
+        if unknown:
+            raise MigrationError(
+                f"the database has schema migrations {unknown} this langgraph-memory does "
+                "not know; upgrade langgraph-memory to open it."
+            )
+        if version in applied:
+            return False
+        for statement in statements:
+            yield Execute(statement)
+        yield Execute(
+            self.sql.INSERT_APPLIED_MIGRATION,
+            (version, name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        )
+        return True
+
+    # ---------------------------------------------------------------- put
+
+    def prepare_put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> PreparedPut:
+        key = parse_config(config)
+        checkpoint_id = checkpoint.get("id")
+        if not isinstance(checkpoint_id, str) or not checkpoint_id:
+            raise ConfigurationError(
+                f"checkpoint id {checkpoint_id!r} must be a non-empty string (LangGraph's uuid6 id)."
+            )
+        values = checkpoint.get("channel_values") or {}
+        body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        type_, blob = self.serde.dumps_typed(body)
+        meta = get_serializable_checkpoint_metadata(config, metadata)
+        meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+        run_id = meta.get("run_id")
+        prepared: list[PreparedValue] = []
+        for channel, version in new_versions.items():
+            ver = version_key(version)
+            if channel not in values:
+                prepared.append(PreparedValue(channel, ver, ENCODING_EMPTY))
+                continue
+            value = values[channel]
+            if type(value) is list:
+                cached = self.cache.get((key.thread_id, key.checkpoint_ns, channel))
+                plan = plan_list_encoding(value, cached)
+                prepared.append(self._prepared_list(channel, ver, plan, value))
+            else:
+                v_type, v_blob = self.serde.dumps_typed(value)
+                prepared.append(PreparedValue(channel, ver, ENCODING_VALUE, v_type, v_blob))
+        return PreparedPut(
+            key=key,
+            checkpoint_id=checkpoint_id,
+            parent_id=key.checkpoint_id,
+            run_id=str(run_id) if run_id is not None else None,
+            type=type_,
+            body=blob,
+            metadata=meta_text,
+            values=prepared,
+            now=time.time(),
+        )
+
+    def _prepared_list(
+        self, channel: str, version: str, plan: ListPlan, value: list[Any]
+    ) -> PreparedValue:
+        chunks: list[tuple[int, int, str, bytes]] = []
+        new_items = plan.new_items
+        for start in range(0, len(new_items), MAX_CHUNK_ITEMS):
+            part = list(new_items[start : start + MAX_CHUNK_ITEMS])
+            c_type, c_blob = self.serde.dumps_typed(part)
+            chunks.append((start, len(part), c_type, c_blob))
+        return PreparedValue(
+            channel, version, ENCODING_ITEMS, plan=plan, chunks=chunks, value=value
+        )
+
+    def put_txn(self, p: PreparedPut) -> Txn[PutOutcome]:
+        sql = self.sql
+        key = p.key
+        rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
+        if not rows:
+            raise ThreadDeletedError(
+                f"thread_id={key.thread_id!r} was deleted; deleted threads stay deleted. "
+                "Use a new thread id, or call undelete_thread() first to reuse this one."
+            )
+        policy = self.retention
+        retention_due = bool(
+            policy is not None and policy.keep_last is not None and rows[0][0] >= policy.apply_every
+        )
+        outcome = PutOutcome(retention_due=retention_due)
+        plain_rows: list[tuple[Any, ...]] = []
+        for pv in p.values:
+            if pv.encoding != ENCODING_ITEMS:
+                plain_rows.append(
+                    (
+                        key.thread_id,
+                        key.checkpoint_ns,
+                        pv.channel,
+                        pv.version,
+                        pv.encoding,
+                        pv.type,
+                        pv.blob,
+                        None,
+                    )
+                )
+                continue
+            yield from self._store_list(p, pv, outcome)
+        if plain_rows:
+            yield ExecuteMany(sql.INSERT_CHANNEL_VALUE, plain_rows)
+        yield Execute(
+            sql.INSERT_CHECKPOINT,
+            (
+                key.thread_id,
+                key.checkpoint_ns,
+                p.checkpoint_id,
+                p.parent_id,
+                p.run_id,
+                p.type,
+                p.body,
+                p.metadata,
+            ),
+        )
+        return outcome
+
+    def _store_list(self, p: PreparedPut, pv: PreparedValue, outcome: PutOutcome) -> Txn[None]:
+        sql = self.sql
+        key = p.key
+        plan = pv.plan
+        assert plan is not None
+        base = (key.thread_id, key.checkpoint_ns, pv.channel)
+        exists = yield Fetch(sql.SELECT_CHANNEL_VERSION_EXISTS, (*base, pv.version))
+        if exists:
+            # This version is already stored (first writer wins); keep it.
+            outcome.conflicted.add(pv.channel)
+            return
+        if plan.base_version is not None:
+            still_there = yield Fetch(sql.SELECT_CHANNEL_VERSION_EXISTS, (*base, plan.base_version))
+            if not still_there:
+                # Retention elsewhere removed our base: store the whole list.
+                full = self._prepared_list(
+                    pv.channel, pv.version, full_list_plan(pv.value, plan.marks), pv.value
+                )
+                plan, pv.plan, pv.chunks = full.plan, full.plan, full.chunks
+                assert plan is not None
+        first_seq = 0
+        if plan.new_items:
+            rows = yield Fetch(sql.SELECT_NEXT_ITEM_SEQ, base)
+            first_seq = int(rows[0][0])
+            yield ExecuteMany(
+                sql.INSERT_CHUNK,
+                [
+                    (*base, first_seq + offset, first_seq + offset + count, c_type, c_blob)
+                    for offset, count, c_type, c_blob in pv.chunks
+                ],
+            )
+        ranges = plan.resolve_ranges(first_seq)
+        yield Execute(
+            sql.INSERT_CHANNEL_VALUE,
+            (*base, pv.version, ENCODING_ITEMS, None, None, ranges_to_json(ranges)),
+        )
+        outcome.stored_lists[pv.channel] = (pv.version, ranges)
+
+    def finish_put(self, p: PreparedPut, outcome: PutOutcome) -> RunnableConfig:
+        """After commit: remember the stored lists so the next put is a delta."""
+        key = p.key
+        for pv in p.values:
+            if pv.encoding != ENCODING_ITEMS:
+                continue
+            cache_key = (key.thread_id, key.checkpoint_ns, pv.channel)
+            stored = outcome.stored_lists.get(pv.channel)
+            if stored is None or pv.plan is None:
+                self.cache.discard(cache_key)
+                continue
+            version, ranges = stored
+            self.cache.put(
+                cache_key,
+                CachedList(version, tuple(pv.value), pv.plan.marks, ranges),
+            )
+        return checkpoint_config(key.thread_id, key.checkpoint_ns, p.checkpoint_id)
+
+    # ---------------------------------------------------------------- put_writes
+
+    def prepare_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> PreparedWrites:
+        key = parse_config(config)
+        if key.checkpoint_id is None:
+            raise ConfigurationError(
+                "put_writes() needs config.configurable.checkpoint_id (the config put() returned)."
+            )
+        rows: list[tuple[Any, ...]] = []
+        for idx, (channel, value) in enumerate(writes):
+            w_type, w_blob = self.serde.dumps_typed(value)
+            rows.append(
+                (
+                    key.thread_id,
+                    key.checkpoint_ns,
+                    key.checkpoint_id,
+                    task_id,
+                    task_path,
+                    WRITES_IDX_MAP.get(channel, idx),
+                    channel,
+                    w_type,
+                    w_blob,
+                )
+            )
+        # Special writes (errors, interrupts) replace; regular ones are idempotent.
+        replace = all(w[0] in WRITES_IDX_MAP for w in writes)
+        return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
+
+    def writes_txn(self, p: PreparedWrites) -> Txn[None]:
+        rows = yield Fetch(self.sql.UPSERT_THREAD_ON_WRITES, (p.key.thread_id, p.now, p.now))
+        if not rows:
+            raise ThreadDeletedError(
+                f"thread_id={p.key.thread_id!r} was deleted; its late writes are refused so it "
+                "stays deleted. Call undelete_thread() first to reuse this id."
+            )
+        if p.rows:
+            stmt = self.sql.UPSERT_WRITE if p.replace else self.sql.INSERT_WRITE_IF_ABSENT
+            yield ExecuteMany(stmt, p.rows)
+
+    # ---------------------------------------------------------------- reads
+
+    def _raw_from_row(self, row: Sequence[Any]) -> RawCheckpoint:
+        thread_id, ns, cid, parent, type_, body, metadata = row
+        return RawCheckpoint(thread_id, ns, cid, parent, type_, body, metadata)
+
+    def _decode_body(self, raw: RawCheckpoint) -> dict[str, Any]:
+        if raw.body_decoded is None:
+            raw.body_decoded = dict(self.serde.loads_typed((raw.type, raw.body)))
+            raw.channel_versions = {
+                ch: version_key(v) for ch, v in raw.body_decoded.get("channel_versions", {}).items()
+            }
+        return raw.body_decoded
+
+    def get_tuple_txn(self, config: RunnableConfig) -> Txn[tuple[RawCheckpoint, ChunkStore] | None]:
+        key = parse_config(config)
+        if key.checkpoint_id is not None:
+            rows = yield Fetch(
+                self.sql.SELECT_CHECKPOINT_BY_ID,
+                (key.thread_id, key.checkpoint_ns, key.checkpoint_id),
+            )
+        else:
+            rows = yield Fetch(
+                self.sql.SELECT_LATEST_CHECKPOINT, (key.thread_id, key.checkpoint_ns)
+            )
+        if not rows:
+            return None
+        raw = self._raw_from_row(rows[0])
+        # Decoding the small body here (not the values) tells us which versions to read.
+        self._decode_body(raw)
+        store = ChunkStore()
+        yield from self._load_values([raw], store, use_cache=True)
+        raw.writes = list(
+            (
+                yield Fetch(
+                    self.sql.SELECT_WRITES, (raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id)
+                )
+            )
+        )
+        return raw, store
+
+    def _load_values(
+        self, raws: Sequence[RawCheckpoint], store: ChunkStore, *, use_cache: bool
+    ) -> Txn[None]:
+        """Read the value rows (and list chunks) of checkpoints of one or more (thread, ns)."""
+        by_ns: dict[tuple[str, str], list[RawCheckpoint]] = {}
+        for raw in raws:
+            by_ns.setdefault((raw.thread_id, raw.checkpoint_ns), []).append(raw)
+        for (thread_id, ns), group in by_ns.items():
+            wanted: dict[tuple[str, str], list[RawCheckpoint]] = {}
+            for raw in group:
+                for ch, ver in raw.channel_versions.items():
+                    if use_cache:
+                        hit = self.cache.fresh_items((thread_id, ns, ch), ver)
+                        if hit is not None:
+                            raw.cached_lists[ch] = hit
+                            continue
+                    wanted.setdefault((ch, ver), []).append(raw)
+            if not wanted:
+                continue
+            found: dict[tuple[str, str], RawValue] = {}
+            rows = yield Fetch(
+                self.sql.SELECT_CHANNEL_VALUES, (json.dumps(list(wanted)), thread_id, ns)
+            )
+            for ch, ver, encoding, v_type, v_blob, ranges in rows:
+                found[(ch, ver)] = RawValue(
+                    encoding,
+                    v_type,
+                    v_blob,
+                    ranges_from_json(ranges) if encoding == ENCODING_ITEMS and ranges else (),
+                )
+            bounds: dict[str, tuple[int, int]] = {}
+            for pair, rv in found.items():
+                for raw in wanted[pair]:
+                    raw.values[pair[0]] = rv
+                if rv.encoding == ENCODING_ITEMS and rv.ranges:
+                    lo = min(r[0] for r in rv.ranges)
+                    hi = max(r[1] for r in rv.ranges)
+                    old = bounds.get(pair[0])
+                    bounds[pair[0]] = (
+                        (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+                    )
+            for ch, (lo, hi) in sorted(bounds.items()):
+                chunk_rows = yield Fetch(self.sql.SELECT_CHUNKS, (thread_id, ns, ch, hi, lo))
+                store.raw[(thread_id, ns, ch)] = [tuple(r) for r in chunk_rows]  # type: ignore[misc]
+
+    def _decode_values(self, raw: RawCheckpoint, store: ChunkStore) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for ch, rv in raw.values.items():
+            if rv.encoding == ENCODING_VALUE:
+                values[ch] = self.serde.loads_typed((cast(str, rv.type), cast(bytes, rv.blob)))
+            elif rv.encoding == ENCODING_ITEMS:
+                items = store.items(self.serde, (raw.thread_id, raw.checkpoint_ns, ch), rv.ranges)
+                if len(items) != ranges_length(rv.ranges):
+                    raise RuntimeError(f"channel {ch!r}: stored list is incomplete")
+                values[ch] = items
+        values.update(raw.cached_lists)
+        return values
+
+    def _decode_writes(
+        self, rows: Sequence[tuple[str, str, str, bytes, str, int]]
+    ) -> list[PendingWrite]:
+        ordered = sorted(rows, key=lambda r: writes_sort_key(r[4], r[0], r[5]))
+        return [
+            (task_id, channel, self.serde.loads_typed((w_type, w_blob)))
+            for task_id, channel, w_type, w_blob, _path, _idx in ordered
+        ]
+
+    def _tuple(self, raw: RawCheckpoint, channel_values: dict[str, Any]) -> CheckpointTuple:
+        body = self._decode_body(raw)
+        checkpoint = cast(Checkpoint, {**body, "channel_values": channel_values})
+        return CheckpointTuple(
+            config=checkpoint_config(raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=cast(CheckpointMetadata, json.loads(raw.metadata)),
+            parent_config=(
+                checkpoint_config(raw.thread_id, raw.checkpoint_ns, raw.parent_id)
+                if raw.parent_id
+                else None
+            ),
+            pending_writes=self._decode_writes(raw.writes),
+        )
+
+    def build_tuple(
+        self, loaded: tuple[RawCheckpoint, ChunkStore] | None
+    ) -> CheckpointTuple | None:
+        """Decode a ``get_tuple_txn`` result (outside the transaction) and warm the cache."""
+        if loaded is None:
+            return None
+        raw, store = loaded
+        values = self._decode_values(raw, store)
+        for ch, rv in raw.values.items():
+            if rv.encoding == ENCODING_ITEMS and ch not in raw.cached_lists:
+                items = values[ch]
+                self.cache.put(
+                    (raw.thread_id, raw.checkpoint_ns, ch),
+                    CachedList(
+                        raw.channel_versions[ch],
+                        tuple(items),
+                        tuple(fingerprint(x) for x in items),
+                        rv.ranges,
+                    ),
+                )
+        return self._tuple(raw, values)
+
+    # ---------------------------------------------------------------- list
+
+    def list_query(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: Mapping[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> ListQuery:
+        thread_id = ns = checkpoint_id = None
+        if config is not None:
+            configurable = config.get("configurable") or {}
+            if configurable.get("thread_id") is not None:
+                thread_id = parse_thread_id(configurable["thread_id"])
+            raw_ns = configurable.get("checkpoint_ns")
+            if raw_ns is not None:
+                if not isinstance(raw_ns, str):
+                    raise ConfigurationError(f"checkpoint_ns={raw_ns!r} must be a string.")
+                ns = raw_ns
+            checkpoint_id = configurable.get("checkpoint_id") or None
+        before_id = None
+        if before is not None:
+            before_id = (before.get("configurable") or {}).get("checkpoint_id") or None
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
+            raise ConfigurationError(f"limit={limit!r}; use a positive integer or None.")
+        if filter is not None and not isinstance(filter, Mapping):
+            raise ConfigurationError(f"filter={filter!r}; use a mapping of metadata key -> value.")
+        # Validate filter keys now, before any page is read.
+        self.sql.metadata_predicates(filter or {})
+        return ListQuery(thread_id, ns, checkpoint_id, before_id, filter or None, limit)
+
+    def list_page_txn(
+        self, q: ListQuery, after_key: tuple[str, str, str] | None, page_size: int
+    ) -> Txn[tuple[list[RawCheckpoint], ChunkStore]]:
+        where, params = self.sql.list_where(
+            thread_id=q.thread_id,
+            checkpoint_ns=q.checkpoint_ns,
+            checkpoint_id=q.checkpoint_id,
+            before_id=q.before_id,
+            metadata_filter=q.metadata_filter,
+            after_key=(after_key[0], after_key[1], after_key[2]) if after_key else None,
+        )
+        rows = yield Fetch(
+            self.sql.SELECT_CHECKPOINT_PAGE.format(where=where), (*params, page_size)
+        )
+        raws = [self._raw_from_row(r) for r in rows]
+        store = ChunkStore()
+        if not raws:
+            return raws, store
+        for raw in raws:
+            self._decode_body(raw)
+        yield from self._load_values(raws, store, use_cache=False)
+        by_ns: dict[tuple[str, str], dict[str, RawCheckpoint]] = {}
+        for raw in raws:
+            by_ns.setdefault((raw.thread_id, raw.checkpoint_ns), {})[raw.checkpoint_id] = raw
+        for (thread_id, ns), group in by_ns.items():
+            w_rows = yield Fetch(
+                self.sql.SELECT_WRITES_FOR_CHECKPOINTS, (json.dumps(list(group)), thread_id, ns)
+            )
+            for cid, *rest in w_rows:
+                group[cid].writes.append(tuple(rest))  # type: ignore[arg-type]
+        return raws, store
+
+    def build_list_tuple(self, raw: RawCheckpoint, store: ChunkStore) -> CheckpointTuple:
+        """A listed checkpoint whose channel values decode on first access."""
+        keys = [ch for ch, rv in raw.values.items() if rv.encoding != ENCODING_EMPTY]
+        values = LazyChannelValues(keys, lambda: self._decode_values(raw, store))
+        return self._tuple(raw, values)
+
+    # ---------------------------------------------------------------- DeltaChannel history
+
+    def delta_history_txn(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> Txn[
+        tuple[
+            dict[str, list[str]],
+            dict[str, RawCheckpoint],
+            list[Any],
+            ChunkStore,
+            dict[str, tuple[str, str]],
+        ]
+    ]:
+        """Walk the parent chain once for all channels; see ``build_delta_history``."""
+        key = parse_config(config)
+        cid = key.checkpoint_id
+        if cid is None:
+            rows = yield Fetch(
+                self.sql.SELECT_LATEST_CHECKPOINT, (key.thread_id, key.checkpoint_ns)
+            )
+            if not rows:
+                return {}, {}, [], ChunkStore(), {}
+            cid = rows[0][2]
+        chain_by_ch: dict[str, list[str]] = {ch: [] for ch in channels}
+        seed_at: dict[str, tuple[str, str]] = {}  # channel -> (checkpoint id, version)
+        remaining = set(channels)
+        visited: set[str] = set()
+        cursor: str | None = cid
+        is_target = True
+        while cursor is not None and remaining:
+            # Up to ANCESTOR_BATCH + 1 consecutive ancestors, starting at `cursor`.
+            rows = yield Fetch(
+                self.sql.SELECT_ANCESTORS,
+                (
+                    key.thread_id,
+                    key.checkpoint_ns,
+                    cursor,
+                    key.thread_id,
+                    key.checkpoint_ns,
+                    ANCESTOR_BATCH,
+                ),
+            )
+            if not rows:
+                break
+            batch: list[tuple[str, str | None, dict[str, str]]] = []
+            for a_id, a_parent, a_type, a_body in rows:
+                body = self.serde.loads_typed((a_type, a_body))
+                versions = {
+                    ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()
+                }
+                batch.append((a_id, a_parent, versions))
+            pairs = sorted({(ch, v[ch]) for _, _, v in batch for ch in remaining if ch in v})
+            stored: set[tuple[str, str]] = set()
+            if pairs:
+                enc_rows = yield Fetch(
+                    self.sql.SELECT_CHANNEL_ENCODINGS,
+                    (json.dumps(pairs), key.thread_id, key.checkpoint_ns),
+                )
+                stored = {(ch, ver) for ch, ver, enc in enc_rows if enc != ENCODING_EMPTY}
+            cursor = None
+            for a_id, a_parent, versions in batch:
+                if a_id in visited:  # a cycle from re-putting an existing id
+                    cursor = None
+                    break
+                visited.add(a_id)
+                cursor = a_parent
+                if is_target:
+                    is_target = False  # the target's own writes are pending, not history
+                    continue
+                for ch in list(remaining):
+                    chain_by_ch[ch].append(a_id)
+                    ver = versions.get(ch)
+                    if ver is not None and (ch, ver) in stored:
+                        seed_at[ch] = (a_id, ver)
+                        remaining.discard(ch)
+                if not remaining:
+                    break
+        # Seeds: read their values (lists via chunks).
+        seeds: dict[str, RawCheckpoint] = {}
+        store = ChunkStore()
+        seed_raws: list[RawCheckpoint] = []
+        for ch, (a_id, ver) in seed_at.items():
+            raw = RawCheckpoint(key.thread_id, key.checkpoint_ns, a_id, None, "", b"", "{}")
+            raw.body_decoded = {}
+            raw.channel_versions = {ch: ver}
+            seeds[ch] = raw
+            seed_raws.append(raw)
+        if seed_raws:
+            yield from self._load_values(seed_raws, store, use_cache=False)
+        all_ids = sorted({c for chain in chain_by_ch.values() for c in chain})
+        writes: list[Any] = []
+        if all_ids:
+            writes = list(
+                (
+                    yield Fetch(
+                        self.sql.SELECT_WRITES_FOR_CHECKPOINTS,
+                        (json.dumps(all_ids), key.thread_id, key.checkpoint_ns),
+                    )
+                )
+            )
+        return chain_by_ch, seeds, writes, store, seed_at
+
+    def build_delta_history(
+        self,
+        channels: Sequence[str],
+        loaded: tuple[
+            dict[str, list[str]],
+            dict[str, RawCheckpoint],
+            list[Any],
+            ChunkStore,
+            dict[str, tuple[str, str]],
+        ],
+    ) -> dict[str, DeltaChannelHistory]:
+        chain_by_ch, seeds, writes, store, _seed_at = loaded
+        by_cid: dict[str, list[tuple[str, str, str, bytes, str, int]]] = {}
+        for cid, task_id, channel, w_type, w_blob, task_path, idx in writes:
+            by_cid.setdefault(cid, []).append((task_id, channel, w_type, w_blob, task_path, idx))
+        result: dict[str, DeltaChannelHistory] = {}
+        for ch in channels:
+            collected: list[PendingWrite] = []
+            for cid in reversed(chain_by_ch.get(ch, [])):
+                rows = [r for r in by_cid.get(cid, []) if r[1] == ch]
+                collected.extend(self._decode_writes(rows))
+            entry: DeltaChannelHistory = {"writes": collected}
+            if ch in seeds:
+                values = self._decode_values(seeds[ch], store)
+                if ch in values:
+                    entry["seed"] = values[ch]
+            result[ch] = entry
+        return result
+
+    # ---------------------------------------------------------------- deletion
+
+    def delete_thread_txn(self, thread_id: str, *, tombstone: bool = True) -> Txn[None]:
+        sql = self.sql
+        tid = parse_thread_id(thread_id)
+        for stmt in (
+            sql.DELETE_THREAD_CHECKPOINTS,
+            sql.DELETE_THREAD_WRITES,
+            sql.DELETE_THREAD_CHANNEL_VALUES,
+            sql.DELETE_THREAD_CHUNKS,
+        ):
+            yield Execute(stmt, (tid,))
+        if tombstone:
+            now = time.time()
+            yield Execute(sql.TOMBSTONE_THREAD, (tid, now, now, now))
+
+    def undelete_thread_txn(self, thread_id: str) -> Txn[None]:
+        yield Execute(self.sql.CLEAR_TOMBSTONE, (parse_thread_id(thread_id),))
+
+    def delete_for_runs_txn(self, run_ids: Sequence[str]) -> Txn[int]:
+        ids = [str(r) for r in run_ids]
+        if not ids:
+            return 0
+        rows = yield Fetch(self.sql.SELECT_CHECKPOINTS_FOR_RUNS, (json.dumps(ids),))
+        touched: set[tuple[str, str]] = set()
+        for thread_id, ns, cid in rows:
+            yield Execute(self.sql.DELETE_CHECKPOINT, (thread_id, ns, cid))
+            yield Execute(self.sql.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
+            touched.add((thread_id, ns))
+        for thread_id, ns in sorted(touched):
+            yield from self._collect_garbage(thread_id, ns, keep=None)
+        return len(rows)
+
+    def _namespace_state(
+        self, thread_id: str, ns: str
+    ) -> Txn[tuple[list[CheckpointSkeleton], dict[tuple[str, str], StoredValue], list[str]]]:
+        rows = yield Fetch(self.sql.SELECT_NAMESPACE_CHECKPOINTS, (thread_id, ns))
+        skeletons = []
+        for cid, parent, c_type, c_body in rows:
+            body = self.serde.loads_typed((c_type, c_body))
+            versions = {ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()}
+            skeletons.append(CheckpointSkeleton(cid, parent, versions))
+        v_rows = yield Fetch(self.sql.SELECT_NAMESPACE_CHANNEL_VALUES, (thread_id, ns))
+        stored = {
+            (ch, ver): StoredValue(
+                ch, ver, enc, ranges_from_json(ranges) if enc == ENCODING_ITEMS and ranges else ()
+            )
+            for ch, ver, enc, ranges in v_rows
+        }
+        c_rows = yield Fetch(self.sql.SELECT_CHUNK_CHANNELS, (thread_id, ns))
+        return skeletons, stored, [r[0] for r in c_rows]
+
+    def _collect_garbage(self, thread_id: str, ns: str, *, keep: int | None) -> Txn[int]:
+        """Drop checkpoints beyond ``keep`` (None: none) and everything nobody needs."""
+        skeletons, stored, item_channels = yield from self._namespace_state(thread_id, ns)
+        if keep is None:
+            kept = {s.checkpoint_id for s in skeletons}
+        else:
+            kept = close_over_delta_history(keep_newest(skeletons, keep), skeletons, stored)
+        plan = plan_garbage(skeletons, kept, stored, item_channels)
+        sql = self.sql
+        for cid in plan.checkpoints:
+            yield Execute(sql.DELETE_CHECKPOINT, (thread_id, ns, cid))
+            yield Execute(sql.DELETE_CHECKPOINT_WRITES, (thread_id, ns, cid))
+        if plan.channel_values:
+            yield ExecuteMany(
+                sql.DELETE_CHANNEL_VALUE,
+                [(thread_id, ns, ch, ver) for ch, ver in plan.channel_values],
+            )
+        for ch, gaps in plan.chunk_gaps.items():
+            yield ExecuteMany(
+                sql.DELETE_CHUNKS_IN_GAP, [(thread_id, ns, ch, lo, hi) for lo, hi in gaps]
+            )
+        return len(plan.checkpoints)
+
+    def prune_txn(self, thread_id: str, strategy: str) -> Txn[int]:
+        tid = parse_thread_id(thread_id)
+        if strategy == "delete":
+            yield from self.delete_thread_txn(tid, tombstone=False)
+            return 0
+        if strategy != "keep_latest":
+            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+        return (yield from self.keep_last_txn(tid, 1))
+
+    def keep_last_txn(self, thread_id: str, keep: int) -> Txn[int]:
+        rows = yield Fetch(self.sql.SELECT_THREAD_NAMESPACES, (thread_id,))
+        removed = 0
+        for (ns,) in rows:
+            removed += yield from self._collect_garbage(thread_id, ns, keep=keep)
+        yield Execute(self.sql.RESET_RETENTION_COUNTER, (thread_id,))
+        return removed
+
+    # ---------------------------------------------------------------- copy
+
+    def copy_thread_txn(self, source_thread_id: str, target_thread_id: str) -> Txn[None]:
+        sql = self.sql
+        src = parse_thread_id(source_thread_id)
+        dst = parse_thread_id(target_thread_id)
+        if src == dst:
+            raise ConfigurationError(
+                f"copy_thread source and target are both {src!r}; pass two different thread ids."
+            )
+        tomb = yield Fetch(sql.SELECT_TOMBSTONE, (dst,))
+        if tomb:
+            raise ThreadDeletedError(
+                f"copy_thread target {dst!r} was deleted; deleted threads stay deleted. "
+                "Use a new id, or undelete_thread() it first."
+            )
+        existing = yield Fetch(sql.SELECT_THREAD_NAMESPACES, (dst,))
+        if existing:
+            raise ConfigurationError(
+                f"copy_thread target {dst!r} already has checkpoints; copy into a new thread id "
+                "or delete_thread() the target first."
+            )
+        namespaces = yield Fetch(sql.SELECT_THREAD_NAMESPACES, (src,))
+        if not namespaces:
+            return
+        for stmt in (
+            sql.COPY_CHECKPOINTS,
+            sql.COPY_WRITES,
+            sql.COPY_CHANNEL_VALUES,
+            sql.COPY_CHUNKS,
+        ):
+            yield Execute(stmt, (dst, src))
+        now = time.time()
+        yield Fetch(sql.UPSERT_THREAD_ON_WRITES, (dst, now, now))
+
+    # ---------------------------------------------------------------- retention sweep, stats
+
+    def stats_txn(self, thread_id: str | None) -> Txn[StorageStats]:
+        tid = parse_thread_id(thread_id) if thread_id is not None else None
+        size = yield Fetch(self.sql.SELECT_DB_SIZE)
+        free = yield Fetch(self.sql.SELECT_FREE_BYTES)
+        rows = yield Fetch(self.sql.SELECT_THREAD_STATS, (tid, tid))
+        threads = tuple(
+            ThreadStats(r[0], int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), float(r[6]))
+            for r in rows
+            if int(r[1]) > 0 or tid is not None
+        )
+        return StorageStats(int(size[0][0]), int(free[0][0]), threads)
+
+    def sweep_plan_txn(self, now: float) -> Txn[tuple[list[str], list[str], int]]:
+        """Threads to expire (TTL) and evict (size cap), and the used bytes."""
+        policy = self.retention
+        expired: list[str] = []
+        evicted: list[str] = []
+        size = yield Fetch(self.sql.SELECT_DB_SIZE)
+        free = yield Fetch(self.sql.SELECT_FREE_BYTES)
+        used = int(size[0][0]) - int(free[0][0])
+        if policy is None:
+            return expired, evicted, used
+        if policy.thread_ttl_seconds is not None:
+            rows = yield Fetch(self.sql.SELECT_IDLE_THREADS, (now - policy.thread_ttl_seconds,))
+            expired = [r[0] for r in rows]
+        if policy.max_bytes is not None and used > policy.max_bytes:
+            activity = yield Fetch(self.sql.SELECT_THREAD_ACTIVITY)
+            stats = yield Fetch(self.sql.SELECT_THREAD_STATS, (None, None))
+            payload = {r[0]: int(r[2]) + int(r[3]) + int(r[4]) + int(r[5]) for r in stats}
+            evicted = threads_to_evict(
+                [(r[0], float(r[1])) for r in activity],
+                payload,
+                used_bytes=used,
+                max_bytes=policy.max_bytes,
+                already_deleted=expired,
+            )
+        return expired, evicted, used
+
+    def live_threads_txn(self) -> Txn[list[str]]:
+        rows = yield Fetch(self.sql.SELECT_THREAD_ACTIVITY)
+        return [r[0] for r in rows]
+
+    def size_txn(self) -> Txn[int]:
+        size = yield Fetch(self.sql.SELECT_DB_SIZE)
+        return int(size[0][0])
+
+    @staticmethod
+    def report(
+        *,
+        dry_run: bool,
+        expired: Sequence[str],
+        evicted: Sequence[str],
+        pruned: int,
+        before: int,
+        after: int,
+    ) -> SweepReport:
+        return SweepReport(
+            dry_run=dry_run,
+            expired_threads=tuple(expired),
+            evicted_threads=tuple(evicted),
+            pruned_checkpoints=pruned,
+            bytes_before=before,
+            bytes_after=after,
+        )
+
+
+def drive(gen: Txn[T], execute: Any) -> T:
+    """Run a transaction generator with a synchronous ``execute(statement)``."""
+    try:
+        statement = next(gen)
+        while True:
+            statement = gen.send(execute(statement))
+    except StopIteration as stop:
+        return cast(T, stop.value)

@@ -1,0 +1,428 @@
+"""Every SQL statement the SQLite savers run, as named constants.
+
+The sync (``sqlite3``) and async (``aiosqlite``) shells only execute these; the
+pure core in ``_core.py`` decides which one to run with which parameters. A
+Postgres dialect mirrors this module name for name (``_sql_postgres.py``).
+
+Tables (all prefixed ``lgm_`` so the file can sit next to the official saver's
+``checkpoints``/``writes`` tables without clashing):
+
+* ``lgm_threads``         one row per thread: activity time, puts since the last
+  retention pass, and the tombstone (``deleted_at``) that keeps a deleted thread deleted.
+* ``lgm_checkpoints``     the checkpoint without its channel values, metadata as JSON.
+* ``lgm_channel_values``  one row per (thread, ns, channel, version): a whole value,
+  a list stored as ``ranges`` over ``lgm_channel_chunks``, or "empty".
+* ``lgm_channel_chunks``  list items (messages), each stored once: one row per
+  run of items a ``put`` added, covering item numbers ``[seq_lo, seq_hi)``.
+* ``lgm_writes``          pending writes, as in LangGraph's own savers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph_memory.errors import InvalidFilterError
+
+DIALECT = "sqlite"
+
+# ------------------------------------------------------------------ connection
+
+# Applied to every connection we use. `synchronous=NORMAL` in WAL mode never
+# fsyncs on commit, yet a committed transaction survives a killed *process*
+# (the WAL is in the OS page cache); only an OS crash/power loss can drop the
+# last commits. `busy_timeout` makes SQLite itself wait for the write lock
+# before we ever see SQLITE_BUSY.
+CONNECTION_PRAGMAS = (
+    "PRAGMA busy_timeout = {busy_timeout_ms}",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = OFF",
+    "PRAGMA temp_store = MEMORY",
+)
+SET_WAL = "PRAGMA journal_mode = WAL"
+# Lets `vacuum()` give pages back without rewriting the whole file. Only takes
+# effect on a fresh file (or after a full VACUUM), so setup() sets it first.
+SET_AUTO_VACUUM_INCREMENTAL = "PRAGMA auto_vacuum = INCREMENTAL"
+GET_AUTO_VACUUM = "PRAGMA auto_vacuum"
+
+BEGIN_WRITE = "BEGIN IMMEDIATE"
+BEGIN_READ = "BEGIN"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
+# ------------------------------------------------------------------ migrations
+
+CREATE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS lgm_schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)"""
+SELECT_APPLIED_MIGRATIONS = "SELECT version FROM lgm_schema_migrations ORDER BY version"
+INSERT_APPLIED_MIGRATION = (
+    "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"
+)
+
+# (version, name, statements). Append only; never edit a released migration.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "initial tables",
+        (
+            """
+            CREATE TABLE lgm_threads (
+                thread_id TEXT PRIMARY KEY,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                puts_since_retention INTEGER NOT NULL DEFAULT 0,
+                deleted_at REAL
+            )""",
+            """
+            CREATE TABLE lgm_checkpoints (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                run_id TEXT,
+                type TEXT NOT NULL,
+                checkpoint BLOB NOT NULL,
+                metadata TEXT NOT NULL,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+            )""",
+            "CREATE INDEX lgm_checkpoints_by_run ON lgm_checkpoints (run_id) "
+            "WHERE run_id IS NOT NULL",
+            """
+            CREATE TABLE lgm_channel_values (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                version TEXT NOT NULL,
+                encoding TEXT NOT NULL,
+                type TEXT,
+                value BLOB,
+                ranges TEXT,
+                PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+            )""",
+            """
+            CREATE TABLE lgm_channel_chunks (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                seq_lo INTEGER NOT NULL,
+                seq_hi INTEGER NOT NULL,
+                type TEXT NOT NULL,
+                value BLOB NOT NULL,
+                PRIMARY KEY (thread_id, checkpoint_ns, channel, seq_lo)
+            )""",
+            """
+            CREATE TABLE lgm_writes (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                task_path TEXT NOT NULL DEFAULT '',
+                idx INTEGER NOT NULL,
+                channel TEXT NOT NULL,
+                type TEXT,
+                value BLOB,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+            )""",
+        ),
+    ),
+)
+
+# ------------------------------------------------------------------ threads / tombstones
+
+# One statement both touches the thread and refuses a tombstoned one: the
+# DO UPDATE is skipped when `deleted_at` is set, so RETURNING yields no row.
+UPSERT_THREAD_ON_PUT = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+VALUES (?, ?, ?, 1)
+ON CONFLICT (thread_id) DO UPDATE SET
+    updated_at = excluded.updated_at,
+    puts_since_retention = lgm_threads.puts_since_retention + 1
+WHERE lgm_threads.deleted_at IS NULL
+RETURNING puts_since_retention"""
+UPSERT_THREAD_ON_WRITES = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+VALUES (?, ?, ?, 0)
+ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at
+WHERE lgm_threads.deleted_at IS NULL
+RETURNING puts_since_retention"""
+RESET_RETENTION_COUNTER = "UPDATE lgm_threads SET puts_since_retention = 0 WHERE thread_id = ?"
+SELECT_TOMBSTONE = (
+    "SELECT deleted_at FROM lgm_threads WHERE thread_id = ? AND deleted_at IS NOT NULL"
+)
+TOMBSTONE_THREAD = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
+VALUES (?, ?, ?, 0, ?)
+ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at"""
+CLEAR_TOMBSTONE = "UPDATE lgm_threads SET deleted_at = NULL WHERE thread_id = ?"
+SELECT_THREAD_ACTIVITY = """
+SELECT thread_id, updated_at FROM lgm_threads
+WHERE deleted_at IS NULL ORDER BY updated_at"""
+SELECT_IDLE_THREADS = """
+SELECT thread_id, updated_at FROM lgm_threads
+WHERE deleted_at IS NULL AND updated_at < ? ORDER BY updated_at"""
+
+# ------------------------------------------------------------------ put
+
+INSERT_CHECKPOINT = """
+INSERT OR REPLACE INTO lgm_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+# First writer wins for a (channel, version): a version names one value.
+INSERT_CHANNEL_VALUE = """
+INSERT OR IGNORE INTO lgm_channel_values
+    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+SELECT_CHANNEL_VERSION_EXISTS = """
+SELECT 1 FROM lgm_channel_values
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+SELECT_NEXT_ITEM_SEQ = """
+SELECT COALESCE(MAX(seq_hi), 0) FROM lgm_channel_chunks
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?"""
+INSERT_CHUNK = """
+INSERT INTO lgm_channel_chunks (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+VALUES (?, ?, ?, ?, ?, ?, ?)"""
+
+# ------------------------------------------------------------------ writes
+
+UPSERT_WRITE = """
+INSERT OR REPLACE INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_WRITE_IF_ABSENT = """
+INSERT OR IGNORE INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+# ------------------------------------------------------------------ reads
+
+_CHECKPOINT_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"
+)
+SELECT_CHECKPOINT_BY_ID = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+SELECT_LATEST_CHECKPOINT = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ?
+ORDER BY checkpoint_id DESC LIMIT 1"""
+# `{where}` is built by `list_where()` below from validated pieces only.
+SELECT_CHECKPOINT_PAGE = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+{{where}}
+ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC
+LIMIT ?"""
+
+# Channel values of one (thread, ns) for a JSON array of [channel, version] pairs.
+SELECT_CHANNEL_VALUES = """
+SELECT cv.channel, cv.version, cv.encoding, cv.type, cv.value, cv.ranges
+FROM json_each(?) AS j
+JOIN lgm_channel_values AS cv
+  ON cv.thread_id = ? AND cv.checkpoint_ns = ?
+ AND cv.channel = json_extract(j.value, '$[0]') AND cv.version = json_extract(j.value, '$[1]')"""
+# Same pairs, encodings only (the DeltaChannel walk asks "is a value stored here?").
+SELECT_CHANNEL_ENCODINGS = """
+SELECT cv.channel, cv.version, cv.encoding
+FROM json_each(?) AS j
+JOIN lgm_channel_values AS cv
+  ON cv.thread_id = ? AND cv.checkpoint_ns = ?
+ AND cv.channel = json_extract(j.value, '$[0]') AND cv.version = json_extract(j.value, '$[1]')"""
+# Chunks of one channel overlapping item numbers [lo, hi).
+SELECT_CHUNKS = """
+SELECT seq_lo, seq_hi, type, value FROM lgm_channel_chunks
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND seq_lo < ? AND seq_hi > ?
+ORDER BY seq_lo"""
+
+SELECT_WRITES = """
+SELECT task_id, channel, type, value, task_path, idx FROM lgm_writes
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+# Writes of several checkpoints of one (thread, ns): JSON array of checkpoint ids.
+SELECT_WRITES_FOR_CHECKPOINTS = """
+SELECT w.checkpoint_id, w.task_id, w.channel, w.type, w.value, w.task_path, w.idx
+FROM json_each(?) AS j
+JOIN lgm_writes AS w
+  ON w.thread_id = ? AND w.checkpoint_ns = ? AND w.checkpoint_id = j.value"""
+
+# Ancestors of a checkpoint, nearest first, following parent ids (not id order:
+# ids are only monotonic within one process). CROSS JOIN pins `chain` as the
+# outer loop so each step is one primary-key lookup. `depth` stops a cycle
+# created by re-putting an existing id.
+SELECT_ANCESTORS = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, depth) AS (
+    SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, 0
+    FROM lgm_checkpoints
+    WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint, chain.depth + 1
+    FROM chain CROSS JOIN lgm_checkpoints AS c
+      ON c.thread_id = ? AND c.checkpoint_ns = ? AND c.checkpoint_id = chain.parent_checkpoint_id
+    WHERE chain.depth < ?
+)
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain"""
+
+# ------------------------------------------------------------------ deletion, copy, retention
+
+SELECT_THREAD_NAMESPACES = "SELECT DISTINCT checkpoint_ns FROM lgm_checkpoints WHERE thread_id = ?"
+DELETE_THREAD_CHECKPOINTS = "DELETE FROM lgm_checkpoints WHERE thread_id = ?"
+DELETE_THREAD_WRITES = "DELETE FROM lgm_writes WHERE thread_id = ?"
+DELETE_THREAD_CHANNEL_VALUES = "DELETE FROM lgm_channel_values WHERE thread_id = ?"
+DELETE_THREAD_CHUNKS = "DELETE FROM lgm_channel_chunks WHERE thread_id = ?"
+
+SELECT_CHECKPOINTS_FOR_RUNS = """
+SELECT DISTINCT c.thread_id, c.checkpoint_ns, c.checkpoint_id
+FROM json_each(?) AS j JOIN lgm_checkpoints AS c ON c.run_id = j.value"""
+DELETE_CHECKPOINT = """
+DELETE FROM lgm_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+DELETE_CHECKPOINT_WRITES = """
+DELETE FROM lgm_writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+
+# Checkpoint skeletons of a (thread, ns), newest first: what retention plans over.
+SELECT_NAMESPACE_CHECKPOINTS = """
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM lgm_checkpoints
+WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC"""
+SELECT_NAMESPACE_CHANNEL_VALUES = """
+SELECT channel, version, encoding, ranges FROM lgm_channel_values
+WHERE thread_id = ? AND checkpoint_ns = ?"""
+DELETE_CHANNEL_VALUE = """
+DELETE FROM lgm_channel_values
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+# Chunks lying wholly inside a gap no kept version references.
+DELETE_CHUNKS_IN_GAP = """
+DELETE FROM lgm_channel_chunks
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND seq_lo >= ? AND seq_hi <= ?"""
+SELECT_CHUNK_CHANNELS = """
+SELECT DISTINCT channel FROM lgm_channel_chunks WHERE thread_id = ? AND checkpoint_ns = ?"""
+DELETE_CHANNEL_CHUNKS = """
+DELETE FROM lgm_channel_chunks WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?"""
+
+COPY_CHECKPOINTS = """
+INSERT OR REPLACE INTO lgm_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
+SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata
+FROM lgm_checkpoints WHERE thread_id = ?"""
+COPY_WRITES = """
+INSERT OR REPLACE INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+SELECT ?, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
+FROM lgm_writes WHERE thread_id = ?"""
+COPY_CHANNEL_VALUES = """
+INSERT OR IGNORE INTO lgm_channel_values
+    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+SELECT ?, checkpoint_ns, channel, version, encoding, type, value, ranges
+FROM lgm_channel_values WHERE thread_id = ?"""
+COPY_CHUNKS = """
+INSERT OR IGNORE INTO lgm_channel_chunks
+    (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+SELECT ?, checkpoint_ns, channel, seq_lo, seq_hi, type, value
+FROM lgm_channel_chunks WHERE thread_id = ?"""
+
+# ------------------------------------------------------------------ stats, vacuum
+
+SELECT_DB_SIZE = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+SELECT_FREE_BYTES = (
+    "SELECT freelist_count * page_size FROM pragma_freelist_count(), pragma_page_size()"
+)
+# Bytes of stored payload per thread (what deleting the thread would free, roughly).
+SELECT_THREAD_STATS = """
+SELECT t.thread_id,
+       (SELECT COUNT(*) FROM lgm_checkpoints c WHERE c.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(LENGTH(c.checkpoint) + LENGTH(c.metadata)), 0)
+          FROM lgm_checkpoints c WHERE c.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(COALESCE(LENGTH(v.value), 0) + COALESCE(LENGTH(v.ranges), 0)), 0)
+          FROM lgm_channel_values v WHERE v.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(LENGTH(k.value)), 0)
+          FROM lgm_channel_chunks k WHERE k.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(COALESCE(LENGTH(w.value), 0)), 0)
+          FROM lgm_writes w WHERE w.thread_id = t.thread_id),
+       t.updated_at
+FROM lgm_threads t
+WHERE t.deleted_at IS NULL AND (? IS NULL OR t.thread_id = ?)
+ORDER BY t.thread_id"""
+INCREMENTAL_VACUUM = "PRAGMA incremental_vacuum"
+FULL_VACUUM = "VACUUM"
+WAL_CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
+
+# ------------------------------------------------------------------ list() WHERE builder
+
+_FILTER_KEY = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+def metadata_predicates(metadata_filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """``json_extract`` predicates for a ``list(filter=...)`` mapping.
+
+    Keys are checked against a strict pattern because they are spliced into a
+    JSON path; values are always bound parameters.
+    """
+    predicates: list[str] = []
+    params: list[Any] = []
+    for key, value in metadata_filter.items():
+        if not isinstance(key, str) or not _FILTER_KEY.match(key):
+            raise InvalidFilterError(
+                f"list(filter=...) key {key!r} is not allowed; use letters, digits, "
+                "'_', '-' and '.' (a dot walks into nested metadata)."
+            )
+        path = f"$.{key}"
+        if value is None:
+            predicates.append(f"json_extract(metadata, '{path}') IS NULL")
+            continue
+        if isinstance(value, bool):
+            param: Any = 1 if value else 0
+        elif isinstance(value, (int, float, str)):
+            param = value
+        elif isinstance(value, (dict, list)):
+            # json_extract returns compact JSON text for objects/arrays.
+            param = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        else:
+            param = str(value)
+        predicates.append(f"json_extract(metadata, '{path}') = ?")
+        params.append(param)
+    return predicates, params
+
+
+def list_where(
+    *,
+    thread_id: str | None,
+    checkpoint_ns: str | None,
+    checkpoint_id: str | None,
+    before_id: str | None,
+    metadata_filter: Mapping[str, Any] | None,
+    after_key: Sequence[str] | None,
+) -> tuple[str, list[Any]]:
+    """The WHERE clause of one ``list()`` page and its parameters.
+
+    ``after_key`` is the (checkpoint_id, thread_id, checkpoint_ns) of the last row
+    of the previous page: pages are fetched by keyset, so no cursor stays open
+    between pages.
+    """
+    wheres: list[str] = []
+    params: list[Any] = []
+    if thread_id is not None:
+        wheres.append("thread_id = ?")
+        params.append(thread_id)
+    if checkpoint_ns is not None:
+        wheres.append("checkpoint_ns = ?")
+        params.append(checkpoint_ns)
+    if checkpoint_id is not None:
+        wheres.append("checkpoint_id = ?")
+        params.append(checkpoint_id)
+    if metadata_filter:
+        preds, values = metadata_predicates(metadata_filter)
+        wheres.extend(preds)
+        params.extend(values)
+    if before_id is not None:
+        wheres.append("checkpoint_id < ?")
+        params.append(before_id)
+    if after_key is not None:
+        if thread_id is not None and checkpoint_ns is not None:
+            # One (thread, ns): the id alone orders rows, and the PK index serves it.
+            wheres.append("checkpoint_id < ?")
+            params.append(after_key[0])
+        else:
+            wheres.append("(checkpoint_id, thread_id, checkpoint_ns) < (?, ?, ?)")
+            params.extend(after_key)
+    return ("WHERE " + " AND ".join(wheres) if wheres else ""), params

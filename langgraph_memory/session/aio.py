@@ -1,0 +1,514 @@
+"""``AsyncSqliteSaver``: the same saver over ``aiosqlite``.
+
+It drives exactly the transaction generators ``SqliteSaver`` drives (from
+``_core.py``), awaiting each statement on aiosqlite's connection thread; only
+the way a statement is executed differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import aiosqlite
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import (
+    CheckpointStorageError,
+    ConfigurationError,
+    InvalidConnectionError,
+    MigrationError,
+)
+from langgraph_memory.session import _sql_sqlite as SQL
+from langgraph_memory.session._core import (
+    LIST_PAGE_SIZE,
+    Execute,
+    Fetch,
+    ListQuery,
+    SaverCore,
+    Statement,
+    Txn,
+)
+from langgraph_memory.session._retention import StorageStats, SweepReport
+from langgraph_memory.session._versions import next_version
+from langgraph_memory.session.sqlite import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_RETRY_SECONDS,
+    backoff_delay,
+    is_busy_error,
+)
+
+T = TypeVar("T")
+
+
+async def _run_statement(conn: aiosqlite.Connection, statement: Statement) -> Any:
+    if type(statement) is Fetch:
+        return list(await conn.execute_fetchall(statement.sql, statement.params))
+    if type(statement) is Execute:
+        cursor = await conn.execute(statement.sql, statement.params)
+        count = cursor.rowcount
+        await cursor.close()
+        return count
+    await conn.executemany(statement.sql, statement.rows)  # type: ignore[union-attr]
+    return None
+
+
+async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
+    try:
+        statement = next(gen)
+        while True:
+            result = await _run_statement(conn, statement)
+            statement = gen.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def check_async_connection(conn: Any) -> None:
+    if not isinstance(conn, aiosqlite.Connection):
+        raise InvalidConnectionError(
+            f"AsyncSqliteSaver needs an aiosqlite.Connection, got {type(conn).__name__}; use "
+            "AsyncSqliteSaver.from_conn_string(path), or SqliteSaver for a sqlite3 connection."
+        )
+    if conn.row_factory not in (None, sqlite3.Row):
+        raise InvalidConnectionError(
+            f"connection.row_factory={conn.row_factory!r}; the saver needs None or sqlite3.Row."
+        )
+    if conn.text_factory is not str:
+        raise InvalidConnectionError(
+            f"connection.text_factory={conn.text_factory!r}; the saver needs the default (str)."
+        )
+    if conn.in_transaction:
+        raise InvalidConnectionError(
+            "the connection has an open transaction; commit it first, or open it with "
+            "aiosqlite.connect(path, isolation_level=None)."
+        )
+
+
+class AsyncSqliteSaver(BaseCheckpointSaver[str]):
+    """The SQLite checkpointer over ``aiosqlite``, for ``graph.ainvoke``/``astream``.
+
+    Same storage, retention and guarantees as :class:`SqliteSaver` (they share
+    their core). Transactions on the one aiosqlite connection are serialised
+    by an ``asyncio.Lock``; ``alist`` releases it between pages, so awaiting
+    ``aget_tuple`` inside an ``alist`` loop cannot deadlock.
+
+    Args:
+        conn: an open ``aiosqlite.Connection`` (``isolation_level=None`` recommended).
+            Prefer :meth:`from_conn_string`, which owns its connection.
+        serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
+        retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
+
+    Example:
+        >>> import asyncio
+        >>> from langgraph.graph import StateGraph, MessagesState, START
+        >>> from langgraph_memory.session import AsyncSqliteSaver
+        >>> async def main():
+        ...     builder = StateGraph(MessagesState)
+        ...     builder.add_node("echo", lambda s: {"messages": [("ai", "hi")]})
+        ...     builder.add_edge(START, "echo")
+        ...     async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
+        ...         graph = builder.compile(checkpointer=saver)
+        ...         out = await graph.ainvoke({"messages": [("user", "hello")]},
+        ...                                   {"configurable": {"thread_id": "t1"}})
+        ...         return len(out["messages"])
+        >>> asyncio.run(main())
+        2
+    """
+
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    ) -> None:
+        super().__init__(serde=serde)
+        check_async_connection(conn)
+        if retry_seconds <= 0:
+            raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
+        self.conn = conn
+        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._retry_seconds = retry_seconds
+        self._lock = asyncio.Lock()
+        self._setup_lock = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self.is_setup = False
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    ) -> AsyncIterator[AsyncSqliteSaver]:
+        """Open a saver that owns (and closes) its aiosqlite connection.
+
+        Args:
+            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            serde: LangGraph serializer.
+            retention: what to keep.
+            cache_size: see the class docstring.
+            busy_timeout_ms: how long SQLite waits for the write lock per attempt.
+            retry_seconds: how long busy transactions are retried.
+
+        Yields:
+            A set-up saver.
+        """
+        if not isinstance(conn_string, str) or not conn_string:
+            raise ConfigurationError(
+                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
+                "or ':memory:'."
+            )
+        conn = await aiosqlite.connect(
+            conn_string,
+            isolation_level=None,
+            timeout=busy_timeout_ms / 1000,
+            uri=conn_string.startswith("file:"),
+            cached_statements=256,
+        )
+        try:
+            saver = cls(
+                conn,
+                serde=serde,
+                retention=retention,
+                cache_size=cache_size,
+                busy_timeout_ms=busy_timeout_ms,
+                retry_seconds=retry_seconds,
+            )
+            await saver.asetup()
+            yield saver
+        finally:
+            await conn.close()
+
+    # ---------------------------------------------------------------- running transactions
+
+    async def _retrying(self, attempt_fn: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        deadline = time.monotonic() + self._retry_seconds
+        attempt = 0
+        while True:
+            try:
+                return await attempt_fn()
+            except sqlite3.OperationalError as exc:
+                if not is_busy_error(exc):
+                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
+                attempt += 1
+                if time.monotonic() >= deadline:
+                    raise CheckpointStorageError(
+                        f"the database stayed busy for {self._retry_seconds:.0f} s "
+                        f"({attempt} attempts); another process holds its write lock. "
+                        "Raise retry_seconds or reduce concurrent writers."
+                    ) from exc
+                await asyncio.sleep(backoff_delay(attempt))
+
+    async def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
+        async def attempt() -> T:
+            async with self._lock:
+                if self.conn.in_transaction:
+                    raise InvalidConnectionError(
+                        "the connection has an open transaction not started by the saver; "
+                        "commit it, or open the connection with isolation_level=None."
+                    )
+                try:
+                    await self.conn.execute(begin)
+                    result = await _adrive(self.conn, factory())
+                    await self.conn.execute(SQL.COMMIT)
+                    return result
+                except BaseException:
+                    if self.conn.in_transaction:
+                        await self.conn.execute(SQL.ROLLBACK)
+                    raise
+
+        return await self._retrying(attempt)
+
+    async def _write(self, factory: Callable[[], Txn[T]]) -> T:
+        await self._ensure_setup()
+        return await self._transaction(SQL.BEGIN_WRITE, factory)
+
+    async def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        await self._ensure_setup()
+        return await self._transaction(SQL.BEGIN_READ, factory)
+
+    async def _plain(self, sql: str) -> list[Any]:
+        async def attempt() -> list[Any]:
+            async with self._lock:
+                return list(await self.conn.execute_fetchall(sql))
+
+        return await self._retrying(attempt)
+
+    # ---------------------------------------------------------------- setup
+
+    async def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            await self.asetup()
+
+    async def asetup(self) -> None:
+        """Create or migrate the schema; idempotent and safe under concurrent starts."""
+        async with self._setup_lock:
+            if self.is_setup:
+                return
+            for pragma in SQL.CONNECTION_PRAGMAS:
+                await self._plain(pragma.format(busy_timeout_ms=self._busy_timeout_ms))
+            await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+            await self._plain(SQL.SET_WAL)
+            try:
+                await self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
+                for version, name, statements in SQL.MIGRATIONS:
+                    await self._transaction(
+                        SQL.BEGIN_WRITE,
+                        lambda v=version, n=name, s=statements: self._core.migration_txn(v, n, s),
+                    )
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    async def setup(self) -> None:  # type: ignore[override]
+        """Alias of :meth:`asetup` (the official async saver's name)."""
+        await self.asetup()
+
+    # ---------------------------------------------------------------- async API
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        return self._core.build_tuple(loaded)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, read in pages; the lock is released while yielding."""
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = await self._list_page(query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    async def _list_page(
+        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
+    ) -> Any:
+        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
+        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        saved = self._core.finish_put(prepared, outcome)
+        if outcome.retention_due and self._core.retention is not None:
+            keep = self._core.retention.keep_last
+            assert keep is not None
+            thread_id = prepared.key.thread_id
+            await self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+        return saved
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        prepared = self._core.prepare_writes(config, writes, task_id, task_path)
+        await self._write(lambda: self._core.writes_txn(prepared))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete the thread and tombstone its id (see ``SqliteSaver.delete_thread``)."""
+        await self._write(lambda: self._core.delete_thread_txn(thread_id))
+        self._core.cache.discard_thread(str(thread_id))
+
+    async def aundelete_thread(self, thread_id: str) -> None:
+        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
+        self._core.cache.clear()
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if strategy not in ("keep_latest", "delete"):
+            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+        for thread_id in thread_ids:
+            await self._write(lambda t=thread_id: self._core.prune_txn(t, strategy))
+            self._core.cache.discard_thread(str(thread_id))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+    async def asweep(self, dry_run: bool = False) -> SweepReport:
+        """Apply the retention policy now (see ``SqliteSaver.sweep``)."""
+        now = time.time()
+        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
+        if dry_run:
+            return SweepReport(
+                dry_run=True,
+                expired_threads=tuple(expired),
+                evicted_threads=tuple(evicted),
+                bytes_before=before,
+                bytes_after=before,
+            )
+        for thread_id in [*expired, *evicted]:
+            await self.adelete_thread(thread_id)
+        pruned = 0
+        policy = self._core.retention
+        if policy is not None and policy.keep_last is not None:
+            keep = policy.keep_last
+            for thread_id in await self._read(self._core.live_threads_txn):
+                pruned += await self._write(lambda t=thread_id: self._core.keep_last_txn(t, keep))
+        after = await self._read(self._core.size_txn)
+        return SweepReport(
+            dry_run=False,
+            expired_threads=tuple(expired),
+            evicted_threads=tuple(evicted),
+            pruned_checkpoints=pruned,
+            bytes_before=before,
+            bytes_after=after,
+        )
+
+    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return await self._read(lambda: self._core.stats_txn(thread_id))
+
+    async def avacuum(self, *, full: bool = False) -> int:
+        await self._ensure_setup()
+        auto_vacuum = await self._plain(SQL.GET_AUTO_VACUUM)
+        if full or not auto_vacuum or int(auto_vacuum[0][0]) != 2:
+            await self._plain(SQL.FULL_VACUUM)
+        else:
+            await self._plain(SQL.INCREMENTAL_VACUUM)
+        await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
+        return await self._read(self._core.size_txn)
+
+    # ---------------------------------------------------------------- sync twins (from other threads)
+
+    def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                coro.close()
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncSqliteSaver are only allowed from a different "
+                    "thread than its event loop. From the loop, use the a* methods "
+                    "(graph.ainvoke / aget_state) or use SqliteSaver, which serves both."
+                )
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._sync(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = self._sync(self._list_page(query, after, size))
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._sync(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._sync(self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._sync(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._sync(self.aprune(thread_ids, strategy=strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._sync(self.aget_delta_channel_history(config=config, channels=channels))
+
+    def sweep(self, dry_run: bool = False) -> SweepReport:
+        return self._sync(self.asweep(dry_run))
+
+    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return self._sync(self.astorage_stats(thread_id))
+
+    def vacuum(self, *, full: bool = False) -> int:
+        return self._sync(self.avacuum(full=full))

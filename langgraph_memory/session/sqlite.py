@@ -1,0 +1,711 @@
+"""``SqliteSaver``: the SQLite checkpointer, sync, serving ``invoke`` and ``ainvoke``.
+
+This module only runs what the core (``_core.py``) yields, inside
+transactions, with retries. Its ``a*`` methods run the same sync path in a
+worker thread, so one saver object serves both ``graph.invoke`` and
+``graph.ainvoke``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import (
+    CheckpointStorageError,
+    ConfigurationError,
+    InvalidConnectionError,
+    MigrationError,
+)
+from langgraph_memory.session import _sql_sqlite as SQL
+from langgraph_memory.session._core import (
+    LIST_PAGE_SIZE,
+    Execute,
+    ExecuteMany,
+    Fetch,
+    SaverCore,
+    Statement,
+    Txn,
+    drive,
+)
+from langgraph_memory.session._retention import StorageStats, SweepReport
+from langgraph_memory.session._versions import next_version
+
+T = TypeVar("T")
+
+# SQLite waits this long for a lock itself before reporting SQLITE_BUSY ...
+DEFAULT_BUSY_TIMEOUT_MS = 5_000
+# ... and we retry a busy transaction, with jittered backoff, for this long.
+DEFAULT_RETRY_SECONDS = 60.0
+
+
+def is_busy_error(exc: BaseException) -> bool:
+    """SQLITE_BUSY / SQLITE_LOCKED, whatever wording the driver uses."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (+ extended codes)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def backoff_delay(attempt: int) -> float:
+    """Full-jitter exponential backoff: 2 ms doubling up to 250 ms."""
+    return random.uniform(0, min(0.25, 0.002 * (2**attempt)))
+
+
+def check_user_connection(conn: Any) -> None:
+    """Refuse a connection the saver cannot use safely, saying how to fix it."""
+    if not isinstance(conn, sqlite3.Connection):
+        raise InvalidConnectionError(
+            f"SqliteSaver needs a sqlite3.Connection, got {type(conn).__name__}; use "
+            "SqliteSaver.from_conn_string(path) or sqlite3.connect(path, check_same_thread=False, "
+            "isolation_level=None). For aiosqlite use AsyncSqliteSaver."
+        )
+    if getattr(conn, "autocommit", None) is False:
+        raise InvalidConnectionError(
+            "the connection was opened with autocommit=False, which keeps a transaction open "
+            "at all times; open it with sqlite3.connect(path, check_same_thread=False, "
+            "isolation_level=None)."
+        )
+    if conn.text_factory is not str:
+        raise InvalidConnectionError(
+            f"connection.text_factory={conn.text_factory!r}; the saver needs the default (str)."
+        )
+    if conn.in_transaction:
+        raise InvalidConnectionError(
+            "the connection has an open transaction; commit or roll it back before handing "
+            "it to the saver (or open it with isolation_level=None)."
+        )
+    # check_same_thread cannot be read back; probe it from another thread, since
+    # the a* methods and LangGraph's background writer run in worker threads.
+    failure: list[BaseException] = []
+
+    def probe() -> None:
+        try:
+            conn.execute("SELECT 1").close()
+        except sqlite3.ProgrammingError as exc:
+            failure.append(exc)
+
+    worker = threading.Thread(target=probe, name="lgm-sqlite-connection-probe")
+    worker.start()
+    worker.join()
+    if failure:
+        raise InvalidConnectionError(
+            "the connection was opened with check_same_thread=True, but the saver is used "
+            "from LangGraph's worker threads; open it with sqlite3.connect(path, "
+            "check_same_thread=False, isolation_level=None)."
+        ) from failure[0]
+
+
+class _Connections:
+    """Where statements run: one connection per thread for a file we own, or one
+    shared, lock-guarded connection (``:memory:`` or a connection passed in)."""
+
+    def __init__(
+        self,
+        *,
+        path: str | None,
+        shared: sqlite3.Connection | None,
+        busy_timeout_ms: int,
+        owns_shared: bool,
+        uri: bool = False,
+    ) -> None:
+        self._path = path
+        self._uri = uri
+        self._shared = shared
+        self._owns_shared = owns_shared
+        self._busy_timeout_ms = busy_timeout_ms
+        self._lock = threading.RLock()
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._registry_lock = threading.Lock()
+        self._closed = False
+        if shared is not None:
+            self._configure(shared, user=not owns_shared)
+
+    def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
+        for pragma in SQL.CONNECTION_PRAGMAS:
+            if user and "foreign_keys" in pragma:
+                continue  # leave the user's own settings alone
+            conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
+
+    def _open(self) -> sqlite3.Connection:
+        assert self._path is not None
+        conn = sqlite3.connect(
+            self._path,
+            check_same_thread=False,
+            isolation_level=None,
+            timeout=self._busy_timeout_ms / 1000,
+            uri=self._uri,
+            cached_statements=256,
+        )
+        self._configure(conn, user=False)
+        with self._registry_lock:
+            if self._closed:
+                conn.close()
+                raise CheckpointStorageError("the saver is closed; open a new one.")
+            self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise CheckpointStorageError("the saver is closed; open a new one.")
+        if self._shared is not None:
+            with self._lock:
+                yield self._shared
+            return
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+        yield conn
+
+    def close(self) -> None:
+        with self._registry_lock:
+            self._closed = True
+            conns, self._all = self._all, []
+        for conn in conns:
+            conn.close()
+        if self._shared is not None and self._owns_shared:
+            with self._lock:
+                self._shared.close()
+
+
+def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
+    def run(statement: Statement) -> Any:
+        if type(statement) is Fetch:
+            return cursor.execute(statement.sql, statement.params).fetchall()
+        if type(statement) is Execute:
+            return cursor.execute(statement.sql, statement.params).rowcount
+        assert isinstance(statement, ExecuteMany)
+        cursor.executemany(statement.sql, statement.rows)
+        return None
+
+    return run
+
+
+class SqliteSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
+
+    One object serves ``graph.invoke`` and ``graph.ainvoke`` (its ``a*`` methods
+    run the sync path in a worker thread). Each thread that uses the saver gets
+    its own connection to the file, so reads run in parallel and writes queue
+    on SQLite's own lock (WAL mode, ``BEGIN IMMEDIATE``, busy timeout, then
+    bounded retries with jitter).
+
+    Args:
+        conn: an open ``sqlite3.Connection`` (opened with ``check_same_thread=False``;
+            ``isolation_level=None`` recommended). Prefer :meth:`from_conn_string`,
+            which owns its connections.
+        serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
+        retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        cache_size: lists remembered per (thread, namespace, channel) so a ``put``
+            stores only new items without reading back; 0 disables it.
+
+    Example:
+        >>> from langgraph.graph import StateGraph, MessagesState, START
+        >>> from langgraph_memory.session import SqliteSaver
+        >>> builder = StateGraph(MessagesState)
+        >>> _ = builder.add_node("echo", lambda s: {"messages": [("ai", "hi")]})
+        >>> _ = builder.add_edge(START, "echo")
+        >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+        ...     graph = builder.compile(checkpointer=saver)
+        ...     out = graph.invoke({"messages": [("user", "hello")]},
+        ...                        {"configurable": {"thread_id": "t1"}})
+        ...     len(out["messages"])
+        2
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    ) -> None:
+        check_user_connection(conn)
+        self._init(
+            _Connections(
+                path=None, shared=conn, busy_timeout_ms=busy_timeout_ms, owns_shared=False
+            ),
+            serde=serde,
+            retention=retention,
+            cache_size=cache_size,
+            retry_seconds=retry_seconds,
+        )
+
+    def _init(
+        self,
+        connections: _Connections,
+        *,
+        serde: SerializerProtocol | None,
+        retention: RetentionPolicy | None,
+        cache_size: int,
+        retry_seconds: float,
+    ) -> None:
+        super().__init__(serde=serde)
+        if retry_seconds <= 0:
+            raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
+        self._connections = connections
+        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._retry_seconds = retry_seconds
+        self._setup_lock = threading.Lock()
+        self.is_setup = False
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    ) -> Iterator[SqliteSaver]:
+        """Open a saver on a file path (or ``":memory:"``) that owns and closes its connections.
+
+        Args:
+            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            serde: LangGraph serializer.
+            retention: what to keep.
+            cache_size: see the class docstring.
+            busy_timeout_ms: how long SQLite waits for the write lock per attempt.
+            retry_seconds: how long busy transactions are retried before
+                ``CheckpointStorageError``.
+
+        Yields:
+            A set-up saver.
+        """
+        if not isinstance(conn_string, str) or not conn_string:
+            raise ConfigurationError(
+                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
+                "or ':memory:'."
+            )
+        in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
+        if in_memory:
+            shared = sqlite3.connect(
+                conn_string,
+                check_same_thread=False,
+                isolation_level=None,
+                uri=conn_string.startswith("file:"),
+            )
+            connections = _Connections(
+                path=None, shared=shared, busy_timeout_ms=busy_timeout_ms, owns_shared=True
+            )
+        else:
+            connections = _Connections(
+                path=conn_string,
+                shared=None,
+                busy_timeout_ms=busy_timeout_ms,
+                owns_shared=True,
+                uri=conn_string.startswith("file:"),
+            )
+        saver = cls.__new__(cls)
+        saver._init(
+            connections,
+            serde=serde,
+            retention=retention,
+            cache_size=cache_size,
+            retry_seconds=retry_seconds,
+        )
+        try:
+            saver.setup()
+            yield saver
+        finally:
+            saver.close()
+
+    def close(self) -> None:
+        """Close every connection this saver opened (a connection passed in stays open)."""
+        self._connections.close()
+
+    # ---------------------------------------------------------------- running transactions
+
+    def _retrying(self, attempt_fn: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self._retry_seconds
+        attempt = 0
+        while True:
+            try:
+                return attempt_fn()
+            except sqlite3.OperationalError as exc:
+                if not is_busy_error(exc):
+                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
+                attempt += 1
+                if time.monotonic() >= deadline:
+                    raise CheckpointStorageError(
+                        f"the database stayed busy for {self._retry_seconds:.0f} s "
+                        f"({attempt} attempts); another process holds its write lock. "
+                        "Raise retry_seconds or reduce concurrent writers."
+                    ) from exc
+                time.sleep(backoff_delay(attempt))
+
+    def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
+        def attempt() -> T:
+            with self._connections.connection() as conn:
+                if conn.in_transaction:
+                    raise InvalidConnectionError(
+                        "the connection has an open transaction not started by the saver; "
+                        "commit it, or open the connection with isolation_level=None."
+                    )
+                cursor = conn.cursor()
+                cursor.row_factory = None
+                try:
+                    cursor.execute(begin)
+                    result = drive(factory(), _execute(cursor))
+                    cursor.execute(SQL.COMMIT)
+                    return result
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute(SQL.ROLLBACK)
+                    raise
+                finally:
+                    cursor.close()
+
+        return self._retrying(attempt)
+
+    def _write(self, factory: Callable[[], Txn[T]]) -> T:
+        self._ensure_setup()
+        return self._transaction(SQL.BEGIN_WRITE, factory)
+
+    def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        self._ensure_setup()
+        return self._transaction(SQL.BEGIN_READ, factory)
+
+    def _plain(self, sql: str) -> list[Any]:
+        """A statement that must run outside any transaction (PRAGMA, VACUUM)."""
+
+        def attempt() -> list[Any]:
+            with self._connections.connection() as conn:
+                return conn.execute(sql).fetchall()
+
+        return self._retrying(attempt)
+
+    # ---------------------------------------------------------------- setup
+
+    def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            self.setup()
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; safe when many processes start at once.
+
+        WAL is switched on with retries; each migration runs in its own
+        ``BEGIN IMMEDIATE`` transaction together with its "applied" row, so
+        concurrent callers apply it exactly once.
+        """
+        with self._setup_lock:
+            if self.is_setup:
+                return
+            self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+            self._plain(SQL.SET_WAL)
+            try:
+                self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
+                for version, name, statements in SQL.MIGRATIONS:
+                    self._transaction(
+                        SQL.BEGIN_WRITE,
+                        lambda v=version, n=name, s=statements: self._core.migration_txn(v, n, s),
+                    )
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    # ---------------------------------------------------------------- BaseCheckpointSaver API
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by ``config`` (latest of the thread/namespace if no id).
+
+        Example:
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
+            True
+        """
+        loaded = self._read(lambda: self._core.get_tuple_txn(config))
+        return self._core.build_tuple(loaded)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, read in pages; no lock is held while yielding.
+
+        Channel values of listed checkpoints decode on first access.
+        """
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        return self._iter_pages(query)
+
+    def _iter_pages(self, query: Any) -> Iterator[CheckpointTuple]:
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = self._list_page(query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    def _list_page(self, query: Any, after: tuple[str, str, str] | None, size: int) -> Any:
+        return self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint in one transaction; lists store only their new items.
+
+        Raises:
+            ThreadDeletedError: the thread was deleted; it stays deleted.
+        """
+        prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
+        outcome = self._write(lambda: self._core.put_txn(prepared))
+        saved = self._core.finish_put(prepared, outcome)
+        if outcome.retention_due and self._core.retention is not None:
+            keep = self._core.retention.keep_last
+            assert keep is not None
+            thread_id = prepared.key.thread_id
+            self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+        return saved
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes in one transaction.
+
+        Raises:
+            ThreadDeletedError: the thread was deleted; it stays deleted.
+        """
+        prepared = self._core.prepare_writes(config, writes, task_id, task_path)
+        self._write(lambda: self._core.writes_txn(prepared))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint and write of the thread and tombstone its id.
+
+        A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
+        call :meth:`undelete_thread` to reuse the id deliberately.
+        """
+        self._write(lambda: self._core.delete_thread_txn(thread_id))
+        self._core.cache.discard_thread(str(thread_id))
+
+    def undelete_thread(self, thread_id: str) -> None:
+        """Remove a deleted thread's tombstone so the id can be used again (starting empty)."""
+        self._write(lambda: self._core.undelete_thread_txn(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) created by these runs.
+
+        Note:
+            As with LangGraph's savers, deleting a run whose writes a later
+            ``DeltaChannel`` value is rebuilt from breaks that rebuild.
+        """
+        self._write(lambda: self._core.delete_for_runs_txn(run_ids))
+        self._core.cache.clear()
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
+        self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
+
+        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
+        including the ancestors a ``DeltaChannel`` value is replayed from.
+        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
+        """
+        if strategy not in ("keep_latest", "delete"):
+            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+        for thread_id in thread_ids:
+            self._write(lambda t=thread_id: self._core.prune_txn(t, strategy))
+            self._core.cache.discard_thread(str(thread_id))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed per channel along the parent chain (one walk for all channels)."""
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+    # ---------------------------------------------------------------- retention and storage
+
+    def sweep(self, dry_run: bool = False) -> SweepReport:
+        """Apply the retention policy to the whole database now.
+
+        Deletes (and tombstones) threads idle past ``thread_ttl_seconds``, then the
+        least recently active threads while the database exceeds ``max_bytes``,
+        and trims every live thread to ``keep_last`` checkpoints per namespace.
+
+        Args:
+            dry_run: report what would be deleted without deleting anything.
+        """
+        now = time.time()
+        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
+        if dry_run:
+            return SweepReport(
+                dry_run=True,
+                expired_threads=tuple(expired),
+                evicted_threads=tuple(evicted),
+                bytes_before=before,
+                bytes_after=before,
+            )
+        for thread_id in [*expired, *evicted]:
+            self.delete_thread(thread_id)
+        pruned = 0
+        policy = self._core.retention
+        if policy is not None and policy.keep_last is not None:
+            keep = policy.keep_last
+            for thread_id in self._read(self._core.live_threads_txn):
+                pruned += self._write(lambda t=thread_id: self._core.keep_last_txn(t, keep))
+        after = self._read(self._core.size_txn)
+        return SweepReport(
+            dry_run=False,
+            expired_threads=tuple(expired),
+            evicted_threads=tuple(evicted),
+            pruned_checkpoints=pruned,
+            bytes_before=before,
+            bytes_after=after,
+        )
+
+    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
+        """File size, free pages and per-thread payload bytes and checkpoint counts."""
+        return self._read(lambda: self._core.stats_txn(thread_id))
+
+    def vacuum(self, *, full: bool = False) -> int:
+        """Give free pages back to the file system; returns the file size afterwards.
+
+        Args:
+            full: run ``VACUUM`` (rewrites the file; needs free disk space of the
+                database size) instead of ``PRAGMA incremental_vacuum``.
+        """
+        self._ensure_setup()
+        auto_vacuum = self._plain(SQL.GET_AUTO_VACUUM)
+        if full or not auto_vacuum or int(auto_vacuum[0][0]) != 2:
+            self._plain(SQL.FULL_VACUUM)
+        else:
+            self._plain(SQL.INCREMENTAL_VACUUM)
+        self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
+        return self._read(self._core.size_txn)
+
+    # ---------------------------------------------------------------- async twins
+
+    async def asetup(self) -> None:
+        await asyncio.to_thread(self.setup)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = await asyncio.to_thread(self._list_page, query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aundelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.undelete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+    async def asweep(self, dry_run: bool = False) -> SweepReport:
+        return await asyncio.to_thread(self.sweep, dry_run)
+
+    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return await asyncio.to_thread(self.storage_stats, thread_id)
+
+    async def avacuum(self, *, full: bool = False) -> int:
+        return await asyncio.to_thread(lambda: self.vacuum(full=full))
