@@ -409,9 +409,10 @@ def build_judgement_request(
         ctx = contexts[index]
         cand = ctx.candidate
         numbers[number] = index
-        kind = "FORGET REQUEST (choose the memories it refers to)" if cand.forget else "NEW"
+        kind = "FORGET REQUEST" if cand.forget else "NEW"
+        hint = " - choose the memories it refers to" if cand.forget else ""
         lines = [
-            f'{kind} {number} (source: {cand.source.value}, key: {cand.key or "none"}): "{cand.text}"'
+            f'{kind} {number} (source: {cand.source.value}, key: {cand.key or "none"}){hint}: "{cand.text}"'
         ]
         shown: dict[str, MemoryRecord] = {}
         for scored in ctx.similar:
