@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -29,6 +31,8 @@ from langgraph_memory.privacy import (
     redact_messages,
     resident_id_check_char,
 )
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def policy(salt: str = "test-salt", **actions: RedactionAction) -> PrivacyPolicy:
@@ -439,7 +443,12 @@ def test_hash_is_stable_salted_and_format_independent() -> None:
         "print(redact('13800138000', P(actions=M({'cn_mobile':'hash'}), hash_salt='test-salt')).text)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONHASHSEED": "777"},
     ).stdout.strip()
     assert out == redact("13800138000", hashed).text
 
