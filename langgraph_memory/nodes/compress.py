@@ -286,8 +286,9 @@ _SIGNAL_WORDS = re.compile(
     re.IGNORECASE,
 )
 _CHITCHAT = re.compile(
-    r"^(hi|hello|hey|thanks?|thank you|ok(ay)?|great|cool|sure|lol|haha|bye|good (morning|night))"
-    r"\W*$|^(你好|谢谢|好的|哈哈+|嗯+|再见)\W*$",
+    r"^((hi|hello|hey)( there| all| everyone)?|thanks?( a lot)?|thank you( so much)?|ok(ay)?|"
+    r"great|cool|sure|lol|(ha)+|bye|good (morning|afternoon|evening|night))\W*$"
+    r"|^(你好|您好|谢谢|好的|哈哈+|嗯+|再见|早上好|晚安)\W*$",
     re.IGNORECASE,
 )
 _NAME_LIKE = re.compile(r"(?<=\s)[A-Z][a-z]+")
