@@ -411,11 +411,14 @@ _SECRET_VALUE: Final = (
     r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|“(?P<cq>[^”\n]{1,200})”"
     r"|「(?P<jq>[^」\n]{1,200})」|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[!-~]{1,200}))"
 )
-_PASSWORD: Final = re.compile(
+_PASSWORD_KEYWORD: Final = (
     r"(?:密码|口令|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd)(?![A-Za-z]))"
-    + _SEPARATOR
-    + _SECRET_VALUE,
-    re.IGNORECASE,
+)
+_PASSWORD: Final = re.compile(_PASSWORD_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
+# "wifi密码 12345678": only a space between keyword and value. Accepted only
+# when the value has a digit, so "password reset" stays prose.
+_PASSWORD_SPACED: Final = re.compile(
+    _PASSWORD_KEYWORD + r"[ \t]+(?P<bare>[!-~]*[0-9][!-~]*)", re.IGNORECASE
 )
 # A PIN is digits only, so "PIN is stuck in the machine" stays prose.
 _PIN: Final = re.compile(
@@ -448,7 +451,7 @@ _BEARER: Final = re.compile(r"(?<![A-Za-z])Bearer\s+(?P<token>[A-Za-z0-9\-._~+/]
 
 def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
     for group in ("dq", "sq", "cq", "jq", "bq"):
-        if m.group(group) is not None:
+        if group in m.re.groupindex and m.group(group) is not None:
             return m.start(group), m.end(group)
     start, end = m.start("bare"), m.end("bare")
     value = m.group("bare")
@@ -481,6 +484,11 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
         if len(value) < 3 or _is_filler(value):
             continue
         yield _Candidate("password", span[0], span[1], value)
+    for m in _PASSWORD_SPACED.finditer(folded):
+        span = _secret_span(m)
+        if span is None or span[1] - span[0] < 4:
+            continue
+        yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
     for m in _PIN.finditer(folded):
         yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
 

@@ -309,6 +309,8 @@ def test_ip_rejected(text: str) -> None:
         ("my PIN: 0000", "0000"),
         ("PIN码是１２３４", "１２３４"),
         ("the password for my bank account is Pa55!", "Pa55!"),
+        ("wifi密码 12345678", "12345678"),
+        ("WiFi password sunshine2026", "sunshine2026"),
     ],
 )
 def test_password_detected(text: str, span: str) -> None:
@@ -328,6 +330,8 @@ def test_password_detected(text: str, span: str) -> None:
         "pin: abc",
         "spinning wheel: 123456",  # "pin" inside a word
         "passwords: 12",
+        "password reset link",
+        "password 2 times",
     ],
 )
 def test_password_rejected(text: str) -> None:
