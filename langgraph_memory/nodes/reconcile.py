@@ -701,7 +701,11 @@ class Reconciler:
                 keyed = [
                     s.record
                     for s in self.store.search_memories(
-                        user_id, cand.text, limit=self.neighbours, keys=[cand.key]
+                        user_id,
+                        cand.text,
+                        limit=self.neighbours,
+                        keys=[cand.key],
+                        min_relevance=0.0,
                     )
                 ]
             contexts.append(self._context(cand, similar, keyed))
@@ -722,7 +726,7 @@ class Reconciler:
                 keyed = history
             elif cand.key:
                 found = await self.store.asearch_memories(
-                    user_id, cand.text, limit=self.neighbours, keys=[cand.key]
+                    user_id, cand.text, limit=self.neighbours, keys=[cand.key], min_relevance=0.0
                 )
                 keyed = [s.record for s in found]
             contexts.append(self._context(cand, similar, keyed))

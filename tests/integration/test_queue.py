@@ -1,0 +1,320 @@
+"""SqliteMemoryQueue on real SQLite files: idempotency, debounce, ordering, leases, retries."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_memory.errors import ConfigurationError, JobLeaseLostError
+from langgraph_memory.nodes.queue import SqliteMemoryQueue, backoff_seconds
+from langgraph_memory.types import CandidateMemory, MemoryOp
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "checkpoints.sqlite"
+
+
+@pytest.fixture
+def queue(db: Path, clock: Clock):
+    q = SqliteMemoryQueue(
+        db,
+        debounce_seconds=2,
+        max_debounce_seconds=10,
+        lease_seconds=30,
+        max_attempts=3,
+        backoff_base_seconds=1,
+        backoff_max_seconds=60,
+        clock=clock,
+    )
+    q.setup()
+    yield q
+    q.close()
+
+
+def turn(n: int, text: str = "hello") -> list:
+    return [HumanMessage(f"{text} {n}", id=f"h{n}"), AIMessage(f"reply {n}", id=f"a{n}")]
+
+
+def test_setup_is_idempotent_and_coexists_with_the_official_saver(db: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver as OfficialSaver
+
+    with OfficialSaver.from_conn_string(str(db)) as saver:
+        saver.setup()
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        from langgraph.checkpoint.base import empty_checkpoint
+
+        saver.put(config, empty_checkpoint(), {}, {})
+        for _ in range(2):
+            with SqliteMemoryQueue.from_conn_string(db) as q:
+                q.setup()
+                assert q.enqueue("u", "t", turn(1)) is not None or True
+        assert saver.get_tuple(config) is not None
+    conn = sqlite3.connect(db)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"checkpoints", "writes", "lgm_memory_jobs", "lgm_memory_audit"} <= tables
+    assert conn.execute("SELECT COUNT(*) FROM lgm_memory_queue_migrations").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM lgm_memory_jobs").fetchone()[0] == 1
+    conn.close()
+
+
+def test_a_message_is_queued_at_most_once(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    first = queue.enqueue("u", "t", turn(1))
+    assert first is not None
+    assert queue.enqueue("u", "t", turn(1)) is None
+    clock.now += 100  # long after the debounce window: still not queued again
+    assert queue.enqueue("u", "t", turn(1)) is None
+    # the same message ids in another thread or for another user are different messages
+    assert queue.enqueue("u", "t2", turn(1)) is not None
+    assert queue.enqueue("v", "t", turn(1)) is not None
+    # a mix: only the new message is queued
+    job = queue.enqueue("u", "t", [*turn(1), HumanMessage("new", id="h9")])
+    assert job is not None
+    assert (
+        sum(
+            info.message_count
+            for info in queue.pending()
+            if info.thread_id == "t" and info.user_id == "u"
+        )
+        == 3
+    )
+
+
+def test_messages_of_a_thread_are_coalesced_within_the_debounce_window(
+    queue: SqliteMemoryQueue, clock: Clock
+) -> None:
+    a = queue.enqueue("u", "t", turn(1))
+    clock.now += 1
+    b = queue.enqueue("u", "t", turn(2))
+    assert a == b
+    (info,) = queue.pending()
+    assert info.message_count == 4 and info.not_before == clock.now + 2
+    # not ready while the window is open
+    assert queue.claim("w") is None
+    clock.now += 2.5
+    job = queue.claim("w")
+    assert job is not None and [m.id for m in job.messages] == ["h1", "a1", "h2", "a2"]
+
+
+def test_debounce_is_capped(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    first = queue.enqueue("u", "t", turn(0))
+    for n in range(1, 7):
+        clock.now += 1.5  # always inside the 2 s window ...
+        assert queue.enqueue("u", "t", turn(n)) == first
+    clock.now += 1.5  # ... but the job is 10.5 s old now: a new one starts
+    assert queue.enqueue("u", "t", turn(99)) != first
+    (info, _) = queue.pending()
+    assert info.not_before <= info.created_at + 10
+
+
+def test_a_leased_job_is_not_coalesced(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    a = queue.enqueue("u", "t", turn(1))
+    clock.now += 3
+    assert queue.claim("w") is not None
+    b = queue.enqueue("u", "t", turn(2))
+    assert b != a
+
+
+def test_jobs_of_one_user_run_one_at_a_time_in_order(
+    queue: SqliteMemoryQueue, clock: Clock
+) -> None:
+    a = queue.enqueue("u", "t1", turn(1))
+    b = queue.enqueue("u", "t2", turn(2))
+    c = queue.enqueue("v", "t3", turn(3))
+    clock.now += 3
+    first = queue.claim("w1")
+    second = queue.claim("w2")
+    assert first is not None and second is not None
+    assert {first.job_id, second.job_id} == {a, c}
+    assert queue.claim("w3") is None  # b waits for a
+    queue.complete(first if first.job_id == a else second)
+    third = queue.claim("w3")
+    assert third is not None and third.job_id == b
+
+
+def test_expired_lease_is_taken_over_and_the_old_worker_is_fenced(
+    queue: SqliteMemoryQueue, clock: Clock
+) -> None:
+    queue.enqueue("u", "t", turn(1))
+    clock.now += 3
+    old = queue.claim("dead-worker")
+    assert old is not None
+    queue.save_candidates(old, [CandidateMemory("User is vegan", key="diet")])
+    assert queue.claim("w2") is None  # lease still valid
+    clock.now += 31
+    new = queue.claim("w2")
+    assert new is not None and new.job_id == old.job_id
+    assert new.stage == "extracted" and new.candidates == [
+        CandidateMemory("User is vegan", key="diet")
+    ]
+    assert new.attempts == 2
+    with pytest.raises(JobLeaseLostError, match="dead-worker"):
+        queue.save_plan(old, [])
+    with pytest.raises(JobLeaseLostError):
+        queue.complete(old)
+    queue.save_plan(new, [MemoryOp("ignore", None, (), "nothing")])
+    queue.mark_applied(new, 0, MemoryOp("ignore", None, (), "nothing"))
+    with pytest.raises(JobLeaseLostError):  # an op is recorded once
+        queue.mark_applied(new, 0, MemoryOp("ignore", None, (), "nothing"))
+    queue.complete(new)
+    assert queue.stats()["done"] == 1 and len(queue.audit()) == 1
+
+
+def test_a_job_whose_workers_keep_dying_is_failed(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    queue.enqueue("u", "t", turn(1))
+    clock.now += 3
+    for _ in range(3):
+        assert queue.claim("w") is not None
+        clock.now += 31
+    assert queue.claim("w") is None
+    (failed,) = queue.failed()
+    assert "lease expired 3 times" in (failed.last_error or "")
+
+
+def test_retry_with_backoff_then_failed(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    queue.enqueue("u", "t", turn(1))
+    clock.now += 3
+    job = queue.claim("w")
+    assert job is not None and queue.fail(job, "boom 1") == "pending"
+    assert queue.claim("w") is None
+    clock.now += 1.01  # 1 s backoff after attempt 1
+    job = queue.claim("w")
+    assert job is not None and queue.fail(job, "boom 2") == "pending"
+    clock.now += 1.5
+    assert queue.claim("w") is None  # 2 s after attempt 2
+    clock.now += 0.6
+    job = queue.claim("w")
+    assert job is not None and job.attempts == 3
+    assert queue.fail(job, "boom 3") == "failed"
+    (info,) = queue.failed()
+    assert info.last_error == "boom 3" and info.attempts == 3
+    assert queue.stats()["failed"] == 1
+    assert queue.retry_failed() == 1
+    assert queue.claim("w") is not None
+
+
+def test_release_hands_the_job_back_without_spending_an_attempt(
+    queue: SqliteMemoryQueue, clock: Clock
+) -> None:
+    queue.enqueue("u", "t", turn(1))
+    clock.now += 3
+    job = queue.claim("w")
+    assert job is not None
+    queue.save_candidates(job, [])
+    queue.release(job)
+    again = queue.claim("w2")
+    assert again is not None and again.attempts == 1 and again.stage == "extracted"
+
+
+def test_claim_specific_job_and_ignore_debounce(queue: SqliteMemoryQueue) -> None:
+    a = queue.enqueue("u", "t", turn(1))
+    assert queue.claim("w") is None
+    assert queue.claim("w", ignore_debounce=True) is not None
+    b = queue.enqueue("v", "t", turn(2))
+    assert b is not None
+    job = queue.claim("w", job_id=b)
+    assert job is not None and job.job_id == b and a != b
+    assert queue.claim("w", job_id=b) is None  # already leased
+
+
+def test_inspection_and_housekeeping(queue: SqliteMemoryQueue, clock: Clock) -> None:
+    queue.enqueue("u", "t", turn(1))
+    queue.enqueue("v", "t", turn(2))
+    stats = queue.stats()
+    assert stats["pending"] == 2 and stats["oldest_waiting_seconds"] == 0
+    clock.now += 3
+    job = queue.claim("w")
+    assert job is not None
+    assert {i.status for i in queue.pending()} == {"pending", "leased"}
+    op = MemoryOp("add", CandidateMemory("User is vegan"), (), "new", "r1")
+    queue.save_plan(job, [op])
+    queue.mark_applied(job, 0, op)
+    queue.complete(job)
+    queue.record_audit(job.user_id, "t", [MemoryOp("ignore", None, (), "standalone")])
+    entries = queue.audit(job.user_id)
+    assert [e.op.reason for e in entries] == ["standalone", "new"]
+    assert entries[1].op == op and entries[1].job_id == job.job_id
+    # a finished job keeps no conversation text
+    conn = sqlite3.connect(queue.path)
+    assert conn.execute(
+        "SELECT messages FROM lgm_memory_jobs WHERE job_id = ?", (job.job_id,)
+    ).fetchone() == ("[]",)
+    conn.close()
+    clock.now += 100
+    assert queue.purge_done(older_than_seconds=50) == 1
+    assert (
+        queue.enqueue(job.user_id, "t", turn(1 if job.user_id == "u" else 2)) is None
+    )  # still idempotent
+    assert queue.forget_user("u") >= 1
+    assert all(i.user_id != "u" for i in queue.pending())
+    assert queue.audit("u") == []
+
+
+def test_concurrent_claims_never_hand_out_a_job_twice(db: Path) -> None:
+    q = SqliteMemoryQueue(db, debounce_seconds=0)
+    for n in range(40):
+        q.enqueue(f"user-{n}", "t", turn(n))
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        while (job := q.claim(name)) is not None:
+            with lock:
+                claimed.append(job.job_id)
+            q.complete(job)
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(claimed) == 40 and len(set(claimed)) == 40
+    assert q.stats()["done"] == 40
+    q.close()
+
+
+def test_backoff_schedule() -> None:
+    assert [backoff_seconds(n, 2.0, 10.0) for n in (1, 2, 3, 4)] == [2.0, 4.0, 8.0, 10.0]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"debounce_seconds": -1}, "debounce_seconds"),
+        ({"lease_seconds": 0}, "lease_seconds"),
+        ({"max_attempts": 0}, "max_attempts"),
+    ],
+)
+def test_bad_settings(db: Path, kwargs: dict[str, float], match: str) -> None:
+    with pytest.raises(ConfigurationError, match=match):
+        SqliteMemoryQueue(db, **kwargs)
+
+
+def test_memory_database_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="survive a restart"):
+        SqliteMemoryQueue(":memory:")
+
+
+def test_closed_queue_says_so(db: Path) -> None:
+    q = SqliteMemoryQueue(db)
+    q.setup()
+    q.close()
+    with pytest.raises(ConfigurationError, match="closed"):
+        q.stats()
