@@ -404,7 +404,7 @@ _SEPARATOR: Final = (
     r"\s*(?:"
     r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|改成了?|改为|设为|设置为|设成了?)\s*[:]?"
     r"|[:=]"
-    r"|\s(?:is|was|=)(?:\s*:)?(?=\s)"
+    r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
     r")\s*"
 )
 _SECRET_VALUE: Final = (
@@ -446,7 +446,12 @@ _KNOWN_KEY_FORMATS: Final = re.compile(
     r"|eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"
     r")(?![A-Za-z0-9_\-])"
 )
-_BEARER: Final = re.compile(r"(?<![A-Za-z])Bearer\s+(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)")
+_BEARER: Final = re.compile(
+    r"(?<![A-Za-z])Bearer\s+(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)"
+    # HTTP Basic credentials are base64("user:password").
+    r"|Authorization\s*[:=]\s*Basic\s+(?P<basic>[A-Za-z0-9+/]{8,}={0,2})",
+    re.IGNORECASE,
+)
 
 
 def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -475,13 +480,24 @@ def _is_filler(value: str) -> bool:
     )
 
 
+def _is_prose_word(m: re.Match[str], value: str) -> bool:
+    # "my password was stolen": after English "is"/"was", an unquoted
+    # lower-case word is prose. Quote it, or use ":", to have it redacted.
+    return (
+        m.group("prose") is not None
+        and m.group("bare") is not None
+        and value.isalpha()
+        and value.islower()
+    )
+
+
 def _detect_password(folded: str) -> Iterator[_Candidate]:
     for m in _PASSWORD.finditer(folded):
         span = _secret_span(m)
         if span is None:
             continue
         value = folded[span[0] : span[1]]
-        if len(value) < 3 or _is_filler(value):
+        if len(value) < 3 or _is_filler(value) or _is_prose_word(m, value):
             continue
         yield _Candidate("password", span[0], span[1], value)
     for m in _PASSWORD_SPACED.finditer(folded):
@@ -504,7 +520,8 @@ def _detect_api_key(folded: str) -> Iterator[_Candidate]:
     for m in _KNOWN_KEY_FORMATS.finditer(folded):
         yield _Candidate("api_key", m.start(), m.end(), m.group())
     for m in _BEARER.finditer(folded):
-        yield _Candidate("api_key", m.start("token"), m.end("token"), m.group("token"))
+        group = "token" if m.group("token") is not None else "basic"
+        yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))
     for m in _KEYED_SECRET.finditer(folded):
         span = _secret_span(m)
         if span is None:

@@ -304,6 +304,8 @@ def test_ip_rejected(text: str) -> None:
         ("口令=Open_Sesame1", "Open_Sesame1"),
         ("password: hunter2.", "hunter2"),
         ("Password is 'with space 1'", "with space 1"),
+        ('my password is "sunshine"', "sunshine"),
+        ("password: sunshine", "sunshine"),
         ('pwd="x!y@z#"', "x!y@z#"),
         ("passwd = (abc)123)", "(abc)123"),
         ("my PIN: 0000", "0000"),
@@ -332,6 +334,7 @@ def test_password_detected(text: str, span: str) -> None:
         "passwords: 12",
         "password reset link",
         "password 2 times",
+        "my password was stolen last year",
     ],
 )
 def test_password_rejected(text: str) -> None:
@@ -350,6 +353,7 @@ def test_password_rejected(text: str) -> None:
         ("AIza" + "B" * 35, "AIza" + "B" * 35),
         ("jwt eyJhbGciOi.eyJzdWIiOi.sig-nature_1", "eyJhbGciOi.eyJzdWIiOi.sig-nature_1"),
         ("Authorization: Bearer abcdef0123456789xyz", "abcdef0123456789xyz"),
+        ("Authorization: Basic dXNlcjpwYXNz", "dXNlcjpwYXNz"),
         ("api key: 0123abcd4567efgh", "0123abcd4567efgh"),
         ("API_KEY=ZyXwVuTsRqPoNmLk", "ZyXwVuTsRqPoNmLk"),
         ("密钥是 k3y-Va1ue-2026", "k3y-Va1ue-2026"),
