@@ -16,17 +16,26 @@ Detected kinds (names as in ``config.IDENTIFIER_KINDS``):
 ``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``)
                    and US-style ``(415) 555-2671`` / ``415-555-2671``
 ``ip_address``     IPv4 (octets 0-255, no leading zeros) and IPv6 (validated)
-``password``       the value after 密码/口令/password/passwd/pwd/PIN and ``:``, ``：``,
-                   ``=``, ``是``, ``为``, ``is``
+``password``       the value after 密码/口令/password/passwd/pwd and ``:``, ``：``,
+                   ``=``, ``是``, ``为``, ``is``/``was`` (quoted values whole, CJK
+                   included), or after only a space when it has a digit
+                   (``wifi密码 12345678``); 4-12 digits after PIN/PIN码
 ``api_key``        the value after api key/token/secret/密钥/令牌..., and known
                    formats: ``sk-``, ``sk-proj-``, ``ghp_``, ``github_pat_``, ``AKIA``,
-                   ``xoxb-``/``xoxp-``, ``AIza``, JWTs, ``Bearer <token>``
+                   ``xoxb-``/``xoxp-``, ``AIza``, JWTs, ``Bearer <token>``,
+                   ``Authorization: Basic <base64>``
 =================  ===============================================================
 
 Hard negatives are kept on purpose: order and tracking numbers (a number whose
-clause starts with 订单号/运单号/order/tracking ... is not a phone or a card),
-dates, prices, model numbers, version strings (``v1.2.3.4`` is not an IP), an
-18-digit string whose check character is wrong, a 16-digit number failing Luhn.
+clause starts with 订单号/运单号/order/tracking ... is not a phone or a card,
+unless a word such as 电话/phone/card follows), dates, prices, model numbers,
+version strings (``v1.2.3.4`` is not an IP), an 18-digit string whose check
+character is wrong, a 16-digit number failing Luhn, prose such as "the
+password is incorrect". Not detected: landlines without a country code,
+passport and social-security numbers, secrets that look like ordinary words.
+
+Full-width digits and letters (``１３８``) are folded to ASCII before matching;
+finding offsets always index the original text.
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
