@@ -163,12 +163,14 @@ def pack_memories(
     scored: Sequence[ScoredMemory],
     *,
     budget_tokens: int,
+    pinned: Sequence[ScoredMemory] = (),
     prompt: RecallPrompt = DEFAULT_RECALL_PROMPT,
     token_counter: TokenCounter = count_tokens_approximately,
 ) -> PackedRecall:
     """Choose the best-scored memories whose rendered block fits ``budget_tokens``.
 
-    Greedy by score (a lower-scored short memory may still fit after a long one
+    ``pinned`` memories (standing instructions) go first, in their order; then the
+    rest greedily by score (a lower-scored short memory may still fit after a long one
     was skipped); the block is measured as the ``SystemMessage`` it becomes, so the
     budget holds for what the model actually receives. When not even the header
     fits, the block says there are no memories.
@@ -185,7 +187,7 @@ def pack_memories(
         text = render_recall_block(records, prompt)
         return text, token_counter([SystemMessage(content=text)])
 
-    ranked = sorted(scored, key=lambda s: s.score, reverse=True)
+    ranked = [*pinned, *sorted(scored, key=lambda s: s.score, reverse=True)]
     chosen: list[MemoryRecord] = []
     seen_ids: set[str] = set()
     for item in ranked:
@@ -238,19 +240,43 @@ def _search_kwargs(
     return kwargs
 
 
+# Standing instructions are recalled whatever the query: ranked by importance and
+# recency, with no relevance gate (an instruction about honorifics matters for a
+# question about the weather).
+_PINNED_WEIGHTS = ScoringWeights(relevance=0.2, recency=0.2, importance=0.6, min_relevance=0.0)
+
+
+def _pinned_kwargs(limit: int, types: Sequence[MemoryType]) -> dict[str, Any]:
+    return {"limit": limit, "types": list(types), "min_relevance": 0.0, "weights": _PINNED_WEIGHTS}
+
+
+def _base_store_searches(query: str, kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """Keyword arguments of ``BaseStore.search`` calls equivalent to one memory search."""
+    types = kwargs.get("types")
+    if not types:
+        return [{"query": query, "limit": kwargs["limit"]}]
+    return [{"filter": {"type": t.value}, "limit": kwargs["limit"]} for t in types]
+
+
 def _search(store: Any, user_id: str, query: str, **kwargs: Any) -> list[ScoredMemory]:
     if isinstance(store, LongTermMemory):
         return list(store.search_memories(user_id, query, **kwargs))
     # Any other LangGraph BaseStore: memories as MemoryRecord dicts in ("memories", user).
-    items = store.search(("memories", user_id), query=query, limit=kwargs["limit"])
-    return [s for item in items if (s := _item_to_scored(item, user_id)) is not None]
+    found = []
+    for call in _base_store_searches(query, kwargs):
+        items = store.search(("memories", user_id), **call)
+        found += [s for item in items if (s := _item_to_scored(item, user_id))]
+    return found
 
 
 async def _asearch(store: Any, user_id: str, query: str, **kwargs: Any) -> list[ScoredMemory]:
     if isinstance(store, LongTermMemory):
         return list(await store.asearch_memories(user_id, query, **kwargs))
-    items = await store.asearch(("memories", user_id), query=query, limit=kwargs["limit"])
-    return [s for item in items if (s := _item_to_scored(item, user_id)) is not None]
+    found = []
+    for call in _base_store_searches(query, kwargs):
+        items = await store.asearch(("memories", user_id), **call)
+        found += [s for item in items if (s := _item_to_scored(item, user_id))]
+    return found
 
 
 class _AccessStatsWorker:
@@ -337,6 +363,8 @@ def create_recall_node(
     weights: ScoringWeights | None = None,
     min_relevance: float | None = None,
     context_messages: int = 1,
+    pinned_types: Sequence[MemoryType] = (MemoryType.PROCEDURAL,),
+    pinned_k: int = 3,
     update_access_stats: bool = True,
     prompt: RecallPrompt | None = None,
     token_counter: TokenCounter = count_tokens_approximately,
@@ -356,6 +384,9 @@ def create_recall_node(
         weights: Ranking weights passed to the store's search.
         min_relevance: Drop memories below this relevance (store default when ``None``).
         context_messages: Earlier human messages added to the query for short follow-ups.
+        pinned_types: Memory types recalled on every turn whatever the query (standing
+            instructions such as "never use honorifics"); ranked by importance and recency.
+        pinned_k: At most this many pinned memories per turn (0 disables pinning).
         update_access_stats: Call ``store.touch`` for recalled memories, in the background.
         prompt: Override the block's wording (``prompts.recall.RecallPrompt``).
         token_counter: Counts tokens of a message list (offline approximate by default).
@@ -400,6 +431,11 @@ def create_recall_node(
         raise ConfigurationError(
             f"create_recall_node(context_messages={context_messages!r}): use an integer >= 0."
         )
+    if pinned_k < 0:
+        raise ConfigurationError(
+            f"create_recall_node(pinned_k={pinned_k!r}): use an integer >= 0 (0 disables pinning)."
+        )
+    pinned_kwargs = _pinned_kwargs(pinned_k, pinned_types) if pinned_k and pinned_types else None
     recall_prompt = prompt or DEFAULT_RECALL_PROMPT
     search_kwargs = _search_kwargs(k, weights, min_relevance)
 
@@ -420,10 +456,14 @@ def create_recall_node(
         return target, user_id, query, messages
 
     def finish(
-        target: Any, user_id: str, messages: list[AnyMessage], found: list[ScoredMemory]
+        messages: list[AnyMessage], found: list[ScoredMemory], pinned: list[ScoredMemory]
     ) -> tuple[dict[str, Any], tuple[str, ...]]:
         packed = pack_memories(
-            found, budget_tokens=budget, prompt=recall_prompt, token_counter=token_counter
+            found,
+            pinned=pinned,
+            budget_tokens=budget,
+            prompt=recall_prompt,
+            token_counter=token_counter,
         )
         return recall_update(messages, packed), packed.memory_ids
 
@@ -433,7 +473,8 @@ def create_recall_node(
             return {}
         target, user_id, query, messages = planned
         found = _search(target, user_id, query, **search_kwargs)
-        update, ids = finish(target, user_id, messages, found)
+        pinned = _search(target, user_id, query, **pinned_kwargs) if pinned_kwargs else []
+        update, ids = finish(messages, found, pinned)
         if ids and update_access_stats and hasattr(target, "touch"):
             _ACCESS_STATS.submit(target, user_id, ids)
         return update
@@ -444,7 +485,8 @@ def create_recall_node(
             return {}
         target, user_id, query, messages = planned
         found = await _asearch(target, user_id, query, **search_kwargs)
-        update, ids = finish(target, user_id, messages, found)
+        pinned = await _asearch(target, user_id, query, **pinned_kwargs) if pinned_kwargs else []
+        update, ids = finish(messages, found, pinned)
         if ids and update_access_stats and hasattr(target, "atouch"):
             _ACCESS_STATS.asubmit(target, user_id, ids)
         return update

@@ -67,8 +67,10 @@ class ListMemoryStore:
         for r in self.records:
             if r.user_id != user_id or r.status != MemoryStatus.ACTIVE:
                 continue
+            if kw.get("types") and r.type not in kw["types"]:
+                continue
             overlap = len(words & set(re.findall(r"\w+", r.text.lower())))
-            if overlap == 0:
+            if overlap == 0 and kw.get("min_relevance") != 0.0:
                 continue
             scored.append(ScoredMemory(r, overlap + r.importance / 10))
         scored.sort(key=lambda s: s.score, reverse=True)
@@ -369,7 +371,10 @@ def test_search_arguments_are_passed_through() -> None:
         store=store, k=3, weights=weights, min_relevance=0.3, update_access_stats=False
     )
     recall.invoke({"messages": [HumanMessage("x")]}, CONFIG)
-    assert store.searches[-1][2] == {"limit": 3, "weights": weights, "min_relevance": 0.3}
+    assert store.searches[-2][2] == {"limit": 3, "weights": weights, "min_relevance": 0.3}
+    pinned = store.searches[-1][2]
+    assert pinned["types"] == [MemoryType.PROCEDURAL] and pinned["min_relevance"] == 0.0
+    assert pinned["limit"] == 3
 
 
 def test_graph_store_is_used_when_none_is_given() -> None:
@@ -442,3 +447,51 @@ async def test_async_touch_errors_are_logged(caplog: pytest.LogCaptureFixture) -
         await create_recall_node(store=store).ainvoke({"messages": [HumanMessage("tea")]}, CONFIG)
         await aflush_access_stats()
     assert "store.atouch failed" in caplog.text
+
+
+# --------------------------------------------------------------------------- pinned
+
+
+def test_standing_instructions_are_recalled_whatever_the_query() -> None:
+    store = ListMemoryStore(
+        [
+            record("Never use honorifics with this user", type=MemoryType.PROCEDURAL),
+            record("User likes jazz"),
+        ]
+    )
+    recall = create_recall_node(store=store, update_access_stats=False)
+    msgs = [HumanMessage("what is the weather tomorrow?", id="h")]
+    block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
+    assert "Never use honorifics" in block
+    assert "jazz" not in block  # unrelated facts still need relevance
+
+
+def test_pinning_can_be_disabled() -> None:
+    store = ListMemoryStore([record("Never use honorifics", type=MemoryType.PROCEDURAL)])
+    recall = create_recall_node(store=store, pinned_k=0, update_access_stats=False)
+    msgs = [HumanMessage("weather?", id="h")]
+    block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
+    assert "honorifics" not in block
+    assert len(store.searches) == 1
+    with pytest.raises(ConfigurationError, match="pinned_k=-1"):
+        create_recall_node(pinned_k=-1)
+
+
+def test_pinned_memories_win_a_tight_budget() -> None:
+    pinned = ScoredMemory(record("Never use honorifics", type=MemoryType.PROCEDURAL), 0.01)
+    relevant = [ScoredMemory(record(f"relevant fact {i} " + "x " * 30), 0.9) for i in range(5)]
+    packed = pack_memories(relevant, pinned=[pinned], budget_tokens=140)
+    assert packed.memory_ids[0] == pinned.record.id
+
+
+def test_pinned_types_on_a_plain_base_store() -> None:
+    store = InMemoryStore()
+    store.put(
+        ("memories", "u1"),
+        "p",
+        record("Never use honorifics", type=MemoryType.PROCEDURAL).to_dict(),
+    )
+    recall = create_recall_node(store=store, update_access_stats=False)
+    msgs = [HumanMessage("weather?", id="h")]
+    block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
+    assert block.count("Never use honorifics") == 1  # found twice, shown once
