@@ -1,0 +1,432 @@
+"""MemoryWriter end to end on the real ChromaMemoryStore and a real SQLite queue file.
+
+The issue's stories at the writer level, LLM call counts per batch, background
+work (debounce, retry, failure), restart after a graceful stop mid-batch, and the
+extract node inside a compiled graph with our checkpointer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.graph import START, StateGraph
+
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.errors import ConfigurationError, MissingUserIdError
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.nodes.extract import LLMMemoryExtractor, create_extract_node
+from langgraph_memory.nodes.queue import SqliteMemoryQueue
+from langgraph_memory.nodes.reconcile import create_reconcile_node
+from langgraph_memory.nodes.rules import RuleBasedExtractor
+from langgraph_memory.nodes.writer import MemoryWriter
+from langgraph_memory.types import CandidateMemory, MemorySource, MemoryStatus
+from tests.unit.test_extract_fakes import ScriptedChatModel, decisions_json, memories_json
+
+U = "alice"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ChromaMemoryStore]:
+    s = ChromaMemoryStore.embedded(tmp_path / "longterm", embeddings=HashingEmbeddings())
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "checkpoints.sqlite"
+
+
+@pytest.fixture
+def queue(db: Path) -> Iterator[SqliteMemoryQueue]:
+    q = SqliteMemoryQueue(db, debounce_seconds=0.05, backoff_base_seconds=0.05, max_attempts=3)
+    q.setup()
+    yield q
+    q.close()
+
+
+def texts(store: ChromaMemoryStore, user: str = U) -> list[str]:
+    return sorted(r.text for r in store.list_memories(user))
+
+
+def mem(text: str, key: str | None, ids: list[str], **kw: object) -> dict[str, object]:
+    return {"text": text, "key": key, "importance": 0.8, "message_ids": ids, **kw}
+
+
+# --- the stories -------------------------------------------------------------------
+
+
+def test_budget_3000_then_5000(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+    extract_model = ScriptedChatModel(
+        replies=[
+            memories_json(mem("User's budget is 3000", "budget", ["m1"])),
+            memories_json(mem("User's budget is 5000", "budget", ["m1"])),
+        ]
+    )
+    reconcile_model = ScriptedChatModel(replies=[])  # same key: decided without the model
+    writer = MemoryWriter(
+        store,
+        extractor=extract_model,
+        model_for_reconcile=reconcile_model,
+        mode="sync",
+        queue=queue,
+    )
+    writer.submit(U, "t1", [HumanMessage("预算3000左右", id="h1"), AIMessage("好的", id="a1")])
+    writer.submit(U, "t2", [HumanMessage("预算提高到5000", id="h2"), AIMessage("明白", id="a2")])
+    assert len(extract_model.calls) == 2 and reconcile_model.calls == []
+    (active,) = store.list_memories(U)
+    assert active.text == "User's budget is 5000" and active.key == "budget"
+    history = [r for r in store.list_memories(U, include_history=True) if r.id != active.id]
+    assert [(r.text, r.status) for r in history] == [
+        ("User's budget is 3000", MemoryStatus.SUPERSEDED)
+    ]
+    assert history[0].valid_to is not None and history[0].superseded_by == active.id
+    found = store.search_memories(U, "what is the budget?")
+    assert found[0].record.text == "User's budget is 5000"
+    assert [e.op.action for e in queue.audit(U)] == ["supersede", "add"]
+
+
+def test_assistant_guess_never_becomes_a_user_fact(store: ChromaMemoryStore) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            memories_json(
+                # the model claims the user said it, citing the assistant's message
+                mem("User is diabetic", "health.diabetes", ["m2"], source="user_stated"),
+                mem("User wants low-sugar recipes", None, ["m1"]),
+            )
+        ]
+    )
+    writer = MemoryWriter(store, extractor=model, mode="sync")
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage("Give me a dessert recipe, low sugar please", id="h1"),
+            AIMessage("Since you are diabetic, here is a sugar-free cake.", id="a1"),
+        ],
+    )
+    assert texts(store) == ["User wants low-sugar recipes"]
+    assert all(r.source is MemorySource.USER_STATED for r in store.list_memories(U))
+
+    # Kept as a hypothesis only when asked for, and never as user_stated.
+    model = ScriptedChatModel(
+        replies=[memories_json(mem("User is diabetic", "health.diabetes", ["m2"]))]
+    )
+    writer = MemoryWriter(
+        store, extractor=LLMMemoryExtractor(model, keep_agent_inferred=True), mode="sync"
+    )
+    writer.submit(
+        U, "t", [HumanMessage("ok", id="h3"), AIMessage("Since you are diabetic...", id="a3")]
+    )
+    (guess,) = [r for r in store.list_memories(U) if r.key == "health.diabetes"]
+    assert guess.source is MemorySource.AGENT_INFERRED and guess.confidence == 0.5
+    # ... and the user's own word later replaces it.
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    store_before = {r.id for r in store.list_memories(U)}
+    model = ScriptedChatModel(
+        replies=[memories_json(mem("User is not diabetic", "health.diabetes", ["m1"]))]
+    )
+    MemoryWriter(store, extractor=model, mode="sync").submit(
+        U, "t", [HumanMessage("I'm not diabetic!", id="h4")]
+    )
+    (fact,) = [r for r in store.list_memories(U) if r.key == "health.diabetes"]
+    assert fact.source is MemorySource.USER_STATED and fact.id not in store_before
+
+
+def test_forget_my_address_deletes_it(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync", queue=queue)
+    writer.submit(U, "t", [HumanMessage("My address is 12 Elm Street. I'm vegan.", id="h1")])
+    writer.submit(U, "t", [HumanMessage("Actually my address is 9 Oak Road", id="h2")])
+    assert len(store.list_memories(U, include_history=True)) == 3
+    receipt = writer.submit(U, "t", [HumanMessage("Please forget my address", id="h3")])
+    assert [op.action for op in receipt.ops] == ["delete"]
+    assert texts(store) == ["User is vegan"]
+    remaining = store.list_memories(U, include_history=True)
+    assert [r.text for r in remaining] == ["User is vegan"]  # history of the address is gone too
+    assert queue.audit(U)[0].op.action == "delete"
+
+
+def test_chinese_story_offline(store: ChromaMemoryStore) -> None:
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    writer.submit(U, "t", [HumanMessage("以后叫我老王。我对海鲜过敏。以后不要用敬语", id="h1")])
+    assert texts(store) == ["用户对海鲜过敏", "用户希望被称为老王", "用户的长期要求：不要用敬语"]
+    writer.submit(U, "t", [HumanMessage("忘记我的名字。还是叫我小王吧", id="h2")])
+    assert "用户希望被称为小王" in texts(store)
+
+
+# --- call counts -------------------------------------------------------------------
+
+
+def test_at_most_one_extract_and_one_reconcile_call_per_batch(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    seed = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    seed.submit(U, "t0", [HumanMessage("I like green tea. I hate meetings before 9am", id="s1")])
+    extract_model = ScriptedChatModel(
+        replies=[
+            memories_json(
+                mem("User likes black tea now", None, ["m1"]),
+                mem("User hates meetings before 10am", None, ["m1"]),
+                mem("User's budget is 5000", "budget", ["m3"]),
+            )
+        ]
+    )
+    reconcile_model = ScriptedChatModel(
+        replies=[
+            lambda msgs: decisions_json(
+                {"new": 1, "label": "updates", "targets": ["E1"]},
+                {"new": 2, "label": "updates", "targets": ["E2"]},
+            )
+        ]
+    )
+    writer = MemoryWriter(
+        store,
+        extractor=extract_model,
+        model_for_reconcile=reconcile_model,
+        mode="background",
+        queue=queue,
+    )
+    for n in range(3):  # three turns arrive quickly: one job, one batch
+        writer.submit(U, "t1", [HumanMessage(f"turn {n}", id=f"h{n}"), AIMessage("ok", id=f"a{n}")])
+    assert len(queue.pending()) == 1
+    assert writer.drain(timeout=20)
+    assert len(extract_model.calls) == 1 and len(reconcile_model.calls) == 1
+    assert "[m5] user: turn 2" in extract_model.calls[0][1].text
+    prompt = reconcile_model.calls[0][1].text
+    assert "User likes green tea" in prompt
+    assert len(store.list_memories(U)) == 3
+
+
+# --- background mode ---------------------------------------------------------------
+
+
+def test_background_submit_is_off_the_reply_path(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    gate = threading.Event()
+
+    def slow_reply(_: list[BaseMessage]) -> str:
+        gate.wait(10)
+        return memories_json(mem("User is vegan", "diet", ["m1"]))
+
+    model = ScriptedChatModel(replies=[slow_reply])
+    with MemoryWriter(store, extractor=model, queue=queue, poll_interval=0.02) as writer:
+        started = time.perf_counter()
+        receipt = writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
+        elapsed = time.perf_counter() - started
+        assert receipt.job_id is not None and receipt.ops == ()
+        assert elapsed < 1.0  # the model (blocked) is not on this path
+        gate.set()
+        assert writer.drain(timeout=20)
+    assert not writer.running
+    assert texts(store) == ["User is vegan"]
+    assert queue.stats()["done"] == 1
+
+
+def test_resubmitting_the_same_turns_is_a_no_op(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    model = ScriptedChatModel(replies=[memories_json(mem("User is vegan", "diet", ["m1"]))])
+    writer = MemoryWriter(store, extractor=model, queue=queue)
+    turn = [HumanMessage("I'm vegan", id="h1"), AIMessage("noted", id="a1")]
+    assert writer.submit(U, "t", turn).queued
+    assert writer.drain(timeout=20)
+    again = writer.submit(U, "t", turn)
+    assert not again.queued and again.job_id is None
+    assert writer.drain(timeout=5)
+    assert len(model.calls) == 1 and texts(store) == ["User is vegan"]
+
+
+def test_a_failing_model_is_retried_with_backoff(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            TimeoutError("provider timeout"),
+            memories_json(mem("User is vegan", "diet", ["m1"])),
+        ]
+    )
+    with MemoryWriter(store, extractor=model, queue=queue, poll_interval=0.02) as writer:
+        writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
+        assert writer.drain(timeout=20)
+    assert texts(store) == ["User is vegan"]
+    assert len(model.calls) == 2 and queue.stats()["done"] == 1 and queue.failed() == []
+
+
+def test_a_job_that_keeps_failing_is_kept_and_inspectable(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    broken = ScriptedChatModel(replies=["not json"], repeat_last=True)
+    writer = MemoryWriter(store, extractor=broken, queue=queue)
+    writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
+    assert writer.drain(timeout=20)
+    (failed,) = queue.failed()
+    assert failed.attempts == 3 and "ModelOutputError" in (failed.last_error or "")
+    assert failed.message_count == 1  # the turns are kept for a retry
+    assert len(broken.calls) == 6  # 3 attempts x (call + one retry)
+    assert store.list_memories(U) == []
+    fixed = ScriptedChatModel(replies=[memories_json(mem("User is vegan", "diet", ["m1"]))])
+    assert queue.retry_failed() == 1
+    assert MemoryWriter(store, extractor=fixed, queue=queue).drain(timeout=20)
+    assert texts(store) == ["User is vegan"]
+
+
+def test_graceful_stop_mid_batch_then_restart(store: ChromaMemoryStore, db: Path) -> None:
+    """Stop the worker while reconcile waits on the model; a new writer finishes the job."""
+    seed = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    seed.submit(U, "t0", [HumanMessage("I like green tea", id="s1")])
+    entered, release = threading.Event(), threading.Event()
+
+    def gated(_: list[BaseMessage]) -> str:
+        entered.set()
+        release.wait(10)
+        return decisions_json({"new": 1, "label": "updates", "targets": ["E1"]})
+
+    extract_model = ScriptedChatModel(
+        replies=[
+            memories_json(
+                mem("User likes black tea", None, ["m1"]),
+                mem("User's budget is 5000", "budget", ["m1"]),
+                mem("User is vegan", "diet", ["m1"]),
+            )
+        ]
+    )
+    reconcile_model = ScriptedChatModel(replies=[gated])
+    q1 = SqliteMemoryQueue(db, debounce_seconds=0)
+    first = MemoryWriter(
+        store,
+        extractor=extract_model,
+        model_for_reconcile=reconcile_model,
+        queue=q1,
+        poll_interval=0.02,
+    )
+    first.submit(U, "t", [HumanMessage("black tea now; budget 5000; vegan", id="h1")])
+    first.start()
+    assert entered.wait(10)
+    stopper = threading.Thread(target=first.stop)
+    stopper.start()
+    release.set()
+    stopper.join(10)
+    assert not first.running
+    (info,) = q1.pending()
+    assert info.status == "pending" and info.stage == "planned"  # handed back, plan saved
+    assert store.list_memories(U) == [
+        r for r in store.list_memories(U) if r.text == "User likes green tea"
+    ]
+    q1.close()
+
+    q2 = SqliteMemoryQueue(db, debounce_seconds=0)
+    second = MemoryWriter(
+        store,
+        extractor=ScriptedChatModel(replies=[]),
+        model_for_reconcile=ScriptedChatModel(replies=[]),
+        queue=q2,
+    )
+    with second:
+        assert second.drain(timeout=20)
+    assert texts(store) == ["User is vegan", "User likes black tea", "User's budget is 5000"]
+    assert len(extract_model.calls) == 1 and len(reconcile_model.calls) == 1  # never asked twice
+    entries = q2.audit(U)
+    job_entries = [e for e in entries if e.job_id is not None]
+    assert sorted(e.op_index for e in job_entries) == [0, 1, 2]
+    q2.close()
+
+
+async def test_async_submit_sync_and_background(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    receipt = await writer.asubmit(U, "t", [HumanMessage("my budget is 3000", id="h1")])
+    assert [op.action for op in receipt.ops] == ["add"]
+    async with MemoryWriter(
+        store, extractor=RuleBasedExtractor(), queue=queue, poll_interval=0.02
+    ) as bg:
+        await bg.asubmit(U, "t", [HumanMessage("my budget is 4000", id="h2")])
+        assert await bg.adrain(timeout=20)
+    assert texts(store) == ["User's budget is 4000"]
+    sync_q = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync", queue=queue)
+    receipt = await sync_q.asubmit(U, "t", [HumanMessage("my budget is 4500", id="h3")])
+    assert [op.action for op in receipt.ops] == ["supersede"]
+
+
+def test_writer_redacts_before_queueing(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
+    writer.submit(U, "t", [HumanMessage("remember my phone is 13800138000", id="h1")])
+    raw = Path(queue.path).read_bytes()
+    assert b"13800138000" not in raw
+    assert writer.drain(timeout=20)
+    assert all("13800138000" not in t for t in texts(store))
+
+
+def test_bad_arguments(store: ChromaMemoryStore) -> None:
+    with pytest.raises(ConfigurationError, match="needs queue"):
+        MemoryWriter(store, extractor=RuleBasedExtractor())
+    with pytest.raises(ConfigurationError, match="mode"):
+        MemoryWriter(store, extractor=RuleBasedExtractor(), mode="later")  # type: ignore[arg-type]
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+    with pytest.raises(MissingUserIdError):
+        writer.submit("", "t", [])
+    with pytest.raises(ConfigurationError, match="thread"):
+        writer.submit(U, None, [])  # type: ignore[arg-type]
+
+
+# --- nodes in a compiled graph -------------------------------------------------------
+
+
+def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore, db: Path) -> None:
+    from langgraph_memory.session import SqliteSaver
+    from langgraph_memory.wiring import MemoryState
+
+    def model_node(state: MemoryState) -> dict[str, object]:
+        last = state["messages"][-1]
+        return {"messages": [AIMessage(f"ok: {last.text}")]}
+
+    queue = SqliteMemoryQueue(db, debounce_seconds=0)
+    extractor = RuleBasedExtractor()
+    writer = MemoryWriter(store, extractor=extractor, queue=queue)
+    builder = StateGraph(MemoryState)
+    builder.add_node("agent", model_node)
+    builder.add_node("extract", create_extract_node(writer=writer))
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "extract")
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = builder.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "t1", "user_id": U}}
+        graph.invoke({"messages": [HumanMessage("my budget is 3000")]}, config)
+        graph.invoke({"messages": [HumanMessage("I'm vegan")]}, config)
+        state = graph.get_state(config).values
+        assert state["extracted_through"] == state["messages"][-1].id
+        conn = sqlite3.connect(db)
+        (queued,) = conn.execute("SELECT COUNT(*) FROM lgm_memory_job_messages").fetchone()
+        conn.close()
+        assert queued == 4  # every message queued exactly once over two turns
+        assert writer.drain(timeout=20)
+        assert texts(store) == ["User is vegan", "User's budget is 3000"]
+        with pytest.raises(MissingUserIdError):
+            graph.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"thread_id": "t2"}})
+    queue.close()
+
+
+async def test_reconcile_node_records_its_audit(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    node = create_reconcile_node(store=store, queue=queue)
+    config = {"configurable": {"user_id": U, "thread_id": "t"}}
+    out = node.invoke(
+        {"memory_candidates": [CandidateMemory("User's budget is 3000", key="budget")]}, config
+    )
+    assert out["memory_candidates"] == [] and [op.action for op in out["memory_ops"]] == ["add"]
+    out = await node.ainvoke(
+        {"memory_candidates": [{"text": "User's budget is 5000", "key": "budget"}]}, config
+    )
+    assert [op.action for op in out["memory_ops"]] == ["supersede"]
+    assert node.invoke({"memory_candidates": []}, config) == {}
+    assert [e.op.action for e in queue.audit(U)] == ["supersede", "add"]
+    with pytest.raises(ConfigurationError, match="not a CandidateMemory"):
+        node.invoke({"memory_candidates": [42]}, config)
