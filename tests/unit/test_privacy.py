@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 
@@ -597,3 +598,56 @@ def test_fingerprint_user_id_is_stable_salted_and_opaque() -> None:
         fingerprint_user_id("")
     with pytest.raises(InvalidUserIdError):
         fingerprint_user_id(None)  # type: ignore[arg-type]
+
+
+# --- generated identifiers ------------------------------------------------------------
+
+
+@st.composite
+def resident_ids(draw: st.DrawFn) -> str:
+    region = draw(st.sampled_from(["110105", "310104", "440305", "330106", "510107", "650102"]))
+    born = draw(st.dates(min_value=date(1900, 1, 1), max_value=date(2020, 12, 31)))
+    sequence = draw(st.integers(min_value=0, max_value=999))
+    first17 = f"{region}{born:%Y%m%d}{sequence:03d}"
+    return first17 + resident_id_check_char(first17)
+
+
+@st.composite
+def luhn_numbers(draw: st.DrawFn) -> str:
+    prefix = draw(st.sampled_from(["4", "51", "55", "62", "6222", "6011", "35"]))
+    length = draw(st.sampled_from([16, 16, 19]))
+    body = prefix + "".join(
+        draw(
+            st.lists(
+                st.sampled_from("0123456789"),
+                min_size=length - len(prefix) - 1,
+                max_size=length - len(prefix) - 1,
+            )
+        )
+    )
+    check = next(d for d in "0123456789" if luhn_valid(body + d))
+    return body + check
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=resident_ids(), context=st.sampled_from(["身份证号 {} 。", "ID: {}", "{}"]))
+def test_every_valid_resident_id_is_caught_and_every_wrong_check_char_is_not(
+    value: str, context: str
+) -> None:
+    assert kinds_and_spans(context.format(value)) == [("cn_resident_id", value)]
+    wrong = next(c for c in "0123456789X" if c != value[-1])
+    assert not [k for k, _ in kinds_and_spans(context.format(value[:-1] + wrong))]
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=luhn_numbers(), grouped=st.booleans())
+def test_every_luhn_valid_card_is_caught_and_one_digit_off_is_not(
+    value: str, grouped: bool
+) -> None:
+    if len(set(value)) == 1:
+        return
+    shown = " ".join(value[i : i + 4] for i in range(0, len(value), 4)) if grouped else value
+    assert kinds_and_spans(f"card {shown}.") == [("bank_card", shown)]
+    last = int(value[-1])
+    broken = value[:-1] + str((last + 1) % 10)
+    assert kinds_and_spans(f"card {broken}.") == []
