@@ -133,7 +133,7 @@ SELECT message_id FROM lgm_memory_job_messages
 WHERE user_id = ? AND thread_id = ? AND message_id IN ({placeholders})"""
 
 SELECT_LATEST_THREAD_JOB = """
-SELECT job_id, status, stage, attempts, messages, created_at FROM lgm_memory_jobs
+SELECT job_id, status, stage, attempts, messages, created_at, not_before FROM lgm_memory_jobs
 WHERE user_id = ? AND thread_id = ? ORDER BY seq DESC LIMIT 1"""
 
 INSERT_JOB = """
@@ -511,6 +511,7 @@ class SqliteMemoryQueue:
                 and latest[1] == "pending"
                 and latest[2] == "new"
                 and latest[3] == 0
+                and now <= latest[6]  # still inside its debounce window
                 and now < latest[5] + self.max_debounce_seconds
             ):
                 job_id = latest[0]
