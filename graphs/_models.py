@@ -147,32 +147,36 @@ class MemoryAwareChatModel(BaseChatModel):
     @staticmethod
     def answer(messages: Sequence[BaseMessage]) -> str:
         memories = memory_lines(messages)
-        summary = " ".join(block_lines(messages, SUMMARY_MESSAGE_ID)[2:-1])
-        known = " ".join(memories) + " " + summary
+        facts = memories + [
+            line.lstrip("- ") for line in block_lines(messages, SUMMARY_MESSAGE_ID)[2:-1]
+        ]
+        known = " ".join(facts)
         latest = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
         parts: list[str] = []
-        honorifics = re.search(r"honorific|敬语|您", known, re.IGNORECASE)
+        # Without a memory saying otherwise this assistant is formal, so the effect of a
+        # "no honorifics" memory is visible in every answer.
+        plain = re.search(r"honorific|敬语", known, re.IGNORECASE)
         name = _CALL_ME.search(known)
-        if name and not honorifics:
-            parts.append(f"Hi {name.group(1)}!")
-        elif name:
-            parts.append(f"{name.group(1)},")
+        if plain:
+            parts.append(f"{name.group(1)}," if name else "")
+        else:
+            parts.append(f"Dear Mr. {name.group(1)}," if name else "Dear Sir or Madam,")
         if re.search(r"allerg|过敏", known, re.IGNORECASE) and re.search(
             r"eat|dinner|lunch|food|restaurant|吃|餐", latest, re.IGNORECASE
         ):
-            allergy = next((m for m in memories if re.search(r"allerg|过敏", m, re.IGNORECASE)), "")
+            allergy = next(f for f in facts if re.search(r"allerg|过敏", f, re.IGNORECASE))
             parts.append(
                 f"Keeping in mind that {allergy[:1].lower() + allergy[1:]}, I suggest the vegetable hot pot."
             )
-        if (budgets := _BUDGET.findall(" ".join(memories))) and re.search(
+        if (budgets := _BUDGET.findall(known)) and re.search(
             r"budget|afford|price|预算|cost", latest, re.IGNORECASE
         ):
             parts.append(f"Your budget is {budgets[-1]}.")
-        if not parts:
-            parts.append(f"Noted: {latest[:120]}")
+        if len(parts) == 1:
+            parts.append(f"noted: {latest[:120]}")
         if memories:
             parts.append(f"(I recalled {len(memories)} memories.)")
-        return " ".join(parts)
+        return " ".join(p for p in parts if p)
 
 
 def system_text(messages: Sequence[BaseMessage]) -> str:

@@ -277,13 +277,18 @@ def fit_to_tokens(text: str, max_tokens: int, token_counter: TokenCounter) -> st
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？;；])\s+|(?<=[。！？；])|\n+")
 # Words that mark what a summary must keep (see the prompt): identity, preferences,
 # requests, corrections, decisions, to-dos; English and Chinese.
-_SIGNAL_WORDS = re.compile(
-    r"\b(my name|call me|i am|i'm|prefer|favou?rite|like|love|hate|dislike|allerg\w*|"
-    r"never|always|don't|do not|please|remember|from now on|budget|order|deadline|"
-    r"actually|instead|changed?|correct\w*|decid\w*|agreed?|will|promise\w*|todo|to-do|"
-    r"remind\w*|need|want|must|should|next)\b"
-    r"|记住|以后|不要|别|喜欢|讨厌|过敏|预算|叫我|我是|订单|决定|改成|其实|需要|想要|提醒|待办|承诺",
+# What a summary must keep (see the prompt): identity, preferences, standing
+# requests, corrections, decisions, to-dos; English and Chinese. Strong words mark
+# such a sentence; weak ones ("please", "want") are in half of all sentences.
+_STRONG_WORDS = re.compile(
+    r"\b(my name|call me|i am|i'm|prefer\w*|favou?rite|love|hate|dislike|allerg\w*|"
+    r"never|always|don't|do not|remember|from now on|budget|order|deadline|"
+    r"actually|instead|correct\w*|decid\w*|agreed|promis\w*|todo|to-do|remind\w*|must)\b"
+    r"|记住|以后|不要|别|喜欢|讨厌|过敏|预算|叫我|我是|订单|决定|改成|其实|提醒|待办|承诺|必须",
     re.IGNORECASE,
+)
+_WEAK_WORDS = re.compile(
+    r"\b(please|need|want|like|should|will|next|plan\w*|change\w*)\b|需要|想要|计划", re.IGNORECASE
 )
 _CHITCHAT = re.compile(
     r"^((hi|hello|hey)( there| all| everyone)?|thanks?( a lot)?|thank you( so much)?|ok(ay)?|"
@@ -291,7 +296,10 @@ _CHITCHAT = re.compile(
     r"|^(你好|您好|谢谢|好的|哈哈+|嗯+|再见|早上好|晚安)\W*$",
     re.IGNORECASE,
 )
-_NAME_LIKE = re.compile(r"(?<=\s)[A-Z][a-z]+")
+# A capitalised word after a lower-case one: "call me Lao Wang", not "Dear Sir" or "Tell".
+_NAME_LIKE = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+# Sentences scoring below this are left out even when there is room.
+_MIN_SCORE = 1.0
 _CARRY_BONUS = 0.5
 
 
@@ -305,11 +313,13 @@ class _Line:
 def _sentence_score(sentence: str, from_user: bool) -> float:
     if _CHITCHAT.match(sentence.strip()) or len(sentence.strip()) < 3:
         return 0.0
-    score = 1.0 if from_user else 0.4
+    score = 1.0 if from_user else 0.3
+    if _STRONG_WORDS.search(sentence):
+        score += 1.5
+    if _WEAK_WORDS.search(sentence):
+        score += 0.3
     if re.search(r"\d", sentence):
-        score += 1.0
-    if _SIGNAL_WORDS.search(sentence):
-        score += 1.0
+        score += 0.5
     if _NAME_LIKE.search(sentence):
         score += 0.5
     return score
@@ -327,8 +337,9 @@ def extractive_summary(
     Lines of the previous summary compete with the new sentences (with a small
     carry-over bonus), so the result is still "previous summary + evicted
     turns", never a summary of summaries. User sentences outrank assistant
-    sentences; digits, names and preference/request/decision/to-do words raise
-    a sentence's score; greetings and thanks are dropped.
+    sentences; preference/request/correction/decision/to-do words, then digits
+    and names raise a sentence's score; greetings, thanks and assistant
+    sentences without such signals are dropped.
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -354,7 +365,7 @@ def extractive_summary(
         for sentence in _SENTENCE_SPLIT.split(message_text(message)):
             sentence = sentence.strip()
             score = _sentence_score(sentence, from_user)
-            if score <= 0.5:
+            if score < _MIN_SCORE:
                 continue
             # Later sentences win ties: a correction comes after what it corrects.
             candidates.append(
