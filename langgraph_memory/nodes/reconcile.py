@@ -216,12 +216,12 @@ def _keyed_op(
             for r in ctx.same_key
             if key_matches(r.key, key) and r.status != MemoryStatus.DELETED
         )
-        earlier = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
-        if not targets and not earlier:
+        planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
+        if not targets and not planned:
             return None  # nothing with that key; similar memories may still match
         for k in [k for k in batch_by_key if key_matches(k, key)]:
             del batch_by_key[k]
-        return MemoryOp("delete", cand, targets + earlier, f"user asked to forget key {key!r}")
+        return MemoryOp("delete", cand, targets + planned, f"user asked to forget key {key!r}")
     active = [r for r in ctx.same_key if r.status == MemoryStatus.ACTIVE and r.key == key]
     earlier = batch_by_key.get(key)
     if earlier is not None:  # a later value in the same batch wins over the earlier one

@@ -161,8 +161,8 @@ class MemoryWriter:
             return WriteReceipt(None, (), queued=False)
         if self.mode == "background":
             return WriteReceipt(job_id)
-        ops = self.run_job(job_id)
-        return WriteReceipt(job_id, tuple(ops or ()))
+        done = self.run_job(job_id, reraise=True)  # sync mode: the caller sees failures
+        return WriteReceipt(job_id, tuple(done or ()))
 
     async def asubmit(
         self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
@@ -183,8 +183,8 @@ class MemoryWriter:
             return WriteReceipt(None, (), queued=False)
         if self.mode == "background":
             return WriteReceipt(job_id)
-        ops = await asyncio.to_thread(self.run_job, job_id)
-        return WriteReceipt(job_id, tuple(ops or ()))
+        done = await asyncio.to_thread(lambda: self.run_job(job_id, reraise=True))
+        return WriteReceipt(job_id, tuple(done or ()))
 
     # running jobs -----------------------------------------------------------------
 
@@ -195,11 +195,15 @@ class MemoryWriter:
             )
         return self.queue
 
-    def process(self, job: Job) -> list[MemoryOp] | None:
+    def _stopping(self) -> bool:
+        return self._stop.is_set() and self._thread is not None
+
+    def process(self, job: Job, *, reraise: bool = False) -> list[MemoryOp] | None:
         """Run one leased job from its saved stage to the end; ``None`` if it did not finish.
 
-        Failures are recorded on the job (retry with backoff, then ``failed``);
-        a lost lease means another worker owns the job now, so this one stops.
+        Failures are recorded on the job (retry with backoff, then ``failed``)
+        and re-raised when ``reraise``; a lost lease means another worker owns
+        the job now, so this one stops.
         """
         queue = self._require_queue()
         try:
@@ -207,6 +211,9 @@ class MemoryWriter:
             if job.stage == "new" or candidates is None:
                 candidates = self.extractor.extract(job.messages)
                 queue.save_candidates(job, candidates)
+                if self._stopping():
+                    queue.release(job)  # the next worker plans from the saved candidates
+                    return None
             ops = job.ops
             if job.stage != "planned" or ops is None:
                 # The job id seeds the result ids: a re-plan after a crash reuses them.
@@ -216,7 +223,7 @@ class MemoryWriter:
             else:
                 start = job.applied_ops
             for index in range(start, len(ops)):
-                if self._stop.is_set() and self._thread is not None:
+                if self._stopping():
                     queue.release(job)  # graceful stop: the next worker resumes at this op
                     return None
                 self.reconciler.apply_op(job.user_id, ops[index], thread_id=job.thread_id)
@@ -235,12 +242,17 @@ class MemoryWriter:
                 status,
                 exc,
             )
+            if reraise:
+                raise
             return None
 
-    def run_job(self, job_id: str) -> list[MemoryOp] | None:
-        """Claim and run one specific job now (ignores debounce); ``None`` if not claimable/finished."""
+    def run_job(self, job_id: str, *, reraise: bool = False) -> list[MemoryOp] | None:
+        """Claim and run one specific job now (ignores debounce); ``None`` if not claimable/finished.
+
+        With ``reraise`` a failure is still recorded on the job, then raised.
+        """
         job = self._require_queue().claim(self.worker_id, job_id=job_id)
-        return None if job is None else self.process(job)
+        return None if job is None else self.process(job, reraise=reraise)
 
     def run_pending(self, *, ignore_debounce: bool = False, max_jobs: int | None = None) -> int:
         """Run ready jobs in this thread until none is ready; returns how many ran."""

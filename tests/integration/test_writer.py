@@ -430,3 +430,20 @@ async def test_reconcile_node_records_its_audit(
     assert [e.op.action for e in queue.audit(U)] == ["supersede", "add"]
     with pytest.raises(ConfigurationError, match="not a CandidateMemory"):
         node.invoke({"memory_candidates": [42]}, config)
+
+
+def test_sync_mode_raises_model_errors_and_keeps_the_job(
+    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+) -> None:
+    from langgraph_memory.errors import ModelOutputError
+
+    broken = ScriptedChatModel(replies=["nope", "still nope"])
+    writer = MemoryWriter(store, extractor=broken, mode="sync", queue=queue)
+    with pytest.raises(ModelOutputError):
+        writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
+    (info,) = queue.pending()
+    assert info.attempts == 1 and "ModelOutputError" in (info.last_error or "")
+    with pytest.raises(ModelOutputError):  # without a queue the error surfaces the same way
+        MemoryWriter(store, extractor=ScriptedChatModel(replies=["x", "y"]), mode="sync").submit(
+            U, "t", [HumanMessage("I'm vegan", id="h1")]
+        )
