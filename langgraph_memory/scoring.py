@@ -34,6 +34,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from langgraph_memory.config import ScoringWeights
 from langgraph_memory.types import MemoryRecord, MemorySource, ScoreBreakdown
@@ -134,15 +135,44 @@ def composite_score(
 class Candidate:
     """One memory found by the keyword index, the vector index, or both.
 
-    ``bm25`` is FTS5's score with the sign flipped (higher is better, ``0`` when
-    the keyword index did not return it); ``cosine`` is ``None`` when the vector
-    index did not return it (its vector score is then 0: it ranked below every
-    vector candidate, whose worst cosine is already near the floor).
+    Only numbers, so ranking a pool of candidates never parses stored JSON.
+
+    Attributes:
+        ref: Whatever the caller needs to find the memory again (a row id).
+        bm25: FTS5's score with the sign flipped (higher is better; ``0`` when
+            the keyword index did not return it).
+        cosine: ``None`` when the vector index did not return it: its vector
+            score is then 0 (it ranked below every vector candidate).
+        last_active_ts: Epoch seconds of the later of last update and last recall.
+        importance: Importance as :func:`importance_score` computes it.
+        tie: Deterministic tie-breaker (the memory id).
     """
 
-    record: MemoryRecord
+    ref: Any
     bm25: float = 0.0
     cosine: float | None = None
+    last_active_ts: float = 0.0
+    importance: float = 0.5
+    tie: str = ""
+
+    @classmethod
+    def from_record(
+        cls, record: MemoryRecord, *, bm25: float = 0.0, cosine: float | None = None
+    ) -> Candidate:
+        return cls(
+            ref=record,
+            bm25=bm25,
+            cosine=cosine,
+            last_active_ts=last_active_at(record).timestamp(),
+            importance=importance_score(record),
+            tie=record.id,
+        )
+
+
+def recency_from_ts(last_active_ts: float, now_ts: float, half_life_days: float) -> float:
+    """:func:`recency_score` on epoch seconds."""
+    age_days = max(0.0, (now_ts - last_active_ts) / _SECONDS_PER_DAY)
+    return float(0.5 ** (age_days / half_life_days))
 
 
 def rank_candidates(
@@ -152,31 +182,32 @@ def rank_candidates(
     now: datetime,
     min_relevance: float | None = None,
     margin: float = COMPARABLE_MARGIN,
-) -> list[tuple[MemoryRecord, ScoreBreakdown]]:
+) -> list[tuple[Candidate, ScoreBreakdown]]:
     """Score, gate and sort candidates, best first.
 
     Candidates with relevance below ``min_relevance`` (default
     ``weights.min_relevance``) are dropped before recency or importance can
-    rescue them. Ties break on the record id so the order is deterministic.
+    rescue them. Ties break on ``tie`` so the order is deterministic.
     """
     pool = list(candidates)
     gate = weights.min_relevance if min_relevance is None else min_relevance
     keyword_scores = normalise_bm25([c.bm25 for c in pool])
-    ranked: list[tuple[MemoryRecord, ScoreBreakdown]] = []
+    now_ts = now.timestamp()
+    ranked: list[tuple[Candidate, ScoreBreakdown]] = []
     for candidate, keyword in zip(pool, keyword_scores, strict=True):
         vector = 0.0 if candidate.cosine is None else cosine_to_score(candidate.cosine)
         parts = composite_score(
             keyword=keyword,
             vector=vector,
-            recency=recency_score(last_active_at(candidate.record), now, weights.half_life_days),
-            importance=importance_score(candidate.record),
+            recency=recency_from_ts(candidate.last_active_ts, now_ts, weights.half_life_days),
+            importance=candidate.importance,
             weights=weights,
             margin=margin,
         )
         if parts.relevance < gate:
             continue
-        ranked.append((candidate.record, parts))
-    ranked.sort(key=lambda pair: (-pair[1].final, pair[0].id))
+        ranked.append((candidate, parts))
+    ranked.sort(key=lambda pair: (-pair[1].final, pair[0].tie))
     return ranked
 
 

@@ -35,6 +35,11 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 valid_from_ts REAL,
                 valid_to_ts REAL,
                 mem_expires_ts REAL,
+                -- Scoring inputs as columns, so ranking never parses JSON:
+                -- importance already discounted by confidence for agent guesses,
+                -- and the later of last update and last recall.
+                mem_importance REAL,
+                mem_active_ts REAL,
                 UNIQUE (partition, namespace, key)
             )
             """,
@@ -53,7 +58,10 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
                 partition TEXT PRIMARY KEY,
                 collection TEXT NOT NULL,
                 dedicated INTEGER NOT NULL DEFAULT 0,
-                vector_count INTEGER NOT NULL DEFAULT 0
+                vector_count INTEGER NOT NULL DEFAULT 0,
+                -- Bumped with every vector write, in the same transaction: an
+                -- in-process vector cache is valid while its version matches.
+                version INTEGER NOT NULL DEFAULT 0
             )
             """,
             "CREATE TABLE IF NOT EXISTS lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -77,7 +85,7 @@ PRAGMAS: Final = (
 
 ITEM_COLUMNS: Final = (
     "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
-    "ttl_minutes, expires_ts, has_vector"
+    "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"
 )
 # Same columns prefixed for joins with lt_fts.
 ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
@@ -88,8 +96,9 @@ SELECT_ITEM: Final = (
 UPSERT_ITEM: Final = """
 INSERT INTO lt_items (
     item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
-    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
+    mem_importance, mem_active_ts
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (partition, namespace, key) DO UPDATE SET
     value = excluded.value,
     updated_ts = excluded.updated_ts,
@@ -101,7 +110,9 @@ ON CONFLICT (partition, namespace, key) DO UPDATE SET
     mem_key = excluded.mem_key,
     valid_from_ts = excluded.valid_from_ts,
     valid_to_ts = excluded.valid_to_ts,
-    mem_expires_ts = excluded.mem_expires_ts
+    mem_expires_ts = excluded.mem_expires_ts,
+    mem_importance = excluded.mem_importance,
+    mem_active_ts = excluded.mem_active_ts
 RETURNING rowid
 """
 DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
@@ -112,12 +123,15 @@ REFRESH_TTL: Final = (
     "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
 )
 UPDATE_VALUE: Final = """
-UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?
+UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?,
+    mem_importance = ?, mem_active_ts = ?
 WHERE partition = ? AND rowid = ?
 """
 # Access statistics change the value (``last_accessed_at``, ``access_count``) but not
 # ``updated_ts``: being recalled is not an edit.
-TOUCH_ITEM: Final = "UPDATE lt_items SET value = ? WHERE partition = ? AND rowid = ?"
+TOUCH_ITEM: Final = (
+    "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
+)
 
 # Keyword search: the partition token is AND-ed in FTS5 itself, so BM25 is only
 # computed for this partition's matches (not for every user's). The weight 0 on
@@ -132,11 +146,9 @@ SELECT_ITEMS_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
     "ORDER BY updated_ts DESC, rowid DESC LIMIT ? OFFSET ?"
 )
-SELECT_VECTOR_IDS_TEMPLATE: Final = (
-    "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1 AND {where}"
-)
+SELECT_VECTOR_IDS: Final = "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
 SELECT_PARTITION_ITEM_IDS: Final = (
-    "SELECT rowid, item_id, has_vector FROM lt_items WHERE partition = ?"
+    "SELECT rowid, item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
 )
 SELECT_EXPIRED: Final = (
     "SELECT rowid, item_id, partition, has_vector FROM lt_items "
@@ -145,17 +157,25 @@ SELECT_EXPIRED: Final = (
 SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY namespace"
 
 SELECT_PARTITION: Final = (
-    "SELECT collection, dedicated, vector_count FROM lt_partitions WHERE partition = ?"
+    "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
 )
 INSERT_PARTITION: Final = (
     "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) VALUES (?, ?, 0, 0)"
 )
 ADD_VECTOR_COUNT: Final = (
-    "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?) WHERE partition = ?"
+    "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?), version = version + 1 "
+    "WHERE partition = ?"
 )
 SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
 DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
 DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
+
+# Per-connection view of FTS5's term statistics (document frequency per term).
+CREATE_VOCAB_VIEW: Final = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lt_fts_vocab USING fts5vocab(main, lt_fts, 'row')"
+)
+SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_fts_vocab WHERE term IN ({marks})"
+COUNT_INDEXED: Final = "SELECT count(*) FROM lt_items"
 
 SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
 UPSERT_META: Final = (

@@ -20,6 +20,7 @@ from langgraph.store.base import Item, SearchItem
 from langgraph.store.base.embed import get_text_at_path
 
 from langgraph_memory.longterm.where import decode_namespace
+from langgraph_memory.scoring import importance_score, last_active_at
 from langgraph_memory.types import MemoryRecord
 
 # Value fields embedded and keyword-indexed when the index config names none:
@@ -43,10 +44,12 @@ class ItemRow:
     ttl_minutes: float | None
     expires_ts: float | None
     has_vector: int
+    mem_importance: float | None
+    mem_active_ts: float | None
 
     @classmethod
     def from_tuple(cls, row: Sequence[Any]) -> ItemRow:
-        return cls(*row[:11])
+        return cls(*row[:13])
 
     def value_dict(self) -> dict[str, Any]:
         loaded = json.loads(self.value)
@@ -114,12 +117,11 @@ def looks_like_record(value: Mapping[str, Any]) -> bool:
     return value.keys() >= _RECORD_MARKERS
 
 
-def record_columns(
-    value: Mapping[str, Any],
-) -> tuple[str | None, str | None, str | None, float | None, float | None, float | None]:
-    """``(mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts)``."""
+def record_columns(value: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``(mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
+    mem_importance, mem_active_ts)``; all ``None`` for values that are not records."""
     if not looks_like_record(value):
-        return (None, None, None, None, None, None)
+        return (None,) * 8
     record = MemoryRecord.from_dict(value)
     return (
         record.status.value,
@@ -128,6 +130,8 @@ def record_columns(
         to_ts(record.valid_from),
         to_ts(record.valid_to),
         to_ts(record.expires_at),
+        importance_score(record),
+        to_ts(last_active_at(record)),
     )
 
 

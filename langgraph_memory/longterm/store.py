@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
@@ -79,7 +80,9 @@ from langgraph_memory.longterm.rows import (
 from langgraph_memory.longterm.tokenize import index_text, match_expression, query_tokens
 from langgraph_memory.longterm.vectors import (
     ChromaVectors,
+    PartitionVectorCache,
     dedicated_collection_name,
+    normalised_matrix,
     shard_collection_name,
 )
 from langgraph_memory.longterm.where import (
@@ -99,6 +102,8 @@ from langgraph_memory.scoring import (
     Candidate,
     cosine_to_score,
     decayed_importance,
+    importance_score,
+    last_active_at,
     normalise_bm25,
     rank_candidates,
     relevance_score,
@@ -113,14 +118,23 @@ from langgraph_memory.types import (
 
 KEYWORD_INDEX_FILENAME = "keyword_index.sqlite3"
 CHROMA_DIRNAME = "chroma"
-# Candidates fetched from each index before fusion: enough that the fused top-k
-# rarely misses what either index alone would have ranked in its top 50.
-MIN_CANDIDATE_POOL = 50
+# Candidates fetched from each index before fusion (at least 5x the limit): the
+# fused top-k rarely comes from below either index's top 30, and every extra
+# candidate costs a row fetch.
+MIN_CANDIDATE_POOL = 30
 # A partition moves from a shared shard to its own collection past this many
 # vectors: exact numpy ranking of 256 vectors fetched by id costs about what one
 # HNSW query does (~2 ms), beyond that the dedicated collection wins.
 DEFAULT_DEDICATED_THRESHOLD = 256
 DEFAULT_SHARDS = 64
+# Query terms found in more than half of all memories are left out of the FTS5
+# query (unless every term is that common): their IDF is ~0, their cost is not.
+COMMON_TERM_SHARE = 0.5
+# Partitions up to this many vectors are ranked exactly from the in-process cache:
+# 20k x 384 float32 is 30 MB and one matrix-vector product of ~2 ms; beyond, the
+# dedicated collection's HNSW index is cheaper per query.
+DEFAULT_CACHE_MAX_VECTORS = 20_000
+DEFAULT_VECTOR_CACHE_BYTES = 256 * 1024 * 1024
 
 
 def _now() -> float:
@@ -171,6 +185,9 @@ class ChromaMemoryStore(BaseStore):
         dedicated_threshold: Vectors after which a partition gets its own collection.
         user_roots: Namespace roots whose second label is a user id.
         collection_prefix: Prefix of every Chroma collection this store creates.
+        vector_cache_bytes: Budget of the in-process vector cache (0 disables it).
+        cache_max_vectors: Largest partition ranked from the cache; larger ones
+            use their dedicated collection's HNSW index.
     """
 
     supports_ttl: bool = True
@@ -189,6 +206,8 @@ class ChromaMemoryStore(BaseStore):
         dedicated_threshold: int = DEFAULT_DEDICATED_THRESHOLD,
         user_roots: Sequence[str] = (USER_ROOT,),
         collection_prefix: str = "lgm",
+        vector_cache_bytes: int = DEFAULT_VECTOR_CACHE_BYTES,
+        cache_max_vectors: int = DEFAULT_CACHE_MAX_VECTORS,
     ) -> None:
         if shards < 1:
             raise ConfigurationError(f"shards={shards!r}; use an integer >= 1.")
@@ -209,6 +228,13 @@ class ChromaMemoryStore(BaseStore):
         self.catalog = SqliteCatalog(keyword_index_path)
         self.vectors = ChromaVectors(client, prefix=collection_prefix)
         self.collection_prefix = collection_prefix
+        if vector_cache_bytes < 0 or cache_max_vectors < 0:
+            raise ConfigurationError(
+                f"vector_cache_bytes={vector_cache_bytes!r}, cache_max_vectors="
+                f"{cache_max_vectors!r}; use integers >= 0 (0 disables the cache)."
+            )
+        self.vector_cache = PartitionVectorCache(vector_cache_bytes)
+        self.cache_max_vectors = cache_max_vectors
         self.embeddings: Embeddings | None = None
         self.index_fields: list[str] = list(DEFAULT_TEXT_FIELDS)
         self.index_config: dict[str, Any] | None = None
@@ -560,12 +586,59 @@ class ChromaMemoryStore(BaseStore):
 
     # -- hybrid retrieval core ---------------------------------------------------------
 
-    def _partition_layout(self, partition: str) -> tuple[str, bool, int] | None:
+    def _partition_layout(self, partition: str) -> tuple[str, bool, int, int] | None:
+        """``(collection, dedicated, vector_count, version)`` or ``None`` before the first write."""
         rows = self.catalog.query(_sql.SELECT_PARTITION, (partition,))
         if not rows:
             return None
-        collection, dedicated, count = rows[0]
-        return str(collection), bool(dedicated), int(count)
+        collection, dedicated, count, version = rows[0]
+        return str(collection), bool(dedicated), int(count), int(version)
+
+    def _cached_vectors(
+        self, partition: str, collection: str, version: int
+    ) -> tuple[list[str], dict[str, int], np.ndarray]:
+        entry = self.vector_cache.get(partition, version)
+        if entry is None:
+            ids = [r[0] for r in self.catalog.query(_sql.SELECT_VECTOR_IDS, (partition,))]
+            found = self.vectors.vectors_by_id(collection, ids)
+            dims = int(self.index_config["dims"]) if self.index_config else 0
+            entry = (list(found), normalised_matrix(list(found.values()), dims))
+            self.vector_cache.put(partition, version, *entry)
+        ids, matrix = entry
+        return ids, {item_id: i for i, item_id in enumerate(ids)}, matrix
+
+    def _vector_scores(
+        self,
+        partition: str,
+        layout: tuple[str, bool, int, int],
+        query_vector: Sequence[float],
+        pool: int,
+        keyword_ids: Sequence[str],
+    ) -> tuple[dict[str, float], dict[str, float]]:
+        """``(top pool by cosine, exact cosine of the keyword hits where known)``.
+
+        Three paths, fastest first: the in-process cache (exact, no Chroma call),
+        a dedicated collection's HNSW query, or the shard's vectors fetched by id.
+        """
+        collection, dedicated, count, version = layout
+        if self.vector_cache.max_bytes > 0 and count <= self.cache_max_vectors:
+            ids, position, matrix = self._cached_vectors(partition, collection, version)
+            if not ids:
+                return {}, {}
+            q = np.asarray(query_vector, dtype=np.float32)
+            norm = float(np.linalg.norm(q))
+            sims = matrix @ (q / norm if norm else q)
+            take = min(len(ids), pool + 10)  # over-fetch: the state filter drops some
+            top = np.argpartition(-sims, take - 1)[:take] if take < len(ids) else range(len(ids))
+            best = {ids[i]: float(sims[i]) for i in top}
+            known = {k: float(sims[position[k]]) for k in keyword_ids if k in position}
+            return best, known
+        if dedicated:
+            return self.vectors.ann_search(collection, query_vector, min(pool + 10, count)), {}
+        ids = [r[0] for r in self.catalog.query(_sql.SELECT_VECTOR_IDS, (partition,))]
+        exact = self.vectors.exact_search(collection, ids, query_vector)
+        best = dict(sorted(exact.items(), key=lambda kv: -kv[1])[: pool + 10])
+        return best, {k: exact[k] for k in keyword_ids if k in exact}
 
     def _hybrid_hits(
         self,
@@ -576,9 +649,18 @@ class ChromaMemoryStore(BaseStore):
         query_vector: Sequence[float] | None,
         pool: int,
     ) -> list[_Hit]:
-        """Candidates from the keyword index and the vector index, merged by row."""
-        hits: dict[int, _Hit] = {}
-        expression = match_expression(query_tokens(query))
+        """Candidates from the keyword index and the vector index, merged by row.
+
+        Vector candidates only become hits through a catalog query bound to
+        ``partition = ?`` and the caller's ``where``: an id from anywhere else
+        (another user's, a superseded version) is silently dropped.
+        """
+        hits: dict[str, _Hit] = {}
+        terms = query_tokens(query)
+        common = self.catalog.common_terms(terms, COMMON_TERM_SHARE) if terms else set()
+        if common and len(common) < len(terms):
+            terms = [t for t in terms if t not in common]
+        expression = match_expression(terms)
         if expression is not None:
             match = f'part : "{partition_token(partition)}" AND body : ({expression})'
             rows = self.catalog.query(
@@ -587,47 +669,27 @@ class ChromaMemoryStore(BaseStore):
             )
             for raw in rows:
                 row = ItemRow.from_tuple(raw)
-                hits[row.rowid] = _Hit(row, bm25=float(raw[-1]))
+                hits[row.item_id] = _Hit(row, bm25=float(raw[-1]))
         layout = self._partition_layout(partition)
         if query_vector is None or self.embeddings is None or layout is None:
             return list(hits.values())
-        collection, dedicated, count = layout
-        if dedicated:
-            sims = self.vectors.ann_search(collection, query_vector, min(pool, count))
-            rows_by_id: dict[str, ItemRow] = {h.row.item_id: h.row for h in hits.values()}
-            missing = [i for i in sims if i not in rows_by_id]
-            if missing:
-                marks = ", ".join("?" for _ in missing)
-                for row in self.catalog.items(
-                    f"SELECT {_sql.ITEM_COLUMNS_I} FROM lt_items i "
-                    f"WHERE i.partition = ? AND i.item_id IN ({marks}) AND {where}",
-                    [partition, *missing, *params],
-                ):
-                    rows_by_id[row.item_id] = row
-        else:
-            rows_by_id = {
-                row.item_id: row
-                for row in self.catalog.items(
-                    f"SELECT {_sql.ITEM_COLUMNS_I} FROM lt_items i "
-                    f"WHERE i.partition = ? AND i.has_vector = 1 AND {where}",
-                    [partition, *params],
-                )
-            }
-            all_sims = self.vectors.exact_search(collection, list(rows_by_id), query_vector)
-            by_rowid = {rows_by_id[i].rowid: s for i, s in all_sims.items() if i in rows_by_id}
-            for hit in hits.values():  # exact cosine for keyword hits too
-                hit.cosine = by_rowid.get(hit.row.rowid)
-            top = sorted(all_sims.items(), key=lambda kv: -kv[1])[:pool]
-            sims = dict(top)
-        for item_id, cosine in sims.items():
-            found = rows_by_id.get(item_id)
-            if found is None:
-                continue  # superseded/filtered out, or not this partition's: never returned
-            hit = hits.get(found.rowid)
-            if hit is None:
-                hits[found.rowid] = _Hit(found, cosine=cosine)
-            else:
-                hit.cosine = cosine
+        best, known = self._vector_scores(partition, layout, query_vector, pool, list(hits))
+        for item_id, cosine in known.items():
+            hits[item_id].cosine = cosine
+        missing = [i for i in best if i not in hits]
+        if missing:
+            marks = ", ".join("?" for _ in missing)
+            rows = self.catalog.items(
+                f"SELECT {_sql.ITEM_COLUMNS} FROM lt_items "
+                f"WHERE partition = ? AND item_id IN ({marks}) AND {where}",
+                [partition, *missing, *params],
+            )
+            ranked_rows = sorted(rows, key=lambda r: -best[r.item_id])[:pool]
+            for row in ranked_rows:
+                hits[row.item_id] = _Hit(row, cosine=best[row.item_id])
+        for item_id, hit in hits.items():
+            if hit.cosine is None and item_id in best:
+                hit.cosine = best[item_id]
         return list(hits.values())
 
     # -- writes ---------------------------------------------------------------------------
@@ -637,7 +699,9 @@ class ChromaMemoryStore(BaseStore):
 
         Chroma is written inside the SQLite transaction, so a Chroma failure rolls
         the catalog back; an orphan vector left by a failed commit is harmless
-        (ids only resolve through the catalog).
+        (ids only resolve through the catalog). A partition that outgrows its
+        shard is promoted *before* its new vectors are written, so a bulk load
+        writes each vector once.
         """
         if not puts:
             return
@@ -647,39 +711,21 @@ class ChromaMemoryStore(BaseStore):
             last[(put.partition, put.namespace, put.key)] = put
         upserts: dict[str, tuple[list[str], list[list[float]]]] = {}
         deletes: dict[str, list[str]] = {}
-        touched: set[str] = set()
+        deltas: dict[str, int] = {}
         with self.catalog.transaction() as conn:
-            layouts: dict[str, tuple[str, bool, int]] = {}
-
-            def layout_of(partition: str) -> tuple[str, bool, int]:
-                if partition not in layouts:
-                    found = self._partition_layout(partition)
-                    if found is None:
-                        name = shard_collection_name(self.collection_prefix, partition, self.shards)
-                        conn.execute(_sql.INSERT_PARTITION, (partition, name))
-                        found = (name, False, 0)
-                    layouts[partition] = found
-                return layouts[partition]
-
             for put in last.values():
-                existing = [
-                    ItemRow.from_tuple(r)
-                    for r in conn.execute(
-                        _sql.SELECT_ITEM, (put.partition, put.namespace, put.key)
-                    ).fetchall()
-                ]
-                old = existing[0] if existing else None
-                collection = layout_of(put.partition)[0]
+                old_raw = conn.execute(
+                    _sql.SELECT_ITEM, (put.partition, put.namespace, put.key)
+                ).fetchone()
+                old = None if old_raw is None else ItemRow.from_tuple(old_raw)
                 item_id = item_id_for(put.partition, put.namespace, put.key)
-                delta = 0
+                had_vector = old is not None and bool(old.has_vector)
                 if put.value is None:
                     if old is None:
                         continue
                     conn.execute(_sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(_sql.DELETE_ITEM, (old.rowid, put.partition))
-                    if old.has_vector:
-                        deletes.setdefault(collection, []).append(old.item_id)
-                        delta = -1
+                    has_vector = False
                 else:
                     has_vector = put.vector is not None
                     expires = None if put.ttl_minutes is None else now + put.ttl_minutes * 60.0
@@ -705,40 +751,43 @@ class ChromaMemoryStore(BaseStore):
                         conn.execute(
                             _sql.INSERT_FTS_ROW, (rowid, partition_token(put.partition), body)
                         )
-                    if has_vector:
-                        ids, vecs = upserts.setdefault(collection, ([], []))
-                        ids.append(item_id)
-                        vecs.append(put.vector)  # type: ignore[arg-type]
-                        delta = 0 if (old is not None and old.has_vector) else 1
-                    elif old is not None and old.has_vector:
-                        deletes.setdefault(collection, []).append(item_id)
-                        delta = -1
+                if has_vector:
+                    ids, vecs = upserts.setdefault(put.partition, ([], []))
+                    ids.append(item_id)
+                    vecs.append(put.vector)  # type: ignore[arg-type]
+                elif had_vector:
+                    deletes.setdefault(put.partition, []).append(item_id)
+                delta = int(has_vector) - int(had_vector)
                 if delta:
-                    conn.execute(_sql.ADD_VECTOR_COUNT, (delta, put.partition))
-                    name, dedicated, count = layouts[put.partition]
-                    layouts[put.partition] = (name, dedicated, count + delta)
-                    touched.add(put.partition)
-            for name, ids in deletes.items():
-                self.vectors.delete(name, ids)
-            for name, (ids, vecs) in upserts.items():
-                self.vectors.upsert(name, ids, vecs)
-        for partition in touched:
-            name, dedicated, count = layouts[partition]
-            if not dedicated and count > self.dedicated_threshold:
-                self._promote(partition, name)
+                    deltas[put.partition] = deltas.get(put.partition, 0) + delta
+            for partition in {*upserts, *deletes}:
+                collection = self._collection_for_write(conn, partition, deltas.get(partition, 0))
+                self.vectors.delete(collection, deletes.get(partition, []))
+                ids, vecs = upserts.get(partition, ([], []))
+                self.vectors.upsert(collection, ids, vecs)
 
-    def _promote(self, partition: str, shard: str) -> None:
-        """Move a grown partition from its shard to its own collection."""
+    def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:
+        """The collection a partition's vectors go to, after applying ``delta`` to its count.
+
+        Creates the partition's layout row on first write, and promotes it from
+        its shard to a dedicated collection when the count passes the threshold.
+        """
+        layout = self._partition_layout(partition)
+        if layout is None:
+            name = shard_collection_name(self.collection_prefix, partition, self.shards)
+            conn.execute(_sql.INSERT_PARTITION, (partition, name))
+            layout = (name, False, 0, 0)
+        name, dedicated, count, _ = layout
+        if delta:
+            conn.execute(_sql.ADD_VECTOR_COUNT, (delta, partition))
+        if dedicated or count + delta <= self.dedicated_threshold:
+            return name
         target = dedicated_collection_name(self.collection_prefix, partition)
-        with self.catalog.transaction() as conn:
-            ids = [
-                r[1]
-                for r in conn.execute(_sql.SELECT_PARTITION_ITEM_IDS, (partition,)).fetchall()
-                if r[2]
-            ]
-            self.vectors.copy_vectors(shard, target, ids)
-            conn.execute(_sql.SET_DEDICATED, (target, partition))
-            self.vectors.delete(shard, ids)
+        ids = [r[1] for r in conn.execute(_sql.SELECT_PARTITION_ITEM_IDS, (partition,)).fetchall()]
+        self.vectors.copy_vectors(name, target, ids)  # ids not yet in Chroma are skipped
+        conn.execute(_sql.SET_DEDICATED, (target, partition))
+        self.vectors.delete(name, ids)
+        return target
 
     # -- typed memories (LongTermMemory protocol) -------------------------------------------
 
@@ -791,6 +840,8 @@ class ChromaMemoryStore(BaseStore):
                 record.status.value,
                 to_ts(record.valid_to),
                 to_ts(record.expires_at),
+                importance_score(record),
+                to_ts(last_active_at(record)),
                 row.partition,
                 row.rowid,
             ),
@@ -956,7 +1007,12 @@ class ChromaMemoryStore(BaseStore):
                 )
                 conn.execute(
                     _sql.TOUCH_ITEM,
-                    (json.dumps(touched.to_dict(), ensure_ascii=False), row.partition, row.rowid),
+                    (
+                        json.dumps(touched.to_dict(), ensure_ascii=False),
+                        to_ts(last_active_at(touched)),
+                        row.partition,
+                        row.rowid,
+                    ),
                 )
 
     async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None:
@@ -1002,14 +1058,29 @@ class ChromaMemoryStore(BaseStore):
                 min_relevance=weights.min_relevance,
             )
         ranked = rank_candidates(
-            (Candidate(row_to_record(h.row), bm25=h.bm25, cosine=h.cosine) for h in hits),
+            (
+                Candidate(
+                    ref=h.row,
+                    bm25=h.bm25,
+                    cosine=h.cosine,
+                    last_active_ts=h.row.mem_active_ts or h.row.updated_ts,
+                    importance=0.5 if h.row.mem_importance is None else h.row.mem_importance,
+                    tie=h.row.key,
+                )
+                for h in hits
+            ),
             weights=weights,
             now=now_dt,
             min_relevance=min_relevance,
         )
+        # Only the winners are parsed from JSON into records.
         return [
-            ScoredMemory(record=r, score=parts.final, breakdown=parts if explain else None)
-            for r, parts in ranked[:limit]
+            ScoredMemory(
+                record=row_to_record(candidate.ref),
+                score=parts.final,
+                breakdown=parts if explain else None,
+            )
+            for candidate, parts in ranked[:limit]
         ]
 
     def _search_args(
@@ -1236,7 +1307,7 @@ class ChromaMemoryStore(BaseStore):
             ).fetchall()
             layout = self._partition_layout(user_id)
             if layout is not None:
-                collection, dedicated, _ = layout
+                collection, dedicated, _, _ = layout
                 if dedicated:
                     self.vectors.drop_collection(collection)
                 else:
@@ -1246,6 +1317,7 @@ class ChromaMemoryStore(BaseStore):
                 keyword_rows += conn.execute(_sql.DELETE_FTS_ROW, (rowid,)).rowcount
             conn.execute(_sql.DELETE_PARTITION_ITEMS, (user_id,))
             conn.execute(_sql.DELETE_PARTITION, (user_id,))
+        self.vector_cache.drop(user_id)
         self.catalog.scrub()
         memories = sum(1 for r in rows if r[3] is not None)
         return memories, keyword_rows

@@ -24,12 +24,18 @@ appear in Chroma; Chroma receives vectors and opaque ids only.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 _HNSW_CONFIGURATION = {"hnsw": {"space": "cosine"}}
+# Shards are only ever read by id (exact ranking in numpy), never through HNSW,
+# so their graph can be as cheap to build as Chroma allows: bulk loads into
+# shards run several times faster than with the default ef_construction=100, M=16.
+_SHARD_HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_construction": 8, "max_neighbors": 4}}
 _COPY_CHUNK = 1000
 
 
@@ -71,8 +77,11 @@ class ChromaVectors:
     def collection(self, name: str) -> Any:
         found = self._collections.get(name)
         if found is None:
+            is_shard = name.startswith(f"{self.prefix}-shard-")
             found = self.client.get_or_create_collection(
-                name, embedding_function=None, configuration=_HNSW_CONFIGURATION
+                name,
+                embedding_function=None,
+                configuration=_SHARD_HNSW_CONFIGURATION if is_shard else _HNSW_CONFIGURATION,
             )
             self._collections[name] = found
         return found
@@ -95,7 +104,7 @@ class ChromaVectors:
             if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
                 raise
 
-    def vectors_by_id(self, name: str, ids: Sequence[str]) -> dict[str, list[float]]:
+    def vectors_by_id(self, name: str, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vectors of these ids (missing ids are simply absent)."""
         if not ids:
             return {}
@@ -103,7 +112,9 @@ class ChromaVectors:
         embeddings = got.get("embeddings")
         if embeddings is None:
             return {}
-        return {i: list(map(float, v)) for i, v in zip(got["ids"], embeddings, strict=True)}
+        return {
+            i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], embeddings, strict=True)
+        }
 
     def exact_search(
         self, name: str, ids: Sequence[str], query: Sequence[float]
@@ -142,3 +153,57 @@ class ChromaVectors:
                 self.upsert(target, list(found), list(found.values()))
                 copied += len(found)
         return copied
+
+
+class PartitionVectorCache:
+    """In-process copy of small partitions' vectors, for exact ranking without a Chroma round trip.
+
+    An embedded Chroma query costs ~1.5 ms at best and 5-15 ms at p95 on a busy
+    2-core machine, while ranking 1000 cached 384-dim vectors in numpy costs
+    ~0.1 ms. Entries are keyed by the partition's ``version`` from the catalog
+    (bumped in the same transaction as every vector write, by any process), so
+    a stale entry is never used: a version mismatch reloads from Chroma.
+    Least recently used partitions are evicted past ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[str, tuple[int, list[str], np.ndarray]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, partition: str, version: int) -> tuple[list[str], np.ndarray] | None:
+        with self._lock:
+            entry = self._entries.get(partition)
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end(partition)
+            return entry[1], entry[2]
+
+    def put(self, partition: str, version: int, ids: list[str], matrix: np.ndarray) -> None:
+        size = int(matrix.nbytes)
+        if size > self.max_bytes:
+            return
+        with self._lock:
+            self._drop_locked(partition)
+            self._entries[partition] = (version, ids, matrix)
+            self._bytes += size
+            while self._bytes > self.max_bytes and self._entries:
+                oldest = next(iter(self._entries))
+                self._drop_locked(oldest)
+
+    def drop(self, partition: str) -> None:
+        with self._lock:
+            self._drop_locked(partition)
+
+    def _drop_locked(self, partition: str) -> None:
+        entry = self._entries.pop(partition, None)
+        if entry is not None:
+            self._bytes -= int(entry[2].nbytes)
+
+
+def normalised_matrix(vectors: Sequence[Sequence[float]], dims: int) -> np.ndarray:
+    """Row-normalised float32 matrix (zero rows stay zero), so a dot product is the cosine."""
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(-1, dims)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)

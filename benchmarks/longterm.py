@@ -1,0 +1,331 @@
+"""Long-term store recall latency: ``ChromaMemoryStore.search_memories`` vs plain Chroma.
+
+Run: ``python -m benchmarks.longterm`` (defaults: the issue's two scales).
+
+Two scenarios, each measured in the same run as its baseline:
+
+* **A**: 100 users x 1000 memories (100k) -- every user gets a dedicated collection.
+* **B**: 10k users x 20 memories (200k) -- users share 64 hashed shard collections.
+
+"Recall" is search + rank: redaction of the query, FTS5 keyword search, the
+Chroma vector side, fusion, recency/importance scoring and row mapping. The
+query *embedding* is excluded: query vectors are precomputed and passed as
+``query_embedding=``. Ingestion uses precomputed vectors too (a lookup
+``Embeddings``), because the point is the store, not the embedder.
+
+Baseline: one shared Chroma collection holding the same vectors with a
+``user_id`` metadata field, queried with ``where={"user_id": ...}`` -- what a
+plain Chroma integration does. To keep the run short its HNSW graph is built
+with ``ef_construction=32`` (default 100); its filtered queries are dominated by
+the metadata filter, not the graph, so this does not flatter our side.
+
+Writes ``benchmarks/RESULTS-longterm.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import PutOp
+
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.types import MemoryRecord, MemoryType
+
+RESULTS = Path(__file__).with_name("RESULTS-longterm.md")
+TARGET_P95_MS = 5.0
+
+_EN_SUBJECTS = [
+    "coffee", "green tea", "seafood", "peanuts", "hiking", "jazz", "python", "rust", "budget",
+    "flight", "hotel", "laptop", "running shoes", "vegetarian food", "spicy food", "cats", "dogs",
+    "chess", "piano", "yoga", "marathon", "sushi", "wine", "cycling", "photography", "gardening",
+    "invoice", "refund", "shipping", "warranty", "subscription", "meeting", "dentist", "gym",
+]  # fmt: skip
+_EN_TEMPLATES = [
+    "User likes {s} and mentioned it {n} times",
+    "User is allergic to {s} since {y}",
+    "User asked about {s} on day {n}",
+    "Prefers {s} over {t} for the weekend",
+    "The user's {s} plan changed to level {n}",
+    "User dislikes {s} but tolerates {t}",
+]  # fmt: skip
+_ZH_SUBJECTS = [
+    "咖啡", "绿茶", "海鲜", "花生", "徒步", "爵士乐", "预算", "机票", "酒店", "笔记本电脑", "跑鞋",
+    "素食", "辣的菜", "猫", "狗", "象棋", "钢琴", "瑜伽", "马拉松", "寿司", "红酒", "骑行", "摄影",
+]  # fmt: skip
+_ZH_TEMPLATES = [
+    "用户喜欢{s}，提到过{n}次",
+    "用户从{y}年起对{s}过敏",
+    "用户第{n}天问了关于{s}的问题",
+    "周末比起{t}更喜欢{s}",
+]  # fmt: skip
+
+
+def synthetic_text(rng: random.Random, serial: int) -> str:
+    """A memory-like sentence (2/3 English, 1/3 Chinese); ``serial`` makes it unique."""
+    if rng.random() < 2 / 3:
+        s, t = rng.sample(_EN_SUBJECTS, 2)
+        text = rng.choice(_EN_TEMPLATES).format(s=s, t=t, n=rng.randint(1, 99), y=rng.randint(1990, 2026))
+    else:
+        s, t = rng.sample(_ZH_SUBJECTS, 2)
+        text = rng.choice(_ZH_TEMPLATES).format(s=s, t=t, n=rng.randint(1, 99), y=rng.randint(1990, 2026))
+    return f"{text} #{serial}"
+
+
+class LookupEmbeddings(Embeddings):
+    """Precomputed vectors by text: ingestion measures the store, not an embedder."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+        self.dimensions = dims
+        self.table: dict[str, list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.table[t] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.table[text]
+
+
+def unit_vectors(rng: np.random.Generator, n: int, dims: int) -> np.ndarray:
+    v = rng.standard_normal((n, dims)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - start) * 1000.0)
+    return out
+
+
+def run_scenario(
+    name: str,
+    users: int,
+    per_user: int,
+    *,
+    dims: int,
+    queries: int,
+    workdir: Path,
+    baseline: bool,
+    seed: int = 7,
+) -> dict[str, Any]:
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    embeddings = LookupEmbeddings(dims)
+    store = ChromaMemoryStore.embedded(workdir / f"store-{name}", embeddings=embeddings)
+    baseline_col = None
+    if baseline:
+        import chromadb
+        from chromadb.config import Settings
+
+        client = chromadb.PersistentClient(
+            path=str(workdir / f"baseline-{name}"), settings=Settings(anonymized_telemetry=False)
+        )
+        baseline_col = client.create_collection(
+            "shared",
+            embedding_function=None,
+            configuration={"hnsw": {"space": "cosine", "ef_construction": 32}},
+        )
+    user_ids = [f"user{u:05d}" for u in range(users)]
+    texts_by_user: dict[str, list[str]] = {}
+    base_time = datetime.now(timezone.utc) - timedelta(days=60)
+    serial = 0
+    store_ingest = 0.0
+    baseline_ingest = 0.0
+    chunk_users = max(1, 5000 // per_user)
+    for start in range(0, users, chunk_users):
+        chunk = user_ids[start : start + chunk_users]
+        ops: list[PutOp] = []
+        ids: list[str] = []
+        docs: list[str] = []
+        metas: list[dict[str, Any]] = []
+        vectors = unit_vectors(nrng, len(chunk) * per_user, dims)
+        k = 0
+        for uid in chunk:
+            texts_by_user[uid] = []
+            for _ in range(per_user):
+                serial += 1
+                text = synthetic_text(rng, serial)
+                embeddings.table[text] = vectors[k].tolist()
+                k += 1
+                texts_by_user[uid].append(text)
+                created = base_time + timedelta(minutes=rng.randint(0, 60 * 24 * 59))
+                record = MemoryRecord(
+                    text=text,
+                    type=rng.choice(list(MemoryType)),
+                    importance=rng.random(),
+                    user_id=uid,
+                    created_at=created,
+                    updated_at=created,
+                    valid_from=created,
+                )
+                ops.append(PutOp(("memories", uid), record.id, record.to_dict()))
+                ids.append(f"{uid}-{serial}")
+                docs.append(text)
+                metas.append({"user_id": uid})
+        t0 = time.perf_counter()
+        store.batch(ops)
+        store_ingest += time.perf_counter() - t0
+        if baseline_col is not None:
+            t0 = time.perf_counter()
+            baseline_col.add(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
+            baseline_ingest += time.perf_counter() - t0
+    # Queries: words from one of the user's own memories, and a precomputed vector.
+    probes = []
+    for _ in range(queries):
+        uid = rng.choice(user_ids)
+        words = rng.choice(texts_by_user[uid]).split("#")[0]
+        probes.append((uid, words, unit_vectors(nrng, 1, dims)[0].tolist()))
+    # Warm-up (opens collections, fills SQLite's page cache).
+    for uid, words, vec in probes[:20]:
+        store.search_memories(uid, words, query_embedding=vec)
+        if baseline_col is not None:
+            baseline_col.query(query_embeddings=[vec], n_results=5, where={"user_id": uid})
+    ours: list[float] = []
+    theirs: list[float] = []
+    returned = 0
+    for uid, words, vec in probes:
+        start = time.perf_counter()
+        found = store.search_memories(uid, words, query_embedding=vec, limit=5)
+        ours.append((time.perf_counter() - start) * 1000.0)
+        returned += len(found)
+        assert all(m.record.user_id == uid for m in found)
+        if baseline_col is not None:
+            start = time.perf_counter()
+            baseline_col.query(query_embeddings=[vec], n_results=5, where={"user_id": uid})
+            theirs.append((time.perf_counter() - start) * 1000.0)
+    layout = store.catalog.query("SELECT dedicated, count(*) FROM lt_partitions GROUP BY dedicated")
+    store.close()
+    return {
+        "name": name,
+        "users": users,
+        "per_user": per_user,
+        "memories": users * per_user,
+        "store_ingest_s": store_ingest,
+        "baseline_ingest_s": baseline_ingest,
+        "ours": ours,
+        "theirs": theirs,
+        "avg_returned": returned / max(1, len(probes)),
+        "layout": {("dedicated" if d else "shard"): n for d, n in layout},
+    }
+
+
+def summarise(result: dict[str, Any]) -> dict[str, Any]:
+    ours, theirs = result["ours"], result["theirs"]
+    row = {
+        "ours_p50": statistics.median(ours),
+        "ours_p95": percentile(ours, 95),
+        "theirs_p50": statistics.median(theirs) if theirs else float("nan"),
+        "theirs_p95": percentile(theirs, 95) if theirs else float("nan"),
+    }
+    row["ratio_p95"] = row["theirs_p95"] / row["ours_p95"] if theirs else float("nan")
+    row["meets_target"] = row["ours_p95"] <= TARGET_P95_MS
+    return row
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dims", type=int, default=384)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--a-users", type=int, default=100)
+    parser.add_argument("--a-per-user", type=int, default=1000)
+    parser.add_argument("--b-users", type=int, default=10_000)
+    parser.add_argument("--b-per-user", type=int, default=20)
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="lgm-bench-longterm-"))
+    started = time.perf_counter()
+    try:
+        results = []
+        for name, users, per_user in (
+            ("A", args.a_users, args.a_per_user),
+            ("B", args.b_users, args.b_per_user),
+        ):
+            print(f"scenario {name}: {users} users x {per_user} memories ...", flush=True)
+            result = run_scenario(
+                name,
+                users,
+                per_user,
+                dims=args.dims,
+                queries=args.queries,
+                workdir=workdir,
+                baseline=not args.no_baseline,
+            )
+            result.update(summarise(result))
+            results.append(result)
+            print(
+                f"  ours p50 {result['ours_p50']:.2f} ms p95 {result['ours_p95']:.2f} ms | "
+                f"plain Chroma+where p50 {result['theirs_p50']:.2f} ms p95 "
+                f"{result['theirs_p95']:.2f} ms | ratio p95 {result['ratio_p95']:.1f}x | "
+                f"ingest ours {result['store_ingest_s']:.0f} s, baseline "
+                f"{result['baseline_ingest_s']:.0f} s | layout {result['layout']}",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    elapsed = time.perf_counter() - started
+    write_results(args, results, elapsed)
+    print(f"wrote {args.out} ({elapsed:.0f} s)")
+    return 0 if all(r["meets_target"] for r in results) else 1
+
+
+def write_results(args: argparse.Namespace, results: list[dict[str, Any]], elapsed: float) -> None:
+    lines = [
+        "# Long-term store: recall latency",
+        "",
+        f"`python -m benchmarks.longterm` on {os.cpu_count()} CPU cores (shared with other jobs: "
+        f"read ratios, not absolutes), {args.dims}-dim vectors, {args.queries} queries per "
+        f"scenario, total run {elapsed:.0f} s. Recall = search + rank (query redaction, FTS5, "
+        "Chroma, fusion, recency/importance, row mapping); query embedding excluded "
+        "(precomputed vectors). Target: p95 <= 5 ms.",
+        "",
+        "| scenario | memories | ours p50 | ours p95 | plain Chroma `where user_id` p50 | p95 | p95 ratio | target |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['name']}: {r['users']} users x {r['per_user']} | {r['memories']:,} | "
+            f"{r['ours_p50']:.2f} ms | {r['ours_p95']:.2f} ms | {r['theirs_p50']:.2f} ms | "
+            f"{r['theirs_p95']:.2f} ms | {r['ratio_p95']:.1f}x | "
+            f"{'met' if r['meets_target'] else 'MISSED'} |"
+        )
+    lines += [
+        "",
+        "Layout chosen by the store: "
+        + "; ".join(f"{r['name']}: {r['layout']}" for r in results)
+        + ". Ingestion (precomputed vectors): "
+        + "; ".join(
+            f"{r['name']} ours {r['store_ingest_s']:.0f} s, baseline {r['baseline_ingest_s']:.0f} s"
+            for r in results
+        )
+        + ".",
+        "",
+        "Baseline: one shared collection with a `user_id` metadata field, queried with "
+        "`where={'user_id': ...}`, `n_results=5` (HNSW `ef_construction=32` to keep the run short).",
+        "",
+    ]
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
