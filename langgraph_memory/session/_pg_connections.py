@@ -1,0 +1,234 @@
+"""What the sync and async Postgres savers share besides the core: connection
+checks, pool options, retry rules, and the lock statements they wrap around
+the core's transactions.
+
+Nothing here runs I/O. The shells (``postgres.py``, ``postgres_aio.py``) open
+pools with :func:`pool_kwargs`, classify errors with :func:`is_retryable`, and
+drive the generators below exactly like the core's own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import pq
+
+from langgraph_memory.errors import ConfigurationError, InvalidConnectionError
+from langgraph_memory.session import _sql_postgres as SQL
+from langgraph_memory.session._core import Execute, Fetch, SaverCore, Txn, parse_thread_id
+
+T = TypeVar("T")
+
+DEFAULT_POOL_SIZE = 10
+# psycopg's own default: a statement is prepared server-side after 5 runs.
+DEFAULT_PREPARE_THRESHOLD = 5
+DEFAULT_MAX_IDLE = 600.0
+
+# ------------------------------------------------------------------ options
+
+
+def validate_pool_options(
+    *, pool_size: int, max_idle: float, prepare_threshold: int | None, conn_string: Any
+) -> None:
+    if not isinstance(conn_string, str) or not conn_string:
+        raise ConfigurationError(
+            f"conn_string={conn_string!r}; pass a libpq DSN such as "
+            "'postgresql://user:password@host:5432/dbname'."
+        )
+    if not isinstance(pool_size, int) or isinstance(pool_size, bool) or pool_size < 1:
+        raise ConfigurationError(f"pool_size={pool_size!r}; use an integer >= 1.")
+    if not isinstance(max_idle, (int, float)) or max_idle <= 0:
+        raise ConfigurationError(f"max_idle={max_idle!r}; use seconds > 0.")
+    if prepare_threshold is not None and (
+        not isinstance(prepare_threshold, int)
+        or isinstance(prepare_threshold, bool)
+        or prepare_threshold < 0
+    ):
+        raise ConfigurationError(
+            f"prepare_threshold={prepare_threshold!r}; use an integer >= 0, or None to never "
+            "prepare statements server-side (needed behind pgbouncer in transaction mode)."
+        )
+
+
+def connection_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
+    """Options of every connection the saver's own pool opens.
+
+    ``autocommit=True``: the saver opens and commits its own transactions, so a
+    connection never sits "idle in transaction" between calls (pgbouncer in
+    transaction mode then hands it back to other clients at once).
+    """
+    return {"autocommit": True, "prepare_threshold": prepare_threshold}
+
+
+# ------------------------------------------------------------------ user connections
+
+_SYNC_FIX = (
+    "pass a psycopg.Connection or psycopg_pool.ConnectionPool, or use "
+    "PostgresSaver.from_conn_string(dsn)"
+)
+_ASYNC_FIX = (
+    "pass a psycopg.AsyncConnection or psycopg_pool.AsyncConnectionPool, or use "
+    "AsyncPostgresSaver.from_conn_string(dsn)"
+)
+
+
+def check_connection(conn: Any, *, want_async: bool) -> str:
+    """Refuse a connection or pool the saver cannot use; return ``"conn"`` or ``"pool"``.
+
+    Row factories need no check: the saver reads through its own tuple-row
+    cursors whatever the connection's default is.
+    """
+    import psycopg_pool
+
+    name = type(conn).__name__
+    if want_async:
+        if isinstance(conn, (psycopg.Connection, psycopg_pool.ConnectionPool)):
+            raise InvalidConnectionError(
+                f"AsyncPostgresSaver got a synchronous {name}; {_ASYNC_FIX}. For a sync "
+                "connection use PostgresSaver (its a* methods also serve graph.ainvoke)."
+            )
+        kinds: tuple[tuple[type, str], ...] = (
+            (psycopg.AsyncConnection, "conn"),
+            (psycopg_pool.AsyncConnectionPool, "pool"),
+        )
+        fix = _ASYNC_FIX
+    else:
+        if isinstance(conn, (psycopg.AsyncConnection, psycopg_pool.AsyncConnectionPool)):
+            raise InvalidConnectionError(
+                f"PostgresSaver got an asynchronous {name}; use AsyncPostgresSaver for it, "
+                f"or {_SYNC_FIX}."
+            )
+        kinds = ((psycopg.Connection, "conn"), (psycopg_pool.ConnectionPool, "pool"))
+        fix = _SYNC_FIX
+    for cls, kind in kinds:
+        if isinstance(conn, cls):
+            break
+    else:
+        raise InvalidConnectionError(f"cannot use a {name} as a Postgres connection; {fix}.")
+    if kind == "pool":
+        if conn.closed:
+            raise InvalidConnectionError(
+                f"the {name} is closed or was never opened; open it first "
+                "(pool.open() / `with pool:` / `async with pool:`)."
+            )
+        return kind
+    if conn.closed:
+        raise InvalidConnectionError(f"the {name} is closed; pass an open connection.")
+    check_idle(conn)
+    return kind
+
+
+def check_idle(conn: Any) -> None:
+    """A connection the saver starts a transaction on must not be inside one already."""
+    status = conn.info.transaction_status
+    if status == pq.TransactionStatus.IDLE:
+        return
+    if status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+        raise InvalidConnectionError(
+            "the connection has an open transaction (autocommit=False and a statement ran "
+            "without commit); the saver's writes would not commit with it. Commit or roll it "
+            "back first, or open the connection with autocommit=True."
+        )
+    if status == pq.TransactionStatus.ACTIVE:
+        raise InvalidConnectionError(
+            "the connection is busy running another query; give the saver its own "
+            "connection or a pool."
+        )
+    raise InvalidConnectionError(
+        "the connection is broken (its server closed it); pass a pool so the saver can "
+        "reconnect, e.g. PostgresSaver.from_conn_string(dsn)."
+    )
+
+
+# ------------------------------------------------------------------ retries
+
+
+def is_retryable(exc: BaseException, *, idempotent: bool) -> bool:
+    """Errors after which running the whole transaction again is safe and useful.
+
+    * Deadlocks / serialization failures: the server rolled the transaction back.
+    * A lost connection (server restart, ``pg_terminate_backend``, a proxy or
+      pgbouncer dropping it, "SSL connection has been closed unexpectedly"):
+      the pool discards that connection; we retry on a fresh one, but only
+      operations that are idempotent, since the commit may have gone through.
+    """
+    if isinstance(exc, psycopg.errors.TransactionRollback):
+        return True
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        return idempotent
+    try:
+        import psycopg_pool
+    except ImportError:  # pragma: no cover - psycopg_pool is a dependency
+        return False
+    return isinstance(exc, psycopg_pool.PoolTimeout) and idempotent
+
+
+# One retry covers the common case (one dead connection in the pool); a few
+# more, with a short pause, cover a server restart or a deadlock storm.
+MAX_ATTEMPTS = 4
+
+
+def retry_delay(attempt: int) -> float:
+    return min(0.5, 0.02 * (2**attempt))
+
+
+# ------------------------------------------------------------------ locks around core transactions
+
+
+def locked(first: Fetch | Execute, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+    """``factory`` whose transaction first runs ``first`` (a lock statement)."""
+
+    def txn() -> Txn[T]:
+        yield first
+        return (yield from factory())
+
+    return txn
+
+
+def migration_txn(factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+    """Serialise schema changes of every instance on one advisory lock."""
+    return locked(Fetch(SQL.LOCK_MIGRATIONS, (SQL.MIGRATION_LOCK_KEY,)), factory)
+
+
+def thread_txn(thread_id: Any, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+    """Run ``factory`` holding the thread's row lock (retention, prune, copy)."""
+    return locked(Fetch(SQL.LOCK_THREAD, (parse_thread_id(thread_id),)), factory)
+
+
+def delete_thread_txn(core: SaverCore, thread_id: Any) -> Callable[[], Txn[None]]:
+    """Tombstone first: a put racing the delete blocks on the row, then sees the tombstone."""
+    tid = parse_thread_id(thread_id)
+    now = time.time()
+    return locked(
+        Execute(SQL.TOMBSTONE_THREAD, (tid, now, now, now)),
+        lambda: core.delete_thread_txn(tid),
+    )
+
+
+def expire_thread_txn(core: SaverCore, thread_id: str, idle_before: float) -> Txn[bool]:
+    """Delete (and tombstone) ``thread_id`` only if it is still idle and nobody holds it."""
+    rows = yield Fetch(SQL.LOCK_IDLE_THREAD, (thread_id, idle_before))
+    if not rows:
+        return False
+    yield from core.delete_thread_txn(thread_id)
+    return True
+
+
+def evict_thread_txn(core: SaverCore, thread_id: str) -> Txn[bool]:
+    """Delete (and tombstone) ``thread_id`` for the size cap unless another instance holds it."""
+    rows = yield Fetch(SQL.LOCK_THREAD_SKIP_LOCKED, (thread_id,))
+    if not rows:
+        return False
+    yield from core.delete_thread_txn(thread_id)
+    return True
+
+
+def sweep_keep_last_txn(core: SaverCore, thread_id: str, keep: int) -> Txn[int]:
+    """Trim one thread, skipping it if another instance is writing it right now."""
+    rows = yield Fetch(SQL.LOCK_THREAD_SKIP_LOCKED, (thread_id,))
+    if not rows:
+        return 0
+    return (yield from core.keep_last_txn(thread_id, keep))

@@ -1,0 +1,499 @@
+"""Every SQL statement the Postgres savers run, as named constants.
+
+This module mirrors ``_sql_sqlite.py`` name for name, so the pure core in
+``_core.py`` drives both dialects with the same generators and parameters;
+the sync (``postgres.py``) and async (``postgres_aio.py``) shells only execute
+what the core yields. Statements that exist only here (row locks, advisory
+locks, ``VACUUM``) are used by the Postgres shells around the core's
+transactions, never by the core itself.
+
+Tables are the same five ``lgm_*`` tables as on SQLite (see that module's
+docstring), so they sit next to the official saver's ``checkpoints`` tables
+without clashing. Differences from SQLite:
+
+* ``bytea`` for blobs, ``double precision`` for times, ``jsonb`` for metadata
+  (so ``list(filter=...)`` is a path lookup, not a string parse);
+* ``INSERT ... ON CONFLICT`` instead of ``INSERT OR REPLACE/IGNORE``;
+* JSON array parameters are expanded with ``jsonb_array_elements``;
+* no ``%`` literal appears anywhere: psycopg would read it as a placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langgraph_memory.errors import InvalidFilterError
+
+DIALECT = "postgres"
+
+# Writes run in READ COMMITTED and serialise per thread on its row lock (see
+# LOCK_THREAD). A read is several statements (checkpoint, values, list items,
+# writes); one snapshot keeps retention committing in between from showing it
+# a checkpoint whose list items are already gone.
+BEGIN_WRITE = "BEGIN"
+BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+# The same, for a non-autocommit connection (psycopg has already sent BEGIN).
+SET_READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+# Unless the saver is asked for synchronous commits: COMMIT returns before its
+# WAL record is flushed to disk (the WAL writer flushes it within ~3 x
+# wal_writer_delay, 600 ms by default). A crash of the app, a killed backend or
+# a dropped connection loses nothing that was acknowledged; only a crash of the
+# Postgres server or its OS can lose the last fraction of a second of commits,
+# never corrupting anything. It is the trade the SQLite saver makes with
+# `synchronous=NORMAL`, and it saves one fsync per checkpoint (LangGraph writes
+# ~7 per turn).
+SET_ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+
+# ------------------------------------------------------------------ locks (Postgres shells only)
+
+# Every instance serialises schema changes on this key, so two `setup()` calls
+# on a fresh database (or a rolling deploy) apply each migration exactly once.
+# Transaction-scoped: released by COMMIT/ROLLBACK, also behind pgbouncer.
+MIGRATION_LOCK_KEY = 0x6C676D5F736368  # "lgm_sch"
+LOCK_MIGRATIONS = "SELECT pg_advisory_xact_lock(%s)"
+
+# Write transactions on one thread queue on its `lgm_threads` row (puts take it
+# implicitly through their upsert). Holding it keeps retention in one instance
+# from removing the list items another instance's put is about to reference,
+# and keeps item numbers (`seq`) unique per channel without a table lock.
+LOCK_THREAD = "SELECT 1 FROM lgm_threads WHERE thread_id = %s FOR UPDATE"
+# The sweep skips threads another instance is writing right now; it will see
+# them on its next pass.
+LOCK_THREAD_SKIP_LOCKED = (
+    "SELECT 1 FROM lgm_threads WHERE thread_id = %s AND deleted_at IS NULL FOR UPDATE SKIP LOCKED"
+)
+# Re-checks idleness under the lock: a thread that became active since the
+# sweep planned (another instance just wrote to it) is not expired.
+LOCK_IDLE_THREAD = (
+    "SELECT 1 FROM lgm_threads WHERE thread_id = %s AND deleted_at IS NULL "
+    "AND updated_at < %s FOR UPDATE SKIP LOCKED"
+)
+
+# ------------------------------------------------------------------ migrations
+
+CREATE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS lgm_schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+)"""
+SELECT_APPLIED_MIGRATIONS = "SELECT version FROM lgm_schema_migrations ORDER BY version"
+INSERT_APPLIED_MIGRATION = (
+    "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)"
+)
+
+# (version, name, statements). Append only; never edit a released migration.
+# No CREATE INDEX CONCURRENTLY: every migration runs inside one transaction
+# with its "applied" row, which CONCURRENTLY forbids (the official saver's
+# `setup()` fails inside a transaction for exactly that reason).
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "initial tables",
+        (
+            # fillfactor leaves room on each page so the per-put update of a
+            # thread's row stays a HOT update (no index write, little bloat).
+            """
+            CREATE TABLE lgm_threads (
+                thread_id TEXT PRIMARY KEY,
+                created_at DOUBLE PRECISION NOT NULL,
+                updated_at DOUBLE PRECISION NOT NULL,
+                puts_since_retention INTEGER NOT NULL DEFAULT 0,
+                deleted_at DOUBLE PRECISION
+            ) WITH (fillfactor = 70)""",
+            """
+            CREATE TABLE lgm_checkpoints (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                run_id TEXT,
+                type TEXT NOT NULL,
+                checkpoint BYTEA NOT NULL,
+                metadata JSONB NOT NULL,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+            )""",
+            "CREATE INDEX lgm_checkpoints_by_run ON lgm_checkpoints (run_id) "
+            "WHERE run_id IS NOT NULL",
+            """
+            CREATE TABLE lgm_channel_values (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                version TEXT NOT NULL,
+                encoding TEXT NOT NULL,
+                type TEXT,
+                value BYTEA,
+                ranges TEXT,
+                PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+            )""",
+            """
+            CREATE TABLE lgm_channel_chunks (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                seq_lo BIGINT NOT NULL,
+                seq_hi BIGINT NOT NULL,
+                type TEXT NOT NULL,
+                value BYTEA NOT NULL,
+                PRIMARY KEY (thread_id, checkpoint_ns, channel, seq_lo)
+            )""",
+            """
+            CREATE TABLE lgm_writes (
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL DEFAULT '',
+                checkpoint_id TEXT NOT NULL,
+                task_id TEXT NOT NULL,
+                task_path TEXT NOT NULL DEFAULT '',
+                idx INTEGER NOT NULL,
+                channel TEXT NOT NULL,
+                type TEXT,
+                value BYTEA,
+                PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+            )""",
+        ),
+    ),
+)
+
+# ------------------------------------------------------------------ threads / tombstones
+
+# One statement both touches the thread and refuses a tombstoned one: the
+# DO UPDATE is skipped when `deleted_at` is set, so RETURNING yields no row.
+# It also takes the thread's row lock for the rest of the transaction.
+UPSERT_THREAD_ON_PUT = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+VALUES (%s, %s, %s, 1)
+ON CONFLICT (thread_id) DO UPDATE SET
+    updated_at = excluded.updated_at,
+    puts_since_retention = lgm_threads.puts_since_retention + 1
+WHERE lgm_threads.deleted_at IS NULL
+RETURNING puts_since_retention"""
+UPSERT_THREAD_ON_WRITES = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+VALUES (%s, %s, %s, 0)
+ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at
+WHERE lgm_threads.deleted_at IS NULL
+RETURNING puts_since_retention"""
+RESET_RETENTION_COUNTER = "UPDATE lgm_threads SET puts_since_retention = 0 WHERE thread_id = %s"
+SELECT_TOMBSTONE = (
+    "SELECT deleted_at FROM lgm_threads WHERE thread_id = %s AND deleted_at IS NOT NULL"
+)
+TOMBSTONE_THREAD = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
+VALUES (%s, %s, %s, 0, %s)
+ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at"""
+CLEAR_TOMBSTONE = "UPDATE lgm_threads SET deleted_at = NULL WHERE thread_id = %s"
+SELECT_THREAD_ACTIVITY = """
+SELECT thread_id, updated_at FROM lgm_threads
+WHERE deleted_at IS NULL ORDER BY updated_at"""
+SELECT_IDLE_THREADS = """
+SELECT thread_id, updated_at FROM lgm_threads
+WHERE deleted_at IS NULL AND updated_at < %s ORDER BY updated_at"""
+
+# ------------------------------------------------------------------ put
+
+INSERT_CHECKPOINT = """
+INSERT INTO lgm_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s::jsonb)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    parent_checkpoint_id = excluded.parent_checkpoint_id,
+    run_id = excluded.run_id,
+    type = excluded.type,
+    checkpoint = excluded.checkpoint,
+    metadata = excluded.metadata"""
+# First writer wins for a (channel, version): a version names one value.
+INSERT_CHANNEL_VALUE = """
+INSERT INTO lgm_channel_values
+    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING"""
+SELECT_CHANNEL_VERSION_EXISTS = """
+SELECT 1 FROM lgm_channel_values
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+SELECT_NEXT_ITEM_SEQ = """
+SELECT COALESCE(MAX(seq_hi), 0) FROM lgm_channel_chunks
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s"""
+INSERT_CHUNK = """
+INSERT INTO lgm_channel_chunks (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+VALUES (%s, %s, %s, %s, %s, %s, %s)"""
+
+# ------------------------------------------------------------------ writes
+
+UPSERT_WRITE = """
+INSERT INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    task_path = excluded.task_path,
+    channel = excluded.channel,
+    type = excluded.type,
+    value = excluded.value"""
+INSERT_WRITE_IF_ABSENT = """
+INSERT INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT DO NOTHING"""
+
+# ------------------------------------------------------------------ reads
+
+# metadata comes back as JSON text, exactly what the core's json.loads expects.
+_CHECKPOINT_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+    "metadata::text"
+)
+SELECT_CHECKPOINT_BY_ID = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_LATEST_CHECKPOINT = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s
+ORDER BY checkpoint_id DESC LIMIT 1"""
+# `{where}` is built by `list_where()` below from validated pieces only.
+SELECT_CHECKPOINT_PAGE = f"""
+SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
+{{where}}
+ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC
+LIMIT %s"""
+
+# Channel values of one (thread, ns) for a JSON array of [channel, version] pairs.
+SELECT_CHANNEL_VALUES = """
+SELECT cv.channel, cv.version, cv.encoding, cv.type, cv.value, cv.ranges
+FROM jsonb_array_elements(%s::jsonb) AS j(pair)
+JOIN lgm_channel_values AS cv
+  ON cv.thread_id = %s AND cv.checkpoint_ns = %s
+ AND cv.channel = j.pair->>0 AND cv.version = j.pair->>1"""
+# Same pairs, encodings only (the DeltaChannel walk asks "is a value stored here?").
+SELECT_CHANNEL_ENCODINGS = """
+SELECT cv.channel, cv.version, cv.encoding
+FROM jsonb_array_elements(%s::jsonb) AS j(pair)
+JOIN lgm_channel_values AS cv
+  ON cv.thread_id = %s AND cv.checkpoint_ns = %s
+ AND cv.channel = j.pair->>0 AND cv.version = j.pair->>1"""
+# Chunks of one channel overlapping item numbers [lo, hi).
+SELECT_CHUNKS = """
+SELECT seq_lo, seq_hi, type, value FROM lgm_channel_chunks
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND seq_lo < %s AND seq_hi > %s
+ORDER BY seq_lo"""
+
+SELECT_WRITES = """
+SELECT task_id, channel, type, value, task_path, idx FROM lgm_writes
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+# Writes of several checkpoints of one (thread, ns): JSON array of checkpoint ids.
+SELECT_WRITES_FOR_CHECKPOINTS = """
+SELECT w.checkpoint_id, w.task_id, w.channel, w.type, w.value, w.task_path, w.idx
+FROM jsonb_array_elements_text(%s::jsonb) AS j(id)
+JOIN lgm_writes AS w
+  ON w.thread_id = %s AND w.checkpoint_ns = %s AND w.checkpoint_id = j.id"""
+
+# Ancestors of a checkpoint, nearest first, following parent ids (not id order:
+# ids are only monotonic within one process). `depth` stops a cycle created by
+# re-putting an existing id.
+SELECT_ANCESTORS = """
+WITH RECURSIVE chain(checkpoint_id, parent_checkpoint_id, type, checkpoint, depth) AS (
+    SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, 0
+    FROM lgm_checkpoints
+    WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint, chain.depth + 1
+    FROM chain JOIN lgm_checkpoints AS c
+      ON c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = chain.parent_checkpoint_id
+    WHERE chain.depth < %s
+)
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM chain ORDER BY depth"""
+
+# ------------------------------------------------------------------ deletion, copy, retention
+
+SELECT_THREAD_NAMESPACES = "SELECT DISTINCT checkpoint_ns FROM lgm_checkpoints WHERE thread_id = %s"
+DELETE_THREAD_CHECKPOINTS = "DELETE FROM lgm_checkpoints WHERE thread_id = %s"
+DELETE_THREAD_WRITES = "DELETE FROM lgm_writes WHERE thread_id = %s"
+DELETE_THREAD_CHANNEL_VALUES = "DELETE FROM lgm_channel_values WHERE thread_id = %s"
+DELETE_THREAD_CHUNKS = "DELETE FROM lgm_channel_chunks WHERE thread_id = %s"
+
+SELECT_CHECKPOINTS_FOR_RUNS = """
+SELECT DISTINCT c.thread_id, c.checkpoint_ns, c.checkpoint_id
+FROM jsonb_array_elements_text(%s::jsonb) AS j(run_id)
+JOIN lgm_checkpoints AS c ON c.run_id = j.run_id"""
+DELETE_CHECKPOINT = """
+DELETE FROM lgm_checkpoints WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+DELETE_CHECKPOINT_WRITES = """
+DELETE FROM lgm_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+
+# Checkpoint skeletons of a (thread, ns), newest first: what retention plans over.
+SELECT_NAMESPACE_CHECKPOINTS = """
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM lgm_checkpoints
+WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC"""
+SELECT_NAMESPACE_CHANNEL_VALUES = """
+SELECT channel, version, encoding, ranges FROM lgm_channel_values
+WHERE thread_id = %s AND checkpoint_ns = %s"""
+DELETE_CHANNEL_VALUE = """
+DELETE FROM lgm_channel_values
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+# Chunks lying wholly inside a gap no kept version references.
+DELETE_CHUNKS_IN_GAP = """
+DELETE FROM lgm_channel_chunks
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND seq_lo >= %s AND seq_hi <= %s"""
+SELECT_CHUNK_CHANNELS = """
+SELECT DISTINCT channel FROM lgm_channel_chunks WHERE thread_id = %s AND checkpoint_ns = %s"""
+DELETE_CHANNEL_CHUNKS = """
+DELETE FROM lgm_channel_chunks WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s"""
+
+COPY_CHECKPOINTS = """
+INSERT INTO lgm_checkpoints
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
+SELECT %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata
+FROM lgm_checkpoints WHERE thread_id = %s
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+    parent_checkpoint_id = excluded.parent_checkpoint_id,
+    run_id = excluded.run_id,
+    type = excluded.type,
+    checkpoint = excluded.checkpoint,
+    metadata = excluded.metadata"""
+COPY_WRITES = """
+INSERT INTO lgm_writes
+    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+SELECT %s, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
+FROM lgm_writes WHERE thread_id = %s
+ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+    task_path = excluded.task_path,
+    channel = excluded.channel,
+    type = excluded.type,
+    value = excluded.value"""
+COPY_CHANNEL_VALUES = """
+INSERT INTO lgm_channel_values
+    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+SELECT %s, checkpoint_ns, channel, version, encoding, type, value, ranges
+FROM lgm_channel_values WHERE thread_id = %s
+ON CONFLICT DO NOTHING"""
+COPY_CHUNKS = """
+INSERT INTO lgm_channel_chunks
+    (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+SELECT %s, checkpoint_ns, channel, seq_lo, seq_hi, type, value
+FROM lgm_channel_chunks WHERE thread_id = %s
+ON CONFLICT DO NOTHING"""
+
+# ------------------------------------------------------------------ stats, vacuum
+
+_OUR_TABLES = (
+    "lgm_threads",
+    "lgm_checkpoints",
+    "lgm_channel_values",
+    "lgm_channel_chunks",
+    "lgm_writes",
+    "lgm_schema_migrations",
+)
+_TABLE_ARRAY = "ARRAY[" + ", ".join(f"'{t}'" for t in _OUR_TABLES) + "]"
+# Heap + TOAST + indexes of our tables (in the connection's search_path), not
+# the whole database: the saver may share it with the application.
+SELECT_DB_SIZE = f"""
+SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint
+FROM pg_class AS c
+WHERE c.relkind = 'r' AND c.relname = ANY({_TABLE_ARRAY}) AND pg_table_is_visible(c.oid)"""
+# Postgres reuses space freed by deletes after (auto)vacuum; it has no cheap
+# "free pages" count like SQLite's freelist, so report none.
+SELECT_FREE_BYTES = "SELECT 0::bigint"
+# Bytes of stored payload per thread (what deleting the thread would free, roughly).
+SELECT_THREAD_STATS = """
+SELECT t.thread_id,
+       (SELECT COUNT(*) FROM lgm_checkpoints c WHERE c.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(octet_length(c.checkpoint) + octet_length(c.metadata::text)), 0)
+          FROM lgm_checkpoints c WHERE c.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(COALESCE(octet_length(v.value), 0)
+                            + COALESCE(octet_length(v.ranges), 0)), 0)
+          FROM lgm_channel_values v WHERE v.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(octet_length(k.value)), 0)
+          FROM lgm_channel_chunks k WHERE k.thread_id = t.thread_id),
+       (SELECT COALESCE(SUM(COALESCE(octet_length(w.value), 0)), 0)
+          FROM lgm_writes w WHERE w.thread_id = t.thread_id),
+       t.updated_at
+FROM lgm_threads t
+WHERE t.deleted_at IS NULL AND (%s::text IS NULL OR t.thread_id = %s)
+ORDER BY t.thread_id"""
+# Run outside a transaction (autocommit). Plain VACUUM makes freed space
+# reusable without blocking writers; FULL rewrites the tables and gives space
+# back to the OS, holding an exclusive lock on each table meanwhile.
+VACUUM_TABLES = tuple(f"VACUUM (ANALYZE) {t}" for t in _OUR_TABLES)
+FULL_VACUUM_TABLES = tuple(f"VACUUM (FULL, ANALYZE) {t}" for t in _OUR_TABLES)
+
+# ------------------------------------------------------------------ list() WHERE builder
+
+
+def _filter_path(key: Any) -> list[str]:
+    if not isinstance(key, str) or not key or any(not part for part in key.split(".")):
+        raise InvalidFilterError(
+            f"list(filter=...) key {key!r} is not allowed; use a non-empty string "
+            "(a dot walks into nested metadata, e.g. 'source' or 'writes.node')."
+        )
+    return key.split(".")
+
+
+def metadata_predicates(metadata_filter: Mapping[str, Any]) -> tuple[list[str], list[Any]]:
+    """``jsonb`` path predicates for a ``list(filter=...)`` mapping.
+
+    Keys and values are both bound parameters (the key as a ``text[]`` path),
+    so nothing from the filter is spliced into SQL. A dotted key walks into
+    nested metadata as on SQLite; ``None`` matches a missing key or JSON null.
+    """
+    predicates: list[str] = []
+    params: list[Any] = []
+    for key, value in metadata_filter.items():
+        path = _filter_path(key)
+        if value is None:
+            predicates.append("COALESCE(metadata #> %s::text[], 'null'::jsonb) = 'null'::jsonb")
+            params.append(path)
+            continue
+        if isinstance(value, (bool, int, float, str, dict, list)):
+            encoded = json.dumps(value, ensure_ascii=False)
+        else:
+            encoded = json.dumps(str(value), ensure_ascii=False)
+        predicates.append("metadata #> %s::text[] = %s::jsonb")
+        params.extend((path, encoded))
+    return predicates, params
+
+
+def list_where(
+    *,
+    thread_id: str | None,
+    checkpoint_ns: str | None,
+    checkpoint_id: str | None,
+    before_id: str | None,
+    metadata_filter: Mapping[str, Any] | None,
+    after_key: Sequence[str] | None,
+) -> tuple[str, list[Any]]:
+    """The WHERE clause of one ``list()`` page and its parameters.
+
+    ``after_key`` is the (checkpoint_id, thread_id, checkpoint_ns) of the last row
+    of the previous page: pages are fetched by keyset, so memory stays bounded
+    by the page size and no cursor or transaction stays open between pages.
+    """
+    wheres: list[str] = []
+    params: list[Any] = []
+    if thread_id is not None:
+        wheres.append("thread_id = %s")
+        params.append(thread_id)
+    if checkpoint_ns is not None:
+        wheres.append("checkpoint_ns = %s")
+        params.append(checkpoint_ns)
+    if checkpoint_id is not None:
+        wheres.append("checkpoint_id = %s")
+        params.append(checkpoint_id)
+    if metadata_filter:
+        preds, values = metadata_predicates(metadata_filter)
+        wheres.extend(preds)
+        params.extend(values)
+    if before_id is not None:
+        wheres.append("checkpoint_id < %s")
+        params.append(before_id)
+    if after_key is not None:
+        if thread_id is not None and checkpoint_ns is not None:
+            # One (thread, ns): the id alone orders rows, and the PK index serves it.
+            wheres.append("checkpoint_id < %s")
+            params.append(after_key[0])
+        else:
+            wheres.append("(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)")
+            params.extend(after_key)
+    return ("WHERE " + " AND ".join(wheres) if wheres else ""), params

@@ -1,0 +1,672 @@
+"""``PostgresSaver``: the Postgres checkpointer on psycopg 3, sync, serving ``invoke`` and ``ainvoke``.
+
+This module only runs what the core (``_core.py``) yields, inside
+transactions on connections borrowed from a pool, and retries when that is
+safe. Its ``a*`` methods run the same sync path in a worker thread, so one
+saver object serves both ``graph.invoke`` and ``graph.ainvoke``; for a pure
+asyncio application :class:`~langgraph_memory.session.AsyncPostgresSaver`
+drives the same core on ``psycopg.AsyncConnection``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.rows import tuple_row
+from psycopg_pool import ConnectionPool
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.session import _pg_connections as PG
+from langgraph_memory.session import _sql_postgres as SQL
+from langgraph_memory.session._core import (
+    LIST_PAGE_SIZE,
+    Execute,
+    ExecuteMany,
+    Fetch,
+    ListQuery,
+    SaverCore,
+    Statement,
+    Txn,
+    drive,
+)
+from langgraph_memory.session._retention import StorageStats, SweepReport
+from langgraph_memory.session._versions import next_version
+
+T = TypeVar("T")
+
+
+class _Connections:
+    """Where transactions run: a pool (each call borrows its own connection, so
+    calls run in parallel), or one connection passed in (calls take turns)."""
+
+    def __init__(
+        self, *, pool: ConnectionPool | None, conn: psycopg.Connection[Any] | None, owns: bool
+    ) -> None:
+        self._pool = pool
+        self._conn = conn
+        self._owns = owns
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if self._closed:
+            raise CheckpointStorageError("the saver is closed; open a new one.")
+        if self._pool is not None:
+            with self._pool.connection() as conn:
+                yield conn
+            return
+        assert self._conn is not None
+        with self._lock:
+            PG.check_idle(self._conn)
+            yield self._conn
+
+    def check(self) -> None:
+        """After a lost connection: drop every pooled connection the server closed too."""
+        if self._pool is not None and not self._closed:
+            self._pool.check()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._owns and self._pool is not None:
+            self._pool.close()
+
+
+def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement], Any]:
+    """Run one statement. In pipeline mode only a ``Fetch`` waits for the server:
+    ``Execute`` and ``ExecuteMany`` are queued and sent with the next one, so a
+    put costs one round trip per query whose rows the core needs (and the
+    rowcount it would get back, which the core never reads, is -1)."""
+
+    def run(statement: Statement) -> Any:
+        if type(statement) is Fetch:
+            cur.execute(statement.sql, statement.params or None)
+            return cur.fetchall()
+        if type(statement) is Execute:
+            cur.execute(statement.sql, statement.params or None)
+            return -1 if pipelined else cur.rowcount
+        assert isinstance(statement, ExecuteMany)
+        if statement.rows:
+            cur.executemany(statement.sql, statement.rows)
+        return None
+
+    return run
+
+
+class PostgresSaver(BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer on Postgres: linear storage, retention, real pool concurrency.
+
+    Every call borrows its own connection from a psycopg pool (no lock around
+    the pool), so 20 runs in flight use up to ``pool_size`` connections at
+    once. Write transactions on one thread queue on that thread's row, so
+    several app instances can share one database safely. A connection the
+    server dropped (restart, ``pg_terminate_backend``, a proxy timeout) is
+    discarded by the pool's check, and an idempotent call is retried on a fresh one.
+
+    Args:
+        conn: a ``psycopg_pool.ConnectionPool`` (preferred) or a
+            ``psycopg.Connection`` (calls then take turns on it). Either
+            autocommit mode works; the saver opens and commits its own
+            transactions. Prefer :meth:`from_conn_string`, which owns its pool.
+        serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
+        retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        cache_size: lists remembered per (thread, namespace, channel) so a ``put``
+            stores only new items without reading back; 0 disables it.
+        pipeline: run each transaction in psycopg pipeline mode (autocommit
+            connections only); see :meth:`from_conn_string`.
+        synchronous_commit: wait for the WAL flush at each commit; see
+            :meth:`from_conn_string`.
+
+    Raises:
+        InvalidConnectionError: an async connection or pool, a closed one, or
+            one with an open transaction.
+
+    Example:
+        >>> import os
+        >>> from langgraph.graph import StateGraph, MessagesState, START
+        >>> from langgraph_memory.session import PostgresSaver
+        >>> dsn = os.environ.get("LGM_DOCTEST_PG_DSN")
+        >>> builder = StateGraph(MessagesState)
+        >>> _ = builder.add_node("echo", lambda s: {"messages": [("ai", "hi")]})
+        >>> _ = builder.add_edge(START, "echo")
+        >>> if dsn:  # a Postgres DSN, e.g. postgresql://postgres@127.0.0.1:5432/postgres
+        ...     with PostgresSaver.from_conn_string(dsn, pool_size=4) as saver:
+        ...         graph = builder.compile(checkpointer=saver)
+        ...         out = graph.invoke({"messages": [("user", "hello")]},
+        ...                            {"configurable": {"thread_id": "doctest-t1"}})
+        ...         saver.delete_thread("doctest-t1")
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any] | ConnectionPool,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        pipeline: bool = True,
+        synchronous_commit: bool = False,
+    ) -> None:
+        kind = PG.check_connection(conn, want_async=False)
+        connections = _Connections(
+            pool=conn if kind == "pool" else None,  # type: ignore[arg-type]
+            conn=conn if kind == "conn" else None,  # type: ignore[arg-type]
+            owns=False,
+        )
+        self._init(
+            connections,
+            serde=serde,
+            retention=retention,
+            cache_size=cache_size,
+            pipeline=pipeline,
+            synchronous_commit=synchronous_commit,
+        )
+
+    def _init(
+        self,
+        connections: _Connections,
+        *,
+        serde: SerializerProtocol | None,
+        retention: RetentionPolicy | None,
+        cache_size: int,
+        pipeline: bool,
+        synchronous_commit: bool,
+    ) -> None:
+        super().__init__(serde=serde)
+        self._connections = connections
+        self._pipeline = bool(pipeline)
+        self._synchronous_commit = bool(synchronous_commit)
+        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._setup_lock = threading.Lock()
+        self.is_setup = False
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int = PG.DEFAULT_POOL_SIZE,
+        max_idle: float = PG.DEFAULT_MAX_IDLE,
+        prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
+        pipeline: bool = True,
+        synchronous_commit: bool = False,
+        check_connections: bool = True,
+        connect_timeout: float = 30.0,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+    ) -> Iterator[PostgresSaver]:
+        """Open a saver with its own connection pool, set up, closed on exit.
+
+        Args:
+            conn_string: libpq DSN, e.g. ``postgresql://user:pw@host:5432/db``.
+            pool_size: connections kept open; concurrent calls beyond it wait.
+            max_idle: seconds an unused connection lives before the pool
+                replaces it (keep it below any proxy's idle timeout).
+            prepare_threshold: runs before a statement is prepared server-side;
+                ``None`` never prepares, which pgbouncer in transaction mode needs.
+            pipeline: send the statements of a transaction in psycopg pipeline
+                mode (one round trip per query whose rows are needed, instead of
+                one per statement).
+            synchronous_commit: wait for each commit's WAL flush (survives a
+                crash of the Postgres server or its OS, at one fsync per
+                checkpoint). By default commits are acknowledged before the
+                flush: nothing is lost when the app, a backend or a connection
+                dies, but a server crash can drop the last ~0.6 s of checkpoints.
+            check_connections: check each connection as it leaves the pool (one
+                extra round trip) so one dropped by the server is replaced
+                before use; without it a dropped connection is found by the
+                failing call, which is retried after the pool is checked.
+            connect_timeout: seconds to wait for the first connection.
+            serde: LangGraph serializer.
+            retention: what to keep.
+            cache_size: see the class docstring.
+
+        Yields:
+            A set-up saver.
+        """
+        PG.validate_pool_options(
+            pool_size=pool_size,
+            max_idle=max_idle,
+            prepare_threshold=prepare_threshold,
+            conn_string=conn_string,
+        )
+        pool = ConnectionPool(
+            conn_string,
+            min_size=pool_size,
+            max_size=pool_size,
+            max_idle=max_idle,
+            kwargs=PG.connection_kwargs(prepare_threshold),
+            check=ConnectionPool.check_connection if check_connections else None,
+            open=False,
+            name="langgraph-memory",
+        )
+        try:
+            pool.open(wait=True, timeout=connect_timeout)
+        except psycopg.Error as exc:
+            pool.close()
+            raise CheckpointStorageError(
+                f"could not open {pool_size} connections to Postgres within "
+                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
+            ) from exc
+        saver = cls.__new__(cls)
+        saver._init(
+            _Connections(pool=pool, conn=None, owns=True),
+            serde=serde,
+            retention=retention,
+            cache_size=cache_size,
+            pipeline=pipeline,
+            synchronous_commit=synchronous_commit,
+        )
+        try:
+            saver.setup()
+            yield saver
+        finally:
+            saver.close()
+
+    def close(self) -> None:
+        """Close the pool this saver opened (a connection or pool passed in stays open)."""
+        self._connections.close()
+
+    # ---------------------------------------------------------------- running transactions
+
+    def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
+        with self._connections.connection() as conn:
+            cur = conn.cursor(row_factory=tuple_row)
+            try:
+                if self._pipeline and conn.autocommit:
+                    # BEGIN, the queued writes and COMMIT ride along with the
+                    # fetches; leaving the block waits for COMMIT's answer.
+                    with conn.pipeline():
+                        cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
+                        if not read and not self._synchronous_commit:
+                            cur.execute(SQL.SET_ASYNC_COMMIT)
+                        result = drive(factory(), _runner(cur, pipelined=True))
+                        cur.execute(SQL.COMMIT)
+                    return result
+                if conn.autocommit:
+                    cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
+                elif read:  # psycopg itself opens the transaction on the first statement
+                    cur.execute(SQL.SET_READ_SNAPSHOT)
+                if not read and not self._synchronous_commit:
+                    cur.execute(SQL.SET_ASYNC_COMMIT)
+                result = drive(factory(), _runner(cur, pipelined=False))
+                if conn.autocommit:
+                    cur.execute(SQL.COMMIT)
+                else:
+                    conn.commit()
+                return result
+            except BaseException:
+                if not conn.closed:
+                    try:
+                        conn.rollback()
+                    except psycopg.Error:
+                        pass  # the connection is gone; the pool discards it
+                raise
+            finally:
+                cur.close()
+
+    def _run(
+        self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
+    ) -> T:
+        attempt = 0
+        while True:
+            try:
+                return self._attempt(factory, read)
+            except psycopg.Error as exc:
+                attempt += 1
+                if attempt < PG.MAX_ATTEMPTS and PG.is_retryable(exc, idempotent=idempotent):
+                    time.sleep(PG.retry_delay(attempt))
+                    self._connections.check()
+                    continue
+                raise CheckpointStorageError(
+                    f"Postgres refused the operation after {attempt} attempt(s): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+
+    def _write(self, factory: Callable[[], Txn[T]], *, idempotent: bool = True) -> T:
+        self._ensure_setup()
+        return self._run(factory, idempotent=idempotent)
+
+    def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        self._ensure_setup()
+        return self._run(factory, read=True)
+
+    # ---------------------------------------------------------------- setup
+
+    def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            self.setup()
+
+    def setup(self) -> None:
+        """Create or migrate the schema. Idempotent; safe when many instances start at once.
+
+        Each migration runs in one transaction with its "applied" row, under a
+        transaction-scoped advisory lock, so concurrent callers apply it once.
+        Works on autocommit and non-autocommit connections alike.
+        """
+        with self._setup_lock:
+            if self.is_setup:
+                return
+            try:
+                self._run(PG.migration_txn(self._core.migrations_table_txn))
+                for version, name, statements in SQL.MIGRATIONS:
+                    self._run(
+                        PG.migration_txn(
+                            lambda v=version, n=name, s=statements: self._core.migration_txn(
+                                v, n, s
+                            )
+                        )
+                    )
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    # ---------------------------------------------------------------- BaseCheckpointSaver API
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
+        loaded = self._read(lambda: self._core.get_tuple_txn(config))
+        return self._core.build_tuple(loaded)
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, read in keyset pages of ``LIST_PAGE_SIZE``.
+
+        Memory stays bounded by one page, no connection is held while yielding,
+        and channel values decode on first access.
+        """
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        return self._iter_pages(query)
+
+    def _iter_pages(self, query: ListQuery) -> Iterator[CheckpointTuple]:
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = self._list_page(query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
+        return self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint in one transaction; lists store only their new items.
+
+        Raises:
+            ThreadDeletedError: the thread was deleted; it stays deleted.
+        """
+        prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
+        outcome = self._write(lambda: self._core.put_txn(prepared))
+        saved = self._core.finish_put(prepared, outcome)
+        if outcome.retention_due and self._core.retention is not None:
+            keep = self._core.retention.keep_last
+            assert keep is not None
+            tid = prepared.key.thread_id
+            self._write(PG.thread_txn(tid, lambda: self._core.keep_last_txn(tid, keep)))
+        return saved
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's pending writes in one transaction.
+
+        Raises:
+            ThreadDeletedError: the thread was deleted; it stays deleted.
+        """
+        prepared = self._core.prepare_writes(config, writes, task_id, task_path)
+        self._write(lambda: self._core.writes_txn(prepared))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint and write of the thread and tombstone its id.
+
+        A later ``put``/``put_writes`` for this id (from any instance) raises
+        ``ThreadDeletedError``; call :meth:`undelete_thread` to reuse the id.
+        """
+        self._write(PG.delete_thread_txn(self._core, thread_id))
+        self._core.cache.discard_thread(str(thread_id))
+
+    def undelete_thread(self, thread_id: str) -> None:
+        """Remove a deleted thread's tombstone so the id can be used again (starting empty)."""
+        self._write(lambda: self._core.undelete_thread_txn(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) created by these runs."""
+        self._write(lambda: self._core.delete_for_runs_txn(run_ids))
+        self._core.cache.clear()
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
+        # Not retried after a lost connection: the copy may have committed.
+        self._write(
+            PG.thread_txn(
+                source_thread_id,
+                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            ),
+            idempotent=False,
+        )
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
+
+        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
+        including the ancestors a ``DeltaChannel`` value is replayed from.
+        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
+        """
+        if strategy not in ("keep_latest", "delete"):
+            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+        for thread_id in thread_ids:
+            self._write(
+                PG.thread_txn(thread_id, lambda t=thread_id: self._core.prune_txn(t, strategy))
+            )
+            self._core.cache.discard_thread(str(thread_id))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed per channel along the parent chain (one walk for all channels)."""
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+    # ---------------------------------------------------------------- retention and storage
+
+    def sweep(self, dry_run: bool = False) -> SweepReport:
+        """Apply the retention policy to the whole database now; safe while others write.
+
+        Deletes (and tombstones) threads idle past ``thread_ttl_seconds``, then the
+        least recently active threads while our tables exceed ``max_bytes``, and
+        trims every live thread to ``keep_last`` checkpoints per namespace. A
+        thread another instance is writing at that moment is skipped (row lock
+        with ``SKIP LOCKED``), and idleness is re-checked under the lock.
+
+        Args:
+            dry_run: report what would be deleted without deleting anything.
+        """
+        now = time.time()
+        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
+        if dry_run:
+            return self._core.report(
+                dry_run=True,
+                expired=expired,
+                evicted=evicted,
+                pruned=0,
+                before=before,
+                after=before,
+            )
+        policy = self._core.retention
+        done_expired: list[str] = []
+        if policy is not None and policy.thread_ttl_seconds is not None:
+            cutoff = now - policy.thread_ttl_seconds
+            for tid in expired:
+                if self._write(lambda t=tid: PG.expire_thread_txn(self._core, t, cutoff)):
+                    done_expired.append(tid)
+                    self._core.cache.discard_thread(tid)
+        done_evicted: list[str] = []
+        for tid in evicted:
+            if self._write(lambda t=tid: PG.evict_thread_txn(self._core, t)):
+                done_evicted.append(tid)
+                self._core.cache.discard_thread(tid)
+        pruned = 0
+        if policy is not None and policy.keep_last is not None:
+            keep = policy.keep_last
+            for tid in self._read(self._core.live_threads_txn):
+                pruned += self._write(lambda t=tid: PG.sweep_keep_last_txn(self._core, t, keep))
+        after = self._read(self._core.size_txn)
+        return self._core.report(
+            dry_run=False,
+            expired=done_expired,
+            evicted=done_evicted,
+            pruned=pruned,
+            before=before,
+            after=after,
+        )
+
+    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
+        """Bytes of our tables (heap, TOAST, indexes) and per-thread payload and checkpoints."""
+        return self._read(lambda: self._core.stats_txn(thread_id))
+
+    def vacuum(self, *, full: bool = False) -> int:
+        """``VACUUM`` our tables; returns their size afterwards.
+
+        Args:
+            full: ``VACUUM FULL``: rewrites the tables and returns space to the
+                OS, but locks each table exclusively while it runs.
+        """
+        self._ensure_setup()
+        statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
+        with self._connections.connection() as conn:
+            was_autocommit = conn.autocommit
+            conn.autocommit = True  # VACUUM cannot run inside a transaction
+            try:
+                for statement in statements:
+                    conn.execute(statement)
+            finally:
+                conn.autocommit = was_autocommit
+        return self._read(self._core.size_txn)
+
+    # ---------------------------------------------------------------- async twins
+
+    async def asetup(self) -> None:
+        await asyncio.to_thread(self.setup)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await asyncio.to_thread(self.get_tuple, config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = await asyncio.to_thread(self._list_page, query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)
+
+    async def aundelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.undelete_thread, thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await asyncio.to_thread(self.delete_for_runs, run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await asyncio.to_thread(
+            lambda: self.get_delta_channel_history(config=config, channels=channels)
+        )
+
+    async def asweep(self, dry_run: bool = False) -> SweepReport:
+        return await asyncio.to_thread(self.sweep, dry_run)
+
+    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return await asyncio.to_thread(self.storage_stats, thread_id)
+
+    async def avacuum(self, *, full: bool = False) -> int:
+        return await asyncio.to_thread(lambda: self.vacuum(full=full))
