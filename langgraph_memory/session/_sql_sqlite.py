@@ -219,17 +219,20 @@ ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC
 LIMIT ?"""
 
 # Channel values of one (thread, ns) for a JSON array of [channel, version] pairs.
+# Every json_each join is a CROSS JOIN: it pins the (small) JSON list as the
+# outer loop, so each element is one primary-key lookup; without it SQLite may
+# scan the whole thread once per element.
 SELECT_CHANNEL_VALUES = """
 SELECT cv.channel, cv.version, cv.encoding, cv.type, cv.value, cv.ranges
 FROM json_each(?) AS j
-JOIN lgm_channel_values AS cv
+CROSS JOIN lgm_channel_values AS cv
   ON cv.thread_id = ? AND cv.checkpoint_ns = ?
  AND cv.channel = json_extract(j.value, '$[0]') AND cv.version = json_extract(j.value, '$[1]')"""
 # Same pairs, encodings only (the DeltaChannel walk asks "is a value stored here?").
 SELECT_CHANNEL_ENCODINGS = """
 SELECT cv.channel, cv.version, cv.encoding
 FROM json_each(?) AS j
-JOIN lgm_channel_values AS cv
+CROSS JOIN lgm_channel_values AS cv
   ON cv.thread_id = ? AND cv.checkpoint_ns = ?
  AND cv.channel = json_extract(j.value, '$[0]') AND cv.version = json_extract(j.value, '$[1]')"""
 # Chunks of one channel overlapping item numbers [lo, hi).
@@ -245,7 +248,7 @@ WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
 SELECT_WRITES_FOR_CHECKPOINTS = """
 SELECT w.checkpoint_id, w.task_id, w.channel, w.type, w.value, w.task_path, w.idx
 FROM json_each(?) AS j
-JOIN lgm_writes AS w
+CROSS JOIN lgm_writes AS w
   ON w.thread_id = ? AND w.checkpoint_ns = ? AND w.checkpoint_id = j.value"""
 
 # Ancestors of a checkpoint, nearest first, following parent ids (not id order:
@@ -275,7 +278,7 @@ DELETE_THREAD_CHUNKS = "DELETE FROM lgm_channel_chunks WHERE thread_id = ?"
 
 SELECT_CHECKPOINTS_FOR_RUNS = """
 SELECT DISTINCT c.thread_id, c.checkpoint_ns, c.checkpoint_id
-FROM json_each(?) AS j JOIN lgm_checkpoints AS c ON c.run_id = j.value"""
+FROM json_each(?) AS j CROSS JOIN lgm_checkpoints AS c ON c.run_id = j.value"""
 DELETE_CHECKPOINT = """
 DELETE FROM lgm_checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
 DELETE_CHECKPOINT_WRITES = """

@@ -118,8 +118,13 @@ def check_user_connection(conn: Any) -> None:
 
 
 class _Connections:
-    """Where statements run: one connection per thread for a file we own, or one
-    shared, lock-guarded connection (``:memory:`` or a connection passed in)."""
+    """Where statements run: a small pool of connections to a file we own, or one
+    shared, lock-guarded connection (``:memory:`` or a connection passed in).
+
+    A pool, not one connection per thread: LangGraph runs checkpoint writes on
+    short-lived worker threads, and per-thread connections would open (and
+    leak) a connection per invocation.
+    """
 
     def __init__(
         self,
@@ -129,6 +134,7 @@ class _Connections:
         busy_timeout_ms: int,
         owns_shared: bool,
         uri: bool = False,
+        max_connections: int = 8,
     ) -> None:
         self._path = path
         self._uri = uri
@@ -136,9 +142,10 @@ class _Connections:
         self._owns_shared = owns_shared
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._registry_lock = threading.Lock()
+        self._pool_lock = threading.Condition()
+        self._idle: list[sqlite3.Connection] = []
+        self._open_count = 0
+        self._max = max_connections
         self._closed = False
         if shared is not None:
             self._configure(shared, user=not owns_shared)
@@ -160,12 +167,35 @@ class _Connections:
             cached_statements=256,
         )
         self._configure(conn, user=False)
-        with self._registry_lock:
-            if self._closed:
-                conn.close()
-                raise CheckpointStorageError("the saver is closed; open a new one.")
-            self._all.append(conn)
         return conn
+
+    def _checkout(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            while True:
+                if self._closed:
+                    raise CheckpointStorageError("the saver is closed; open a new one.")
+                if self._idle:
+                    return self._idle.pop()
+                if self._open_count < self._max:
+                    self._open_count += 1
+                    break
+                self._pool_lock.wait()
+        try:
+            return self._open()
+        except BaseException:
+            with self._pool_lock:
+                self._open_count -= 1
+                self._pool_lock.notify()
+            raise
+
+    def _checkin(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if self._closed or conn.in_transaction:
+                self._open_count -= 1
+                conn.close()
+            else:
+                self._idle.append(conn)
+            self._pool_lock.notify()
 
     @contextmanager
     def connection(self) -> Iterator[sqlite3.Connection]:
@@ -175,17 +205,19 @@ class _Connections:
             with self._lock:
                 yield self._shared
             return
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._open()
-            self._local.conn = conn
-        yield conn
+        conn = self._checkout()
+        try:
+            yield conn
+        finally:
+            self._checkin(conn)
 
     def close(self) -> None:
-        with self._registry_lock:
+        with self._pool_lock:
             self._closed = True
-            conns, self._all = self._all, []
-        for conn in conns:
+            idle, self._idle = self._idle, []
+            self._open_count -= len(idle)
+            self._pool_lock.notify_all()
+        for conn in idle:
             conn.close()
         if self._shared is not None and self._owns_shared:
             with self._lock:
@@ -209,10 +241,10 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
 
     One object serves ``graph.invoke`` and ``graph.ainvoke`` (its ``a*`` methods
-    run the sync path in a worker thread). Each thread that uses the saver gets
-    its own connection to the file, so reads run in parallel and writes queue
-    on SQLite's own lock (WAL mode, ``BEGIN IMMEDIATE``, busy timeout, then
-    bounded retries with jitter).
+    run the sync path in a worker thread). Threads draw connections to the file
+    from a small pool, so reads run in parallel and writes queue on SQLite's
+    own lock (WAL mode, ``BEGIN IMMEDIATE``, busy timeout, then bounded
+    retries with jitter).
 
     Args:
         conn: an open ``sqlite3.Connection`` (opened with ``check_same_thread=False``;
