@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck bench bench-session bench-longterm bench-nodes clean
+.PHONY: demo test test-fast lint typecheck bench bench-session bench-longterm bench-nodes bench-privacy clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -30,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: bench-session bench-longterm bench-nodes
+bench: bench-session bench-longterm bench-nodes bench-privacy
 
 bench-session: $(STAMP)
 	$(BIN)/python -m benchmarks.session
@@ -40,6 +40,9 @@ bench-longterm: $(STAMP)
 
 bench-nodes: $(STAMP)
 	$(BIN)/python -m benchmarks.nodes
+
+bench-privacy: $(STAMP)
+	$(BIN)/python -m benchmarks.privacy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
