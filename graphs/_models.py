@@ -109,15 +109,16 @@ def memory_lines(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 _BUDGET = re.compile(r"budget\D{0,20}(\d[\d,]*)", re.IGNORECASE)
-_CALL_ME = re.compile(r"call(?:ed)? (?:me|the user|him|her) ([A-Z][\w]*(?: [A-Z][\w]*)?)")
+_CALL_ME = re.compile(r"\bcall(?:ed)?(?: me| the user| him| her)? ([A-Z]\w*(?: [A-Z]\w*)?)")
 
 
 class MemoryAwareChatModel(BaseChatModel):
     """A rule-following offline assistant that shows what memory gives it.
 
-    It answers the latest human message and explicitly cites the recalled
-    memories and the summary it was given: how to address the user, allergies to
-    avoid, the current budget, product names. Calls are recorded in ``calls``.
+    It answers the latest human message and explicitly uses the recalled
+    memories, the summary and what the user said in the visible conversation (which
+    wins when they disagree): how to address the user, allergies to avoid, the
+    current budget. Calls are recorded in ``calls``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -147,26 +148,29 @@ class MemoryAwareChatModel(BaseChatModel):
     @staticmethod
     def answer(messages: Sequence[BaseMessage]) -> str:
         memories = memory_lines(messages)
-        facts = memories + [
-            line.lstrip("- ") for line in block_lines(messages, SUMMARY_MESSAGE_ID)[2:-1]
-        ]
+        summary = [line.lstrip("- ") for line in block_lines(messages, SUMMARY_MESSAGE_ID)[2:-1]]
+        said_now = [m.text for m in messages if isinstance(m, HumanMessage)]
+        # Memory first, then the visible conversation, which wins when they disagree.
+        facts = memories + summary + said_now
         known = " ".join(facts)
-        latest = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        latest = said_now[-1] if said_now else ""
         parts: list[str] = []
         # Without a memory saying otherwise this assistant is formal, so the effect of a
         # "no honorifics" memory is visible in every answer.
         plain = re.search(r"honorific|敬语", known, re.IGNORECASE)
-        name = _CALL_ME.search(known)
+        names = _CALL_ME.findall(known)
+        name = names[-1] if names else None
         if plain:
-            parts.append(f"{name.group(1)}," if name else "")
+            parts.append(f"{name}," if name else "")
         else:
-            parts.append(f"Dear Mr. {name.group(1)}," if name else "Dear Sir or Madam,")
+            parts.append(f"Dear Mr. {name}," if name else "Dear Sir or Madam,")
         if re.search(r"allerg|过敏", known, re.IGNORECASE) and re.search(
-            r"eat|dinner|lunch|food|restaurant|吃|餐", latest, re.IGNORECASE
+            r"\b(eat|dinner|lunch|food|restaurant)\b|吃|餐", latest, re.IGNORECASE
         ):
             allergy = next(f for f in facts if re.search(r"allerg|过敏", f, re.IGNORECASE))
             parts.append(
-                f"Keeping in mind that {allergy[:1].lower() + allergy[1:]}, I suggest the vegetable hot pot."
+                f"Keeping in mind that {allergy[:1].lower() + allergy[1:]}, "
+                "I suggest the vegetable hot pot."
             )
         if (budgets := _BUDGET.findall(known)) and re.search(
             r"budget|afford|price|预算|cost", latest, re.IGNORECASE

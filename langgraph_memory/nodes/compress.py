@@ -376,7 +376,8 @@ def extractive_summary(
     seen: set[str] = set()
     used = 0
     for line in sorted(candidates, key=lambda c: (-c.score, -c.order)):
-        key = line.text.lower()
+        # The same sentence from the other speaker (an echo) adds nothing.
+        key = line.text.split(": ", 1)[-1].strip().lower()
         if key in seen:
             continue
         cost = _text_tokens(f"- {line.text}\n", token_counter)
