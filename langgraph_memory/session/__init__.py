@@ -11,10 +11,14 @@ from langgraph_memory.session._retention import (
     ThreadStats,
 )
 from langgraph_memory.session.aio import AsyncSqliteSaver
+from langgraph_memory.session.postgres import PostgresSaver
+from langgraph_memory.session.postgres_aio import AsyncPostgresSaver
 from langgraph_memory.session.sqlite import SqliteSaver
 
 __all__ = [
+    "AsyncPostgresSaver",
     "AsyncSqliteSaver",
+    "PostgresSaver",
     "SqliteSaver",
     "StorageStats",
     "SweepReport",

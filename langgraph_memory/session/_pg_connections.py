@@ -103,11 +103,10 @@ def check_connection(conn: Any, *, want_async: bool) -> str:
             )
         kinds = ((psycopg.Connection, "conn"), (psycopg_pool.ConnectionPool, "pool"))
         fix = _SYNC_FIX
-    for cls, kind in kinds:
-        if isinstance(conn, cls):
-            break
-    else:
+    matched = [kind for cls, kind in kinds if isinstance(conn, cls)]
+    if not matched:
         raise InvalidConnectionError(f"cannot use a {name} as a Postgres connection; {fix}.")
+    kind = matched[0]
     if kind == "pool":
         if conn.closed:
             raise InvalidConnectionError(

@@ -11,6 +11,7 @@ drives the same core on ``psycopg.AsyncConnection``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -316,10 +317,9 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                 return result
             except BaseException:
                 if not conn.closed:
-                    try:
+                    # A connection the server dropped cannot roll back; the pool discards it.
+                    with contextlib.suppress(psycopg.Error):
                         conn.rollback()
-                    except psycopg.Error:
-                        pass  # the connection is gone; the pool discards it
                 raise
             finally:
                 cur.close()

@@ -1,0 +1,586 @@
+"""``AsyncPostgresSaver``: the Postgres checkpointer on ``psycopg.AsyncConnection``.
+
+It drives exactly the transaction generators ``PostgresSaver`` drives (from
+``_core.py``), awaiting each statement; only the way a statement is executed
+differs. Each call borrows its own connection from an ``AsyncConnectionPool``,
+so N runs in flight use up to ``pool_size`` connections at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import psycopg
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.session import _pg_connections as PG
+from langgraph_memory.session import _sql_postgres as SQL
+from langgraph_memory.session._core import (
+    LIST_PAGE_SIZE,
+    Execute,
+    ExecuteMany,
+    Fetch,
+    ListQuery,
+    SaverCore,
+    Txn,
+)
+from langgraph_memory.session._retention import StorageStats, SweepReport
+from langgraph_memory.session._versions import next_version
+
+T = TypeVar("T")
+
+
+class _AsyncConnections:
+    """A pool (each call borrows its own connection) or one connection (calls take turns)."""
+
+    def __init__(
+        self,
+        *,
+        pool: AsyncConnectionPool | None,
+        conn: psycopg.AsyncConnection[Any] | None,
+        owns: bool,
+    ) -> None:
+        self._pool = pool
+        self._conn = conn
+        self._owns = owns
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    @contextlib.asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        if self._closed:
+            raise CheckpointStorageError("the saver is closed; open a new one.")
+        if self._pool is not None:
+            async with self._pool.connection() as conn:
+                yield conn
+            return
+        assert self._conn is not None
+        async with self._lock:
+            PG.check_idle(self._conn)
+            yield self._conn
+
+    async def check(self) -> None:
+        """After a lost connection: drop every pooled connection the server closed too."""
+        if self._pool is not None and not self._closed:
+            await self._pool.check()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._owns and self._pool is not None:
+            await self._pool.close()
+
+
+async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool) -> T:
+    """Run a core transaction generator on ``cur`` (see ``postgres._runner``)."""
+    try:
+        statement = next(gen)
+        while True:
+            result: Any = None
+            if type(statement) is Fetch:
+                await cur.execute(statement.sql, statement.params or None)
+                result = await cur.fetchall()
+            elif type(statement) is Execute:
+                await cur.execute(statement.sql, statement.params or None)
+                result = -1 if pipelined else cur.rowcount
+            else:
+                assert isinstance(statement, ExecuteMany)
+                if statement.rows:
+                    await cur.executemany(statement.sql, statement.rows)
+            statement = gen.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+class AsyncPostgresSaver(BaseCheckpointSaver[str]):
+    """The Postgres checkpointer on asyncio, for ``graph.ainvoke``/``astream``.
+
+    Same storage, retention and guarantees as
+    :class:`~langgraph_memory.session.PostgresSaver` (they share their core):
+    each call borrows its own pooled connection (no lock around the pool);
+    write transactions on one thread queue on that thread's row; a connection
+    the server dropped is discarded and an idempotent call retried.
+
+    Args:
+        conn: a ``psycopg_pool.AsyncConnectionPool`` (preferred) or a
+            ``psycopg.AsyncConnection`` (calls then take turns on it), in either
+            autocommit mode. Prefer :meth:`from_conn_string`, which owns its pool.
+        serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
+        retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
+        pipeline: run each transaction in psycopg pipeline mode.
+        synchronous_commit: wait for the WAL flush at each commit; see
+            ``PostgresSaver.from_conn_string``.
+
+    Raises:
+        InvalidConnectionError: a sync connection or pool, a closed one, or one
+            with an open transaction.
+
+    Example:
+        >>> import asyncio, os
+        >>> from langgraph.graph import StateGraph, MessagesState, START
+        >>> from langgraph_memory.session import AsyncPostgresSaver
+        >>> dsn = os.environ.get("LGM_DOCTEST_PG_DSN")
+        >>> async def main():
+        ...     builder = StateGraph(MessagesState)
+        ...     builder.add_node("echo", lambda s: {"messages": [("ai", "hi")]})
+        ...     builder.add_edge(START, "echo")
+        ...     async with AsyncPostgresSaver.from_conn_string(dsn, pool_size=4) as saver:
+        ...         graph = builder.compile(checkpointer=saver)
+        ...         await graph.ainvoke({"messages": [("user", "hello")]},
+        ...                             {"configurable": {"thread_id": "doctest-t2"}})
+        ...         await saver.adelete_thread("doctest-t2")
+        >>> if dsn:  # a Postgres DSN, e.g. postgresql://postgres@127.0.0.1:5432/postgres
+        ...     asyncio.run(main())
+    """
+
+    def __init__(
+        self,
+        conn: psycopg.AsyncConnection[Any] | AsyncConnectionPool,
+        *,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+        pipeline: bool = True,
+        synchronous_commit: bool = False,
+    ) -> None:
+        kind = PG.check_connection(conn, want_async=True)
+        super().__init__(serde=serde)
+        self._connections = _AsyncConnections(
+            pool=conn if kind == "pool" else None,  # type: ignore[arg-type]
+            conn=conn if kind == "conn" else None,  # type: ignore[arg-type]
+            owns=False,
+        )
+        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._pipeline = bool(pipeline)
+        self._synchronous_commit = bool(synchronous_commit)
+        self._setup_lock = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self.is_setup = False
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pool_size: int = PG.DEFAULT_POOL_SIZE,
+        max_idle: float = PG.DEFAULT_MAX_IDLE,
+        prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
+        pipeline: bool = True,
+        synchronous_commit: bool = False,
+        check_connections: bool = True,
+        connect_timeout: float = 30.0,
+        serde: SerializerProtocol | None = None,
+        retention: RetentionPolicy | None = None,
+        cache_size: int = 256,
+    ) -> AsyncIterator[AsyncPostgresSaver]:
+        """Open a saver with its own async connection pool, set up, closed on exit.
+
+        The options mean what they mean on ``PostgresSaver.from_conn_string``;
+        ``prepare_threshold=None`` is the setting for pgbouncer in transaction mode.
+
+        Yields:
+            A set-up saver.
+        """
+        PG.validate_pool_options(
+            pool_size=pool_size,
+            max_idle=max_idle,
+            prepare_threshold=prepare_threshold,
+            conn_string=conn_string,
+        )
+        pool = AsyncConnectionPool(
+            conn_string,
+            min_size=pool_size,
+            max_size=pool_size,
+            max_idle=max_idle,
+            kwargs=PG.connection_kwargs(prepare_threshold),
+            check=AsyncConnectionPool.check_connection if check_connections else None,
+            open=False,
+            name="langgraph-memory-async",
+        )
+        try:
+            await pool.open(wait=True, timeout=connect_timeout)
+        except psycopg.Error as exc:
+            await pool.close()
+            raise CheckpointStorageError(
+                f"could not open {pool_size} connections to Postgres within "
+                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
+            ) from exc
+        try:
+            saver = cls(
+                pool,
+                serde=serde,
+                retention=retention,
+                cache_size=cache_size,
+                pipeline=pipeline,
+                synchronous_commit=synchronous_commit,
+            )
+            saver._connections = _AsyncConnections(pool=pool, conn=None, owns=True)
+            await saver.asetup()
+            yield saver
+        finally:
+            await pool.close()
+
+    async def aclose(self) -> None:
+        """Close the pool this saver opened (a connection or pool passed in stays open)."""
+        await self._connections.close()
+
+    # ---------------------------------------------------------------- running transactions
+
+    async def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
+        async with self._connections.connection() as conn:
+            cur = conn.cursor(row_factory=tuple_row)
+            try:
+                if self._pipeline and conn.autocommit:
+                    async with conn.pipeline():
+                        await cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
+                        if not read and not self._synchronous_commit:
+                            await cur.execute(SQL.SET_ASYNC_COMMIT)
+                        result = await _adrive(cur, factory(), pipelined=True)
+                        await cur.execute(SQL.COMMIT)
+                    return result
+                if conn.autocommit:
+                    await cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
+                elif read:  # psycopg itself opens the transaction on the first statement
+                    await cur.execute(SQL.SET_READ_SNAPSHOT)
+                if not read and not self._synchronous_commit:
+                    await cur.execute(SQL.SET_ASYNC_COMMIT)
+                result = await _adrive(cur, factory(), pipelined=False)
+                if conn.autocommit:
+                    await cur.execute(SQL.COMMIT)
+                else:
+                    await conn.commit()
+                return result
+            except BaseException:
+                if not conn.closed:
+                    # A connection the server dropped cannot roll back; the pool discards it.
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.rollback()
+                raise
+            finally:
+                await cur.close()
+
+    async def _run(
+        self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
+    ) -> T:
+        attempt = 0
+        while True:
+            try:
+                return await self._attempt(factory, read)
+            except psycopg.Error as exc:
+                attempt += 1
+                if attempt < PG.MAX_ATTEMPTS and PG.is_retryable(exc, idempotent=idempotent):
+                    await asyncio.sleep(PG.retry_delay(attempt))
+                    await self._connections.check()
+                    continue
+                raise CheckpointStorageError(
+                    f"Postgres refused the operation after {attempt} attempt(s): "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+
+    async def _write(self, factory: Callable[[], Txn[T]], *, idempotent: bool = True) -> T:
+        await self._ensure_setup()
+        return await self._run(factory, idempotent=idempotent)
+
+    async def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        await self._ensure_setup()
+        return await self._run(factory, read=True)
+
+    # ---------------------------------------------------------------- setup
+
+    async def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            await self.asetup()
+
+    async def asetup(self) -> None:
+        """Create or migrate the schema; idempotent and safe under concurrent starts."""
+        async with self._setup_lock:
+            if self.is_setup:
+                return
+            try:
+                await self._run(PG.migration_txn(self._core.migrations_table_txn))
+                for version, name, statements in SQL.MIGRATIONS:
+                    await self._run(
+                        PG.migration_txn(
+                            lambda v=version, n=name, s=statements: self._core.migration_txn(
+                                v, n, s
+                            )
+                        )
+                    )
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    async def setup(self) -> None:  # type: ignore[override]
+        """Alias of :meth:`asetup` (the official async saver's name)."""
+        await self.asetup()
+
+    # ---------------------------------------------------------------- async API
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        return self._core.build_tuple(loaded)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, read in keyset pages; no connection is held while yielding."""
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = await self._list_page(query, after, size)
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    async def _list_page(
+        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
+    ) -> Any:
+        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
+        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        saved = self._core.finish_put(prepared, outcome)
+        if outcome.retention_due and self._core.retention is not None:
+            keep = self._core.retention.keep_last
+            assert keep is not None
+            tid = prepared.key.thread_id
+            await self._write(PG.thread_txn(tid, lambda: self._core.keep_last_txn(tid, keep)))
+        return saved
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        prepared = self._core.prepare_writes(config, writes, task_id, task_path)
+        await self._write(lambda: self._core.writes_txn(prepared))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete the thread and tombstone its id (see ``PostgresSaver.delete_thread``)."""
+        await self._write(PG.delete_thread_txn(self._core, thread_id))
+        self._core.cache.discard_thread(str(thread_id))
+
+    async def aundelete_thread(self, thread_id: str) -> None:
+        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
+        self._core.cache.clear()
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        # Not retried after a lost connection: the copy may have committed.
+        await self._write(
+            PG.thread_txn(
+                source_thread_id,
+                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            ),
+            idempotent=False,
+        )
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if strategy not in ("keep_latest", "delete"):
+            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+        for thread_id in thread_ids:
+            await self._write(
+                PG.thread_txn(thread_id, lambda t=thread_id: self._core.prune_txn(t, strategy))
+            )
+            self._core.cache.discard_thread(str(thread_id))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+    async def asweep(self, dry_run: bool = False) -> SweepReport:
+        """Apply the retention policy now; safe while others write (see ``PostgresSaver.sweep``)."""
+        now = time.time()
+        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
+        if dry_run:
+            return self._core.report(
+                dry_run=True,
+                expired=expired,
+                evicted=evicted,
+                pruned=0,
+                before=before,
+                after=before,
+            )
+        policy = self._core.retention
+        done_expired: list[str] = []
+        if policy is not None and policy.thread_ttl_seconds is not None:
+            cutoff = now - policy.thread_ttl_seconds
+            for tid in expired:
+                if await self._write(lambda t=tid: PG.expire_thread_txn(self._core, t, cutoff)):
+                    done_expired.append(tid)
+                    self._core.cache.discard_thread(tid)
+        done_evicted: list[str] = []
+        for tid in evicted:
+            if await self._write(lambda t=tid: PG.evict_thread_txn(self._core, t)):
+                done_evicted.append(tid)
+                self._core.cache.discard_thread(tid)
+        pruned = 0
+        if policy is not None and policy.keep_last is not None:
+            keep = policy.keep_last
+            for tid in await self._read(self._core.live_threads_txn):
+                pruned += await self._write(
+                    lambda t=tid: PG.sweep_keep_last_txn(self._core, t, keep)
+                )
+        after = await self._read(self._core.size_txn)
+        return self._core.report(
+            dry_run=False,
+            expired=done_expired,
+            evicted=done_evicted,
+            pruned=pruned,
+            before=before,
+            after=after,
+        )
+
+    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return await self._read(lambda: self._core.stats_txn(thread_id))
+
+    async def avacuum(self, *, full: bool = False) -> int:
+        await self._ensure_setup()
+        statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
+        async with self._connections.connection() as conn:
+            was_autocommit = conn.autocommit
+            await conn.set_autocommit(True)  # VACUUM cannot run inside a transaction
+            try:
+                for statement in statements:
+                    await conn.execute(statement)
+            finally:
+                await conn.set_autocommit(was_autocommit)
+        return await self._read(self._core.size_txn)
+
+    # ---------------------------------------------------------------- sync twins (from other threads)
+
+    def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
+        try:
+            if asyncio.get_running_loop() is self.loop:
+                coro.close()
+                raise asyncio.InvalidStateError(
+                    "Synchronous calls to AsyncPostgresSaver are only allowed from a different "
+                    "thread than its event loop. From the loop, use the a* methods "
+                    "(graph.ainvoke / aget_state), or use PostgresSaver, which serves both."
+                )
+        except RuntimeError:
+            pass
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._sync(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
+        remaining = query.limit
+        after: tuple[str, str, str] | None = None
+        while remaining is None or remaining > 0:
+            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
+            raws, store = self._sync(self._list_page(query, after, size))
+            for raw in raws:
+                yield self._core.build_list_tuple(raw, store)
+            if len(raws) < size:
+                return
+            last = raws[-1]
+            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            if remaining is not None:
+                remaining -= len(raws)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._sync(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._sync(self.adelete_thread(thread_id))
+
+    def undelete_thread(self, thread_id: str) -> None:
+        self._sync(self.aundelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._sync(self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._sync(self.aprune(thread_ids, strategy=strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._sync(self.aget_delta_channel_history(config=config, channels=channels))
+
+    def sweep(self, dry_run: bool = False) -> SweepReport:
+        return self._sync(self.asweep(dry_run))
+
+    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return self._sync(self.astorage_stats(thread_id))
+
+    def vacuum(self, *, full: bool = False) -> int:
+        return self._sync(self.avacuum(full=full))
