@@ -612,11 +612,6 @@ class SaverCore:
         plan = pv.plan
         assert plan is not None
         base = (key.thread_id, key.checkpoint_ns, pv.channel)
-        exists = yield Fetch(sql.SELECT_CHANNEL_VERSION_EXISTS, (*base, pv.version))
-        if exists:
-            # This version is already stored (first writer wins); keep it.
-            outcome.conflicted.add(pv.channel)
-            return
         if plan.base_version is not None:
             still_there = yield Fetch(sql.SELECT_CHANNEL_VERSION_EXISTS, (*base, plan.base_version))
             if not still_there:
@@ -630,6 +625,16 @@ class SaverCore:
         if plan.new_items:
             rows = yield Fetch(sql.SELECT_NEXT_ITEM_SEQ, base)
             first_seq = int(rows[0][0])
+        ranges = plan.resolve_ranges(first_seq)
+        inserted = yield Execute(
+            sql.INSERT_CHANNEL_VALUE,
+            (*base, pv.version, ENCODING_ITEMS, None, None, ranges_to_json(ranges)),
+        )
+        if not inserted:
+            # This version is already stored (first writer wins); keep it.
+            outcome.conflicted.add(pv.channel)
+            return
+        if plan.new_items:
             yield ExecuteMany(
                 sql.INSERT_CHUNK,
                 [
@@ -637,11 +642,6 @@ class SaverCore:
                     for offset, count, c_type, c_blob in pv.chunks
                 ],
             )
-        ranges = plan.resolve_ranges(first_seq)
-        yield Execute(
-            sql.INSERT_CHANNEL_VALUE,
-            (*base, pv.version, ENCODING_ITEMS, None, None, ranges_to_json(ranges)),
-        )
         outcome.stored_lists[pv.channel] = (pv.version, ranges)
 
     def finish_put(self, p: PreparedPut, outcome: PutOutcome) -> RunnableConfig:
@@ -697,8 +697,10 @@ class SaverCore:
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
 
     def writes_txn(self, p: PreparedWrites) -> Txn[None]:
-        rows = yield Fetch(self.sql.UPSERT_THREAD_ON_WRITES, (p.key.thread_id, p.now, p.now))
-        if not rows:
+        # Read-only check: pending writes do not count as thread activity, and a
+        # read costs no page write in the log.
+        tombstone = yield Fetch(self.sql.SELECT_TOMBSTONE, (p.key.thread_id,))
+        if tombstone:
             raise ThreadDeletedError(
                 f"thread_id={p.key.thread_id!r} was deleted; its late writes are refused so it "
                 "stays deleted. Call undelete_thread() first to reuse this id."

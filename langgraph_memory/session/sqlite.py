@@ -306,6 +306,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self.is_setup = False
 
     @classmethod
@@ -422,7 +423,11 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
     def _write(self, factory: Callable[[], Txn[T]]) -> T:
         self._ensure_setup()
-        return self._transaction(SQL.BEGIN_WRITE, factory)
+        # Writers of this process queue here, not on SQLite's lock: SQLite's busy
+        # handler sleeps 1, 2, 5, 10 ... ms between tries, and LangGraph runs a
+        # step's put and put_writes on concurrent worker threads.
+        with self._write_lock:
+            return self._transaction(SQL.BEGIN_WRITE, factory)
 
     def _read(self, factory: Callable[[], Txn[T]]) -> T:
         self._ensure_setup()
