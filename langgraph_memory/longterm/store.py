@@ -362,11 +362,10 @@ class ChromaMemoryStore(BaseStore):
             raise ConfigurationError(f"key={op.key!r}; use a non-empty string key.")
         value = redact_value(dict(op.value), self._redact)
         texts = texts_to_index(value, self.index_fields, op.index)
-        ttl = op.ttl
-        if ttl is None and self.ttl_config:
-            ttl = self.ttl_config.get("default_ttl")
+        # BaseStore.put already resolved "not given" to TTLConfig's default_ttl;
+        # None here means "never expires".
         return _PreparedPut(
-            partition, encode_namespace(namespace), op.key, value, texts, ttl_minutes=ttl
+            partition, encode_namespace(namespace), op.key, value, texts, ttl_minutes=op.ttl
         )
 
     def _documents_to_embed(self, puts: Iterable[_PreparedPut]) -> list[_PreparedPut]:
