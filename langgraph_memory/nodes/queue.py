@@ -1,9 +1,11 @@
-"""A durable job queue for memory writing, in the same SQLite file as the checkpoints.
+"""A durable job queue for memory writing, in the same database as the checkpoints.
 
 Extraction and reconciliation run off the reply path: ``MemoryWriter.submit``
 only inserts a row here; a worker picks jobs up later. The queue lives in its
 own tables (``lgm_memory_*``) created by an idempotent migration on its own
-connection, so it never touches the checkpointer's tables.
+connection, so it never touches the checkpointer's tables. Two backends share
+one core: ``SqliteMemoryQueue`` (the checkpoints' SQLite file) and
+``PostgresMemoryQueue`` (the checkpoints' Postgres database).
 
 What it guarantees:
 
@@ -35,11 +37,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +50,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
-from langgraph_memory.errors import ConfigurationError, JobLeaseLostError, MigrationError
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidConnectionError,
+    JobLeaseLostError,
+    MigrationError,
+)
 from langgraph_memory.nodes.extract import message_ids_for
 from langgraph_memory.nodes.reconcile import (
     candidate_from_dict,
@@ -57,110 +65,142 @@ from langgraph_memory.nodes.reconcile import (
 )
 from langgraph_memory.types import CandidateMemory, MemoryOp
 
-__all__ = ["AuditEntry", "Job", "JobInfo", "SqliteMemoryQueue"]
+__all__ = [
+    "AuditEntry",
+    "Job",
+    "JobInfo",
+    "MemoryQueue",
+    "PostgresMemoryQueue",
+    "SqliteMemoryQueue",
+]
 
-# --- SQL (SQLite dialect), as named constants --------------------------------------
+# --- SQL -----------------------------------------------------------------------------
+# Statements use ``:name`` parameters; the Postgres dialect rewrites them to
+# ``%(name)s``. Only the DDL, the queued-id lookup and the claim differ.
 
-CREATE_MIGRATIONS_TABLE = """
-CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
-    version INTEGER PRIMARY KEY,
-    name TEXT NOT NULL,
-    applied_at REAL NOT NULL
-)"""
 
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+def _tables_ddl(*, seq: str, real: str) -> tuple[str, ...]:
+    return (
+        f"""CREATE TABLE lgm_memory_jobs (
+            seq {seq},
+            job_id TEXT NOT NULL UNIQUE,
+            job_key TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'leased', 'done', 'failed')),
+            stage TEXT NOT NULL CHECK (stage IN ('new', 'extracted', 'planned')),
+            messages TEXT NOT NULL,
+            candidates TEXT,
+            ops TEXT,
+            applied_ops INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            not_before {real} NOT NULL,
+            lease_owner TEXT,
+            lease_expires_at {real},
+            created_at {real} NOT NULL,
+            updated_at {real} NOT NULL,
+            finished_at {real}
+        )""",
+        "CREATE INDEX lgm_memory_jobs_ready ON lgm_memory_jobs (status, not_before)",
+        "CREATE INDEX lgm_memory_jobs_user ON lgm_memory_jobs (user_id, seq)",
+        "CREATE INDEX lgm_memory_jobs_thread ON lgm_memory_jobs (user_id, thread_id, seq)",
+        """CREATE TABLE lgm_memory_job_messages (
+            user_id TEXT NOT NULL,
+            thread_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            job_id TEXT NOT NULL,
+            PRIMARY KEY (user_id, thread_id, message_id)
+        )""",
+        f"""CREATE TABLE lgm_memory_audit (
+            seq {seq},
+            job_id TEXT,
+            op_index INTEGER,
+            user_id TEXT NOT NULL,
+            thread_id TEXT,
+            action TEXT NOT NULL,
+            target_ids TEXT NOT NULL,
+            result_id TEXT,
+            reason TEXT NOT NULL,
+            op TEXT NOT NULL,
+            created_at {real} NOT NULL,
+            UNIQUE (job_id, op_index)
+        )""",
+        "CREATE INDEX lgm_memory_audit_user ON lgm_memory_audit (user_id, seq)",
+    )
+
+
+SQLITE_MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
         1,
         "memory jobs, queued message ids, audit log",
-        (
-            """CREATE TABLE lgm_memory_jobs (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                job_id TEXT NOT NULL UNIQUE,
-                job_key TEXT NOT NULL UNIQUE,
-                user_id TEXT NOT NULL,
-                thread_id TEXT NOT NULL,
-                status TEXT NOT NULL CHECK (status IN ('pending', 'leased', 'done', 'failed')),
-                stage TEXT NOT NULL CHECK (stage IN ('new', 'extracted', 'planned')),
-                messages TEXT NOT NULL,
-                candidates TEXT,
-                ops TEXT,
-                applied_ops INTEGER NOT NULL DEFAULT 0,
-                attempts INTEGER NOT NULL DEFAULT 0,
-                last_error TEXT,
-                not_before REAL NOT NULL,
-                lease_owner TEXT,
-                lease_expires_at REAL,
-                created_at REAL NOT NULL,
-                updated_at REAL NOT NULL,
-                finished_at REAL
-            )""",
-            "CREATE INDEX lgm_memory_jobs_ready ON lgm_memory_jobs (status, not_before)",
-            "CREATE INDEX lgm_memory_jobs_user ON lgm_memory_jobs (user_id, seq)",
-            "CREATE INDEX lgm_memory_jobs_thread ON lgm_memory_jobs (user_id, thread_id, seq)",
-            """CREATE TABLE lgm_memory_job_messages (
-                user_id TEXT NOT NULL,
-                thread_id TEXT NOT NULL,
-                message_id TEXT NOT NULL,
-                job_id TEXT NOT NULL,
-                PRIMARY KEY (user_id, thread_id, message_id)
-            )""",
-            """CREATE TABLE lgm_memory_audit (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                job_id TEXT,
-                op_index INTEGER,
-                user_id TEXT NOT NULL,
-                thread_id TEXT,
-                action TEXT NOT NULL,
-                target_ids TEXT NOT NULL,
-                result_id TEXT,
-                reason TEXT NOT NULL,
-                op TEXT NOT NULL,
-                created_at REAL NOT NULL,
-                UNIQUE (job_id, op_index)
-            )""",
-            "CREATE INDEX lgm_memory_audit_user ON lgm_memory_audit (user_id, seq)",
-        ),
+        _tables_ddl(seq="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL"),
+    ),
+)
+POSTGRES_MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "memory jobs, queued message ids, audit log",
+        _tables_ddl(seq="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real="DOUBLE PRECISION"),
     ),
 )
 
+CREATE_MIGRATIONS_TABLE_SQLITE = """
+CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"""
+CREATE_MIGRATIONS_TABLE_POSTGRES = """
+CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"""
 SELECT_APPLIED_VERSIONS = "SELECT version FROM lgm_memory_queue_migrations"
-INSERT_MIGRATION = (
-    "INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) VALUES (?, ?, ?)"
-)
+INSERT_MIGRATION = """
+INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) VALUES (:version, :name, :now)"""
 
-SELECT_QUEUED_MESSAGE_IDS = """
+# Postgres: serialise concurrent setup() and concurrent enqueues of one thread.
+LOCK_MIGRATIONS_POSTGRES = "SELECT pg_advisory_xact_lock(hashtext('lgm_memory_queue_migrations'))"
+LOCK_THREAD_POSTGRES = "SELECT pg_advisory_xact_lock(hashtext(:user_id), hashtext(:thread_id))"
+
+SELECT_QUEUED_MESSAGE_IDS_SQLITE = """
 SELECT message_id FROM lgm_memory_job_messages
-WHERE user_id = ? AND thread_id = ? AND message_id IN ({placeholders})"""
+WHERE user_id = :user_id AND thread_id = :thread_id
+  AND message_id IN (SELECT value FROM json_each(:message_ids))"""
+SELECT_QUEUED_MESSAGE_IDS_POSTGRES = """
+SELECT message_id FROM lgm_memory_job_messages
+WHERE user_id = :user_id AND thread_id = :thread_id AND message_id = ANY(:message_ids)"""
 
 SELECT_LATEST_THREAD_JOB = """
 SELECT job_id, status, stage, attempts, messages, created_at, not_before FROM lgm_memory_jobs
-WHERE user_id = ? AND thread_id = ? ORDER BY seq DESC LIMIT 1"""
+WHERE user_id = :user_id AND thread_id = :thread_id ORDER BY seq DESC LIMIT 1"""
 
 INSERT_JOB = """
 INSERT INTO lgm_memory_jobs
     (job_id, job_key, user_id, thread_id, status, stage, messages, not_before, created_at, updated_at)
-VALUES (?, ?, ?, ?, 'pending', 'new', ?, ?, ?, ?)"""
+VALUES (:job_id, :job_key, :user_id, :thread_id, 'pending', 'new', :messages, :not_before, :now, :now)"""
 
 COALESCE_JOB = """
-UPDATE lgm_memory_jobs SET job_key = ?, messages = ?, not_before = ?, updated_at = ?
-WHERE job_id = ? AND status = 'pending' AND stage = 'new'"""
+UPDATE lgm_memory_jobs SET job_key = :job_key, messages = :messages, not_before = :not_before,
+    updated_at = :now
+WHERE job_id = :job_id AND status = 'pending' AND stage = 'new'"""
 
 INSERT_QUEUED_MESSAGE = """
-INSERT OR IGNORE INTO lgm_memory_job_messages (user_id, thread_id, message_id, job_id)
-VALUES (?, ?, ?, ?)"""
+INSERT INTO lgm_memory_job_messages (user_id, thread_id, message_id, job_id)
+VALUES (:user_id, :thread_id, :message_id, :job_id)
+ON CONFLICT DO NOTHING"""
 
 # The oldest ready job whose user has no older unfinished job: one job per user
 # at a time, in submission order. A lease that expired counts as ready (its
 # worker died or hung).
 SELECT_CLAIMABLE = """
 SELECT job_id, attempts, status FROM lgm_memory_jobs AS j
-WHERE ((j.status = 'pending' AND j.not_before <= :now)
+WHERE ((j.status = 'pending' AND j.not_before <= :horizon)
        OR (j.status = 'leased' AND j.lease_expires_at <= :now))
   AND NOT EXISTS (
       SELECT 1 FROM lgm_memory_jobs AS o
       WHERE o.user_id = j.user_id AND o.seq < j.seq AND o.status IN ('pending', 'leased'))
 ORDER BY j.not_before, j.seq
 LIMIT 1"""
+# SQLite serialises writers (BEGIN IMMEDIATE); Postgres workers skip rows
+# another worker is claiming instead of waiting for it.
+SELECT_CLAIMABLE_POSTGRES = SELECT_CLAIMABLE.replace("LIMIT 1", "LIMIT 1 FOR UPDATE SKIP LOCKED")
 
 SELECT_JOB_FOR_CLAIM = """
 SELECT j.job_id, j.attempts, j.status FROM lgm_memory_jobs AS j
@@ -169,68 +209,76 @@ WHERE j.job_id = :job_id
 
 LEASE_JOB = """
 UPDATE lgm_memory_jobs
-SET status = 'leased', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1, updated_at = ?
-WHERE job_id = ?"""
+SET status = 'leased', lease_owner = :worker, lease_expires_at = :lease_until,
+    attempts = attempts + 1, updated_at = :now
+WHERE job_id = :job_id"""
 
 SELECT_JOB = """
 SELECT job_id, job_key, user_id, thread_id, stage, messages, candidates, ops, applied_ops, attempts
-FROM lgm_memory_jobs WHERE job_id = ?"""
+FROM lgm_memory_jobs WHERE job_id = :job_id"""
 
 GIVE_UP_JOB = """
 UPDATE lgm_memory_jobs
-SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
-    updated_at = ?, finished_at = ?
-WHERE job_id = ?"""
+SET status = 'failed', last_error = :error, lease_owner = NULL, lease_expires_at = NULL,
+    updated_at = :now, finished_at = :now
+WHERE job_id = :job_id"""
 
 # Every write of a running job checks that the writer still holds the lease.
-_HELD = "job_id = ? AND lease_owner = ? AND status = 'leased'"
+_HELD = "job_id = :job_id AND lease_owner = :worker AND status = 'leased'"
 
-RENEW_LEASE = f"UPDATE lgm_memory_jobs SET lease_expires_at = ?, updated_at = ? WHERE {_HELD}"
+RENEW_LEASE = (
+    f"UPDATE lgm_memory_jobs SET lease_expires_at = :lease_until, updated_at = :now WHERE {_HELD}"
+)
 SAVE_CANDIDATES = f"""
-UPDATE lgm_memory_jobs SET stage = 'extracted', candidates = ?, lease_expires_at = ?, updated_at = ?
+UPDATE lgm_memory_jobs
+SET stage = 'extracted', candidates = :payload, lease_expires_at = :lease_until, updated_at = :now
 WHERE {_HELD}"""
 SAVE_PLAN = f"""
-UPDATE lgm_memory_jobs SET stage = 'planned', ops = ?, applied_ops = 0, lease_expires_at = ?, updated_at = ?
+UPDATE lgm_memory_jobs
+SET stage = 'planned', ops = :payload, applied_ops = 0, lease_expires_at = :lease_until,
+    updated_at = :now
 WHERE {_HELD}"""
 MARK_APPLIED = f"""
-UPDATE lgm_memory_jobs SET applied_ops = ?, lease_expires_at = ?, updated_at = ?
-WHERE {_HELD} AND applied_ops = ?"""
+UPDATE lgm_memory_jobs SET applied_ops = :applied, lease_expires_at = :lease_until, updated_at = :now
+WHERE {_HELD} AND applied_ops = :index"""
 INSERT_AUDIT = """
-INSERT OR IGNORE INTO lgm_memory_audit
+INSERT INTO lgm_memory_audit
     (job_id, op_index, user_id, thread_id, action, target_ids, result_id, reason, op, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+VALUES (:job_id, :op_index, :user_id, :thread_id, :action, :target_ids, :result_id, :reason, :op,
+        :now)
+ON CONFLICT DO NOTHING"""
 # A finished job keeps its row (its key keeps re-submits idempotent) but not the
 # conversation text: the audit log holds what was decided.
 COMPLETE_JOB = f"""
 UPDATE lgm_memory_jobs
 SET status = 'done', messages = '[]', candidates = NULL, lease_owner = NULL,
-    lease_expires_at = NULL, last_error = NULL, updated_at = ?, finished_at = ?
+    lease_expires_at = NULL, last_error = NULL, updated_at = :now, finished_at = :now
 WHERE {_HELD}"""
 RETRY_JOB = f"""
 UPDATE lgm_memory_jobs
-SET status = 'pending', not_before = ?, last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
-    updated_at = ?
+SET status = 'pending', not_before = :not_before, last_error = :error, lease_owner = NULL,
+    lease_expires_at = NULL, updated_at = :now
 WHERE {_HELD}"""
 FAIL_JOB = f"""
 UPDATE lgm_memory_jobs
-SET status = 'failed', last_error = ?, lease_owner = NULL, lease_expires_at = NULL,
-    updated_at = ?, finished_at = ?
+SET status = 'failed', last_error = :error, lease_owner = NULL, lease_expires_at = NULL,
+    updated_at = :now, finished_at = :now
 WHERE {_HELD}"""
 # A graceful stop hands the job back without spending an attempt.
 RELEASE_JOB = f"""
 UPDATE lgm_memory_jobs
-SET status = 'pending', attempts = MAX(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL,
-    updated_at = ?
+SET status = 'pending', attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END,
+    lease_owner = NULL, lease_expires_at = NULL, updated_at = :now
 WHERE {_HELD}"""
 REQUEUE_FAILED = """
 UPDATE lgm_memory_jobs
-SET status = 'pending', attempts = 0, not_before = ?, finished_at = NULL, updated_at = ?
+SET status = 'pending', attempts = 0, not_before = :now, finished_at = NULL, updated_at = :now
 WHERE status = 'failed'"""
 
 SELECT_JOB_INFOS = """
 SELECT job_id, user_id, thread_id, status, stage, attempts, messages, last_error,
        not_before, created_at, updated_at, lease_owner
-FROM lgm_memory_jobs WHERE status IN ({statuses}) ORDER BY seq"""
+FROM lgm_memory_jobs WHERE status IN ('pending', 'leased', 'failed') ORDER BY seq"""
 
 SELECT_STATUS_COUNTS = "SELECT status, COUNT(*) FROM lgm_memory_jobs GROUP BY status"
 SELECT_OLDEST_WAITING = (
@@ -239,15 +287,30 @@ SELECT_OLDEST_WAITING = (
 SELECT_AUDIT_COUNT = "SELECT COUNT(*) FROM lgm_memory_audit"
 SELECT_AUDIT = """
 SELECT seq, job_id, op_index, user_id, thread_id, op, created_at FROM lgm_memory_audit
-WHERE (:user_id IS NULL OR user_id = :user_id) ORDER BY seq DESC LIMIT :limit"""
+WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY seq DESC LIMIT :limit"""
 
-DELETE_USER_JOBS = "DELETE FROM lgm_memory_jobs WHERE user_id = ?"
-DELETE_USER_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE user_id = ?"
-DELETE_USER_AUDIT = "DELETE FROM lgm_memory_audit WHERE user_id = ?"
-DELETE_DONE_BEFORE = "DELETE FROM lgm_memory_jobs WHERE status = 'done' AND finished_at < ?"
+DELETE_USER_JOBS = "DELETE FROM lgm_memory_jobs WHERE user_id = :user_id"
+DELETE_USER_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE user_id = :user_id"
+DELETE_USER_AUDIT = "DELETE FROM lgm_memory_audit WHERE user_id = :user_id"
+DELETE_DONE_BEFORE = "DELETE FROM lgm_memory_jobs WHERE status = 'done' AND finished_at < :before"
+
+_NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
-# --- records -----------------------------------------------------------------------
+def to_pyformat(sql: str) -> str:
+    """``:name`` parameters as psycopg's ``%(name)s`` (and literal ``%`` escaped).
+
+    Example:
+        >>> to_pyformat("SELECT 1 WHERE a = :a AND b LIKE '%x'")
+        "SELECT 1 WHERE a = %(a)s AND b LIKE '%%x'"
+    """
+    return _NAMED_PARAM.sub(r"%(\1)s", sql.replace("%", "%%"))
+
+
+_FAR_FUTURE = 1e18  # "any time": claims ignoring debounce and backoff delays
+
+
+# --- records ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +361,6 @@ class AuditEntry:
     created_at: float
 
 
-_FAR_FUTURE = 1e18  # "any time": claims ignoring debounce and backoff delays
-
-
 def job_key_for(user_id: str, thread_id: str, message_ids: Sequence[str]) -> str:
     """The idempotency key of a job: its user, thread and message ids."""
     raw = "\x1f".join([user_id, thread_id, *message_ids])
@@ -317,21 +377,77 @@ def backoff_seconds(attempt: int, base: float, cap: float) -> float:
     return float(min(cap, base * (2 ** max(attempt - 1, 0))))
 
 
-def _positive(name: str, value: float, *, allow_zero: bool = False) -> None:
-    if value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ConfigurationError(f"SqliteMemoryQueue({name}={value!r}); use a number {bound}.")
+def _audit_params(
+    job_id: str | None,
+    index: int | None,
+    user_id: str,
+    thread_id: str | None,
+    op: MemoryOp,
+    now: float,
+) -> dict[str, Any]:
+    return {
+        "job_id": job_id,
+        "op_index": index,
+        "user_id": user_id,
+        "thread_id": thread_id,
+        "action": op.action,
+        "target_ids": json.dumps(list(op.target_ids)),
+        "result_id": op.result_id,
+        "reason": op.reason,
+        "op": json.dumps(op_to_dict(op), ensure_ascii=False),
+        "now": now,
+    }
 
 
-# --- the queue ---------------------------------------------------------------------
+def _job_from_row(row: Sequence[Any], worker_id: str) -> Job:
+    job_id, job_key, user_id, thread_id, stage, messages, candidates, ops, applied, attempts = row
+    return Job(
+        job_id=job_id,
+        job_key=job_key,
+        user_id=user_id,
+        thread_id=thread_id,
+        stage=stage,
+        messages=messages_from_dict(json.loads(messages)),
+        candidates=None
+        if candidates is None
+        else [candidate_from_dict(c) for c in json.loads(candidates)],
+        ops=None if ops is None else [op_from_dict(o) for o in json.loads(ops)],
+        applied_ops=applied,
+        attempts=attempts,
+        lease_owner=worker_id,
+    )
 
 
-class SqliteMemoryQueue:
-    """The durable memory-writing queue on a SQLite file (the checkpoints' file).
+# --- the dialect-independent core --------------------------------------------------------
+
+
+class _Tx:
+    """One open transaction: ``execute`` with ``:name`` SQL and a dict of parameters."""
+
+    def __init__(self, conn: Any, translate: Callable[[str], str]) -> None:
+        self._conn = conn
+        self._translate = translate
+
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self._conn.execute(self._translate(sql), params or {})
+
+    def executemany(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        cursor = self._conn.cursor()
+        try:
+            cursor.executemany(self._translate(sql), rows)
+        finally:
+            cursor.close()
+
+
+class MemoryQueue:
+    """The queue's logic, shared by the SQLite and Postgres backends.
+
+    Subclasses provide connections (``_connect``), transactions (``_transaction``)
+    and the few statements that differ; everything else happens here.
 
     Args:
-        path: The SQLite database file, typically the one your ``SqliteSaver``
-            uses. ``":memory:"`` is refused: the queue must survive a restart.
         debounce_seconds: How long a thread's newest job waits for more messages.
         max_debounce_seconds: Cap on how long coalescing may delay a job.
         lease_seconds: How long a worker owns a job without renewing; a job whose
@@ -341,12 +457,18 @@ class SqliteMemoryQueue:
         clock: Time source (seconds); injectable for tests.
 
     Raises:
-        ConfigurationError: A value is out of range or ``path`` is ``":memory:"``.
+        ConfigurationError: A value is out of range.
     """
+
+    _migrations: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    _create_migrations_table = ""
+    _select_queued_ids = ""
+    _select_claimable = SELECT_CLAIMABLE
+    _lock_migrations: str | None = None
+    _lock_thread: str | None = None
 
     def __init__(
         self,
-        path: str | Path,
         *,
         debounce_seconds: float = 1.0,
         max_debounce_seconds: float = 10.0,
@@ -356,21 +478,21 @@ class SqliteMemoryQueue:
         backoff_max_seconds: float = 300.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if str(path) in ("", ":memory:") or str(path).startswith("file::memory:"):
-            raise ConfigurationError(
-                f"SqliteMemoryQueue(path={str(path)!r}): the queue must survive a restart; "
-                "pass the path of a database file (the one your checkpointer uses)."
-            )
-        _positive("debounce_seconds", debounce_seconds, allow_zero=True)
-        _positive("max_debounce_seconds", max_debounce_seconds, allow_zero=True)
-        _positive("lease_seconds", lease_seconds)
-        _positive("backoff_base_seconds", backoff_base_seconds, allow_zero=True)
-        _positive("backoff_max_seconds", backoff_max_seconds, allow_zero=True)
+        owner = type(self).__name__
+        for name, value, allow_zero in (
+            ("debounce_seconds", debounce_seconds, True),
+            ("max_debounce_seconds", max_debounce_seconds, True),
+            ("lease_seconds", lease_seconds, False),
+            ("backoff_base_seconds", backoff_base_seconds, True),
+            ("backoff_max_seconds", backoff_max_seconds, True),
+        ):
+            if value < 0 or (value == 0 and not allow_zero):
+                bound = ">= 0" if allow_zero else "> 0"
+                raise ConfigurationError(f"{owner}({name}={value!r}); use a number {bound}.")
         if max_attempts < 1:
             raise ConfigurationError(
-                f"SqliteMemoryQueue(max_attempts={max_attempts!r}); use an integer >= 1."
+                f"{owner}(max_attempts={max_attempts!r}); use an integer >= 1."
             )
-        self.path = str(path)
         self.debounce_seconds = float(debounce_seconds)
         self.max_debounce_seconds = float(max(max_debounce_seconds, debounce_seconds))
         self.lease_seconds = float(lease_seconds)
@@ -379,63 +501,51 @@ class SqliteMemoryQueue:
         self.backoff_max_seconds = float(backoff_max_seconds)
         self.clock = clock
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: list[Any] = []
         self._connections_lock = threading.Lock()
         self._is_setup = False
         self._closed = False
 
-    @classmethod
-    @contextmanager
-    def from_conn_string(cls, path: str | Path, **settings: Any) -> Iterator[SqliteMemoryQueue]:
-        """A set-up queue on ``path``, closed on exit.
+    # backend hooks ------------------------------------------------------------------
 
-        Example:
-            >>> import tempfile, os
-            >>> with SqliteMemoryQueue.from_conn_string(os.path.join(tempfile.mkdtemp(), "db")) as q:
-            ...     q.pending()
-            []
-        """
-        queue = cls(path, **settings)
-        try:
-            queue.setup()
-            yield queue
-        finally:
-            queue.close()
+    def _describe(self) -> str:
+        raise NotImplementedError
 
-    # connections ------------------------------------------------------------------
+    def _connect(self) -> Any:
+        raise NotImplementedError
 
-    def _conn(self) -> sqlite3.Connection:
+    def _transaction(self, conn: Any) -> Any:
+        """A context manager that opens, commits or rolls back a write transaction."""
+        raise NotImplementedError
+
+    def _translate(self, sql: str) -> str:
+        return sql
+
+    def _ids_param(self, ids: Sequence[str]) -> Any:
+        return list(ids)
+
+    # connections ----------------------------------------------------------------------
+
+    def _conn(self) -> Any:
         if self._closed:
-            raise ConfigurationError(f"SqliteMemoryQueue({self.path!r}) is closed; open a new one.")
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+            raise ConfigurationError(f"{self._describe()} is closed; open a new one.")
+        conn = getattr(self._local, "conn", None)
         if conn is None:
-            # One connection per thread; autocommit so transactions are explicit.
-            conn = sqlite3.connect(
-                self.path,
-                timeout=30.0,
-                isolation_level=None,
-                check_same_thread=False,
-                uri=self.path.startswith("file:"),
-            )
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA journal_mode = WAL")
+            conn = self._connect()  # one connection per thread
             self._local.conn = conn
             with self._connections_lock:
                 self._connections.append(conn)
         return conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction; IMMEDIATE takes the write lock up front (no upgrade deadlock)."""
+    def _write(self) -> Iterator[_Tx]:
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+        with self._transaction(conn):
+            yield _Tx(conn, self._translate)
+
+    def _read(self, sql: str, params: Mapping[str, Any] | None = None) -> list[Any]:
+        with self._write() as tx:
+            return list(tx.execute(sql, params).fetchall())
 
     def close(self) -> None:
         """Close every connection this queue opened (idempotent)."""
@@ -446,35 +556,42 @@ class SqliteMemoryQueue:
         self._local = threading.local()
         self._closed = True
 
-    # migrations -------------------------------------------------------------------
+    # migrations -----------------------------------------------------------------------
 
     def setup(self) -> None:
         """Create the queue's tables; idempotent, each migration commits with its row."""
         if self._is_setup:
             return
-        conn = self._conn()
-        conn.execute(CREATE_MIGRATIONS_TABLE)
-        for version, name, statements in MIGRATIONS:
+        with self._write() as tx:
+            if self._lock_migrations:
+                tx.execute(self._lock_migrations)
+            tx.execute(self._create_migrations_table)
+        for version, name, statements in self._migrations:
             with self._write() as tx:
-                applied = {row[0] for row in tx.execute(SELECT_APPLIED_VERSIONS)}
+                if self._lock_migrations:
+                    tx.execute(self._lock_migrations)
+                applied = {row[0] for row in tx.execute(SELECT_APPLIED_VERSIONS).fetchall()}
                 if version in applied:
                     continue
                 try:
                     for statement in statements:
                         tx.execute(statement)
-                except sqlite3.Error as exc:
+                except Exception as exc:
                     raise MigrationError(
-                        f"memory queue migration {version} ({name!r}) failed on {self.path!r}: {exc}. "
-                        "Check the file is a writable SQLite database not created by another tool."
+                        f"memory queue migration {version} ({name!r}) failed on "
+                        f"{self._describe()}: {exc}. Check the database is writable and its "
+                        "lgm_memory_* tables were not created by another tool."
                     ) from exc
-                tx.execute(INSERT_MIGRATION, (version, name, self.clock()))
+                tx.execute(
+                    INSERT_MIGRATION, {"version": version, "name": name, "now": self.clock()}
+                )
         self._is_setup = True
 
     async def asetup(self) -> None:
         """Async twin of ``setup``."""
         await asyncio.to_thread(self.setup)
 
-    # submitting -------------------------------------------------------------------
+    # submitting -----------------------------------------------------------------------
 
     def enqueue(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> str | None:
         """Queue ``messages`` for extraction; returns the job id, or ``None`` when
@@ -488,24 +605,23 @@ class SqliteMemoryQueue:
             return None
         ids = message_ids_for(messages)
         now = self.clock()
+        scope = {"user_id": user_id, "thread_id": thread_id}
         with self._write() as tx:
-            queued = {
-                row[0]
-                for row in tx.execute(
-                    SELECT_QUEUED_MESSAGE_IDS.format(placeholders=",".join("?" * len(ids))),
-                    (user_id, thread_id, *ids),
-                )
-            }
-            fresh = [(m, i) for m, i in zip(messages, ids, strict=True) if i not in queued]
-            # The same id twice in one call: keep the first.
+            if self._lock_thread:
+                tx.execute(self._lock_thread, scope)
+            rows = tx.execute(
+                self._select_queued_ids, {**scope, "message_ids": self._ids_param(ids)}
+            ).fetchall()
+            queued = {row[0] for row in rows}
+            # New messages only; the same id twice in one call keeps the first.
             unique: dict[str, BaseMessage] = {}
-            for message, message_id in fresh:
-                unique.setdefault(message_id, message)
+            for message, message_id in zip(messages, ids, strict=True):
+                if message_id not in queued:
+                    unique.setdefault(message_id, message)
             if not unique:
                 return None
             new_dicts = messages_to_dict(list(unique.values()))
-            latest = tx.execute(SELECT_LATEST_THREAD_JOB, (user_id, thread_id)).fetchone()
-            job_id: str
+            latest = tx.execute(SELECT_LATEST_THREAD_JOB, scope).fetchone()
             if (
                 latest is not None
                 and latest[1] == "pending"
@@ -514,47 +630,47 @@ class SqliteMemoryQueue:
                 and now <= latest[6]  # still inside its debounce window
                 and now < latest[5] + self.max_debounce_seconds
             ):
-                job_id = latest[0]
+                job_id: str = latest[0]
                 all_dicts = json.loads(latest[4]) + new_dicts
                 all_ids = message_ids_for(messages_from_dict(all_dicts))
-                not_before = min(now + self.debounce_seconds, latest[5] + self.max_debounce_seconds)
                 tx.execute(
                     COALESCE_JOB,
-                    (
-                        job_key_for(user_id, thread_id, all_ids),
-                        json.dumps(all_dicts),
-                        not_before,
-                        now,
-                        job_id,
-                    ),
+                    {
+                        "job_key": job_key_for(user_id, thread_id, all_ids),
+                        "messages": json.dumps(all_dicts),
+                        "not_before": min(
+                            now + self.debounce_seconds, latest[5] + self.max_debounce_seconds
+                        ),
+                        "now": now,
+                        "job_id": job_id,
+                    },
                 )
             else:
                 job_id = uuid.uuid4().hex
                 tx.execute(
                     INSERT_JOB,
-                    (
-                        job_id,
-                        job_key_for(user_id, thread_id, list(unique)),
-                        user_id,
-                        thread_id,
-                        json.dumps(new_dicts),
-                        now + self.debounce_seconds,
-                        now,
-                        now,
-                    ),
+                    {
+                        **scope,
+                        "job_id": job_id,
+                        "job_key": job_key_for(user_id, thread_id, list(unique)),
+                        "messages": json.dumps(new_dicts),
+                        "not_before": now + self.debounce_seconds,
+                        "now": now,
+                    },
                 )
             tx.executemany(
-                INSERT_QUEUED_MESSAGE, [(user_id, thread_id, mid, job_id) for mid in unique]
+                INSERT_QUEUED_MESSAGE,
+                [{**scope, "message_id": mid, "job_id": job_id} for mid in unique],
             )
         return job_id
 
     async def aenqueue(
         self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
     ) -> str | None:
-        """Async twin of ``enqueue`` (a short SQLite write in a worker thread)."""
+        """Async twin of ``enqueue`` (a short write in a worker thread)."""
         return await asyncio.to_thread(self.enqueue, user_id, thread_id, messages)
 
-    # running ----------------------------------------------------------------------
+    # running --------------------------------------------------------------------------
 
     def claim(
         self, worker_id: str, *, job_id: str | None = None, ignore_debounce: bool = False
@@ -575,32 +691,40 @@ class SqliteMemoryQueue:
                 else:
                     horizon = _FAR_FUTURE if ignore_debounce else now
                     row = tx.execute(
-                        SELECT_CLAIMABLE.replace(
-                            "j.not_before <= :now", "j.not_before <= :horizon"
-                        ),
-                        {"now": now, "horizon": horizon},
+                        self._select_claimable, {"now": now, "horizon": horizon}
                     ).fetchone()
                 if row is None:
                     return None
                 found_id, attempts, status = row
                 if status == "leased" and attempts >= self.max_attempts:
-                    tx.execute(
-                        GIVE_UP_JOB,
-                        (
-                            f"worker lease expired {attempts} times (worker crashed or hung)",
-                            now,
-                            now,
-                            found_id,
-                        ),
-                    )
+                    error = f"worker lease expired {attempts} times (worker crashed or hung)"
+                    tx.execute(GIVE_UP_JOB, {"error": error, "now": now, "job_id": found_id})
                     if job_id is not None:
                         return None
                     continue
-                tx.execute(LEASE_JOB, (worker_id, now + self.lease_seconds, now, found_id))
-                loaded = tx.execute(SELECT_JOB, (found_id,)).fetchone()
+                tx.execute(
+                    LEASE_JOB,
+                    {
+                        "worker": worker_id,
+                        "lease_until": now + self.lease_seconds,
+                        "now": now,
+                        "job_id": found_id,
+                    },
+                )
+                loaded = tx.execute(SELECT_JOB, {"job_id": found_id}).fetchone()
             return _job_from_row(loaded, worker_id)
 
-    def _held_update(self, sql: str, params: Sequence[Any], job: Job) -> None:
+    def _held(self, job: Job, **params: Any) -> dict[str, Any]:
+        now = self.clock()
+        return {
+            "job_id": job.job_id,
+            "worker": job.lease_owner,
+            "now": now,
+            "lease_until": now + self.lease_seconds,
+            **params,
+        }
+
+    def _held_update(self, sql: str, params: Mapping[str, Any], job: Job) -> None:
         with self._write() as tx:
             if tx.execute(sql, params).rowcount != 1:
                 raise JobLeaseLostError(
@@ -611,74 +735,59 @@ class SqliteMemoryQueue:
 
     def renew_lease(self, job: Job) -> None:
         """Extend the lease of a running job."""
-        now = self.clock()
-        self._held_update(
-            RENEW_LEASE, (now + self.lease_seconds, now, job.job_id, job.lease_owner), job
-        )
+        self._held_update(RENEW_LEASE, self._held(job), job)
 
     def save_candidates(self, job: Job, candidates: Sequence[CandidateMemory]) -> None:
         """Persist the extraction result: a re-run after a crash does not call the model again."""
-        now = self.clock()
         payload = json.dumps([candidate_to_dict(c) for c in candidates], ensure_ascii=False)
-        self._held_update(
-            SAVE_CANDIDATES,
-            (payload, now + self.lease_seconds, now, job.job_id, job.lease_owner),
-            job,
-        )
+        self._held_update(SAVE_CANDIDATES, self._held(job, payload=payload), job)
 
     def save_plan(self, job: Job, ops: Sequence[MemoryOp]) -> None:
         """Persist the planned ops (with their deterministic result ids) before applying any."""
-        now = self.clock()
         payload = json.dumps([op_to_dict(op) for op in ops], ensure_ascii=False)
-        self._held_update(
-            SAVE_PLAN, (payload, now + self.lease_seconds, now, job.job_id, job.lease_owner), job
-        )
+        self._held_update(SAVE_PLAN, self._held(job, payload=payload), job)
 
     def mark_applied(self, job: Job, index: int, op: MemoryOp) -> None:
         """Record that op ``index`` was applied, with its audit row, in one transaction."""
-        now = self.clock()
+        params = self._held(job, applied=index + 1, index=index)
         with self._write() as tx:
-            updated = tx.execute(
-                MARK_APPLIED,
-                (index + 1, now + self.lease_seconds, now, job.job_id, job.lease_owner, index),
-            ).rowcount
-            if updated != 1:
+            if tx.execute(MARK_APPLIED, params).rowcount != 1:
                 raise JobLeaseLostError(
                     f"memory job {job.job_id}: op {index} could not be marked applied by worker "
                     f"{job.lease_owner!r} (lease lost or op already recorded)."
                 )
             tx.execute(
-                INSERT_AUDIT, _audit_params(job.job_id, index, job.user_id, job.thread_id, op, now)
+                INSERT_AUDIT,
+                _audit_params(job.job_id, index, job.user_id, job.thread_id, op, params["now"]),
             )
 
     def complete(self, job: Job) -> None:
         """Mark a job done (its message text is dropped; the audit log keeps the decisions)."""
-        now = self.clock()
-        self._held_update(COMPLETE_JOB, (now, now, job.job_id, job.lease_owner), job)
+        self._held_update(COMPLETE_JOB, self._held(job), job)
 
     def fail(self, job: Job, error: str) -> str:
         """Record a failed attempt; returns the new status (``pending`` with backoff, or ``failed``)."""
-        now = self.clock()
         error = error[:2000]
         if job.attempts >= self.max_attempts:
-            self._held_update(FAIL_JOB, (error, now, now, job.job_id, job.lease_owner), job)
+            self._held_update(FAIL_JOB, self._held(job, error=error), job)
             return "failed"
         delay = backoff_seconds(job.attempts, self.backoff_base_seconds, self.backoff_max_seconds)
-        self._held_update(RETRY_JOB, (now + delay, error, now, job.job_id, job.lease_owner), job)
+        params = self._held(job, error=error)
+        params["not_before"] = params["now"] + delay
+        self._held_update(RETRY_JOB, params, job)
         return "pending"
 
     def release(self, job: Job) -> None:
         """Hand a job back unfinished (graceful stop); its saved stages are kept."""
-        self._held_update(RELEASE_JOB, (self.clock(), job.job_id, job.lease_owner), job)
+        self._held_update(RELEASE_JOB, self._held(job), job)
 
     def retry_failed(self) -> int:
         """Put every failed job back in the queue with fresh attempts; returns how many."""
         self.setup()
-        now = self.clock()
         with self._write() as tx:
-            return int(tx.execute(REQUEUE_FAILED, (now, now)).rowcount)
+            return int(tx.execute(REQUEUE_FAILED, {"now": self.clock()}).rowcount)
 
-    # audit ------------------------------------------------------------------------
+    # audit ----------------------------------------------------------------------------
 
     def record_audit(self, user_id: str, thread_id: str | None, ops: Sequence[MemoryOp]) -> None:
         """Append decisions made outside a job (the standalone reconcile node)."""
@@ -698,21 +807,22 @@ class SqliteMemoryQueue:
     def audit(self, user_id: str | None = None, *, limit: int = 100) -> list[AuditEntry]:
         """The newest decisions first, optionally for one user."""
         self.setup()
-        rows = self._conn().execute(SELECT_AUDIT, {"user_id": user_id, "limit": limit}).fetchall()
+        rows = self._read(SELECT_AUDIT, {"user_id": user_id, "limit": limit})
         return [
             AuditEntry(seq, job_id, op_index, uid, tid, op_from_dict(json.loads(op)), created)
             for seq, job_id, op_index, uid, tid, op, created in rows
         ]
 
-    # inspection -------------------------------------------------------------------
+    # inspection -----------------------------------------------------------------------
 
     def _infos(self, statuses: Sequence[str]) -> list[JobInfo]:
         self.setup()
-        sql = SELECT_JOB_INFOS.format(statuses=",".join("?" * len(statuses)))
         out = []
-        for row in self._conn().execute(sql, tuple(statuses)):
+        for row in self._read(SELECT_JOB_INFOS):
             (job_id, user_id, thread_id, status, stage, attempts, messages,
              last_error, not_before, created_at, updated_at, lease_owner) = row  # fmt: skip
+            if status not in statuses:
+                continue
             out.append(
                 JobInfo(
                     job_id,
@@ -742,14 +852,13 @@ class SqliteMemoryQueue:
     def stats(self) -> dict[str, Any]:
         """Counts per status, the age of the oldest waiting job (s) and the audit size."""
         self.setup()
-        conn = self._conn()
         counts = {"pending": 0, "leased": 0, "done": 0, "failed": 0}
-        counts.update({status: n for status, n in conn.execute(SELECT_STATUS_COUNTS)})
-        oldest = conn.execute(SELECT_OLDEST_WAITING).fetchone()[0]
+        counts.update({status: int(n) for status, n in self._read(SELECT_STATUS_COUNTS)})
+        oldest = self._read(SELECT_OLDEST_WAITING)[0][0]
         return {
             **counts,
             "oldest_waiting_seconds": None if oldest is None else max(0.0, self.clock() - oldest),
-            "audit_entries": conn.execute(SELECT_AUDIT_COUNT).fetchone()[0],
+            "audit_entries": int(self._read(SELECT_AUDIT_COUNT)[0][0]),
         }
 
     def unfinished(self) -> int:
@@ -757,14 +866,14 @@ class SqliteMemoryQueue:
         stats = self.stats()
         return int(stats["pending"] + stats["leased"])
 
-    # housekeeping -----------------------------------------------------------------
+    # housekeeping ---------------------------------------------------------------------
 
     def forget_user(self, user_id: str) -> int:
         """Delete a user's jobs, queued message ids and audit entries; returns rows deleted."""
         self.setup()
         with self._write() as tx:
             return sum(
-                int(tx.execute(sql, (user_id,)).rowcount)
+                int(tx.execute(sql, {"user_id": user_id}).rowcount)
                 for sql in (DELETE_USER_JOBS, DELETE_USER_MESSAGES, DELETE_USER_AUDIT)
             )
 
@@ -772,49 +881,157 @@ class SqliteMemoryQueue:
         """Delete finished job rows older than this (their message ids stay, so nothing is re-queued)."""
         self.setup()
         with self._write() as tx:
-            return int(
-                tx.execute(DELETE_DONE_BEFORE, (self.clock() - older_than_seconds,)).rowcount
+            before = self.clock() - older_than_seconds
+            return int(tx.execute(DELETE_DONE_BEFORE, {"before": before}).rowcount)
+
+
+# --- SQLite --------------------------------------------------------------------------------
+
+
+class SqliteMemoryQueue(MemoryQueue):
+    """The durable memory-writing queue on a SQLite file (the checkpoints' file).
+
+    Args:
+        path: The SQLite database file, typically the one your ``SqliteSaver``
+            uses. ``":memory:"`` is refused: the queue must survive a restart.
+        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock).
+
+    Raises:
+        ConfigurationError: A value is out of range or ``path`` is ``":memory:"``.
+    """
+
+    _migrations = SQLITE_MIGRATIONS
+    _create_migrations_table = CREATE_MIGRATIONS_TABLE_SQLITE
+    _select_queued_ids = SELECT_QUEUED_MESSAGE_IDS_SQLITE
+
+    def __init__(self, path: str | Path, **settings: Any) -> None:
+        if str(path) in ("", ":memory:") or str(path).startswith("file::memory:"):
+            raise ConfigurationError(
+                f"SqliteMemoryQueue(path={str(path)!r}): the queue must survive a restart; "
+                "pass the path of a database file (the one your checkpointer uses)."
             )
+        super().__init__(**settings)
+        self.path = str(path)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, path: str | Path, **settings: Any) -> Iterator[SqliteMemoryQueue]:
+        """A set-up queue on ``path``, closed on exit.
+
+        Example:
+            >>> import tempfile, os
+            >>> with SqliteMemoryQueue.from_conn_string(os.path.join(tempfile.mkdtemp(), "db")) as q:
+            ...     q.pending()
+            []
+        """
+        queue = cls(path, **settings)
+        try:
+            queue.setup()
+            yield queue
+        finally:
+            queue.close()
+
+    def _describe(self) -> str:
+        return f"SqliteMemoryQueue({self.path!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit so that transactions are explicit; 30 s busy timeout because the
+        # checkpointer writes to the same file.
+        conn = sqlite3.connect(
+            self.path,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=self.path.startswith("file:"),
+        )
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        return conn
+
+    @contextmanager
+    def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
+        # IMMEDIATE takes the write lock up front: no read-to-write upgrade deadlock.
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def _ids_param(self, ids: Sequence[str]) -> Any:
+        return json.dumps(list(ids))
 
 
-def _audit_params(
-    job_id: str | None,
-    index: int | None,
-    user_id: str,
-    thread_id: str | None,
-    op: MemoryOp,
-    now: float,
-) -> tuple[Any, ...]:
-    return (
-        job_id,
-        index,
-        user_id,
-        thread_id,
-        op.action,
-        json.dumps(list(op.target_ids)),
-        op.result_id,
-        op.reason,
-        json.dumps(op_to_dict(op), ensure_ascii=False),
-        now,
-    )
+# --- Postgres ------------------------------------------------------------------------------
 
 
-def _job_from_row(row: Sequence[Any], worker_id: str) -> Job:
-    job_id, job_key, user_id, thread_id, stage, messages, candidates, ops, applied_ops, attempts = (
-        row
-    )
-    return Job(
-        job_id=job_id,
-        job_key=job_key,
-        user_id=user_id,
-        thread_id=thread_id,
-        stage=stage,
-        messages=messages_from_dict(json.loads(messages)),
-        candidates=None
-        if candidates is None
-        else [candidate_from_dict(c) for c in json.loads(candidates)],
-        ops=None if ops is None else [op_from_dict(o) for o in json.loads(ops)],
-        applied_ops=applied_ops,
-        attempts=attempts,
-        lease_owner=worker_id,
-    )
+class PostgresMemoryQueue(MemoryQueue):
+    """The durable memory-writing queue in a Postgres database (the checkpoints' database).
+
+    Several worker processes may share it: claims use ``FOR UPDATE SKIP LOCKED``
+    and a user's jobs still run one at a time, oldest first.
+
+    Args:
+        conn_string: A libpq connection string / URL (``postgresql://...``).
+        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock).
+
+    Raises:
+        InvalidConnectionError: ``conn_string`` is not a string.
+        ConfigurationError: A setting is out of range.
+    """
+
+    _migrations = POSTGRES_MIGRATIONS
+    _create_migrations_table = CREATE_MIGRATIONS_TABLE_POSTGRES
+    _select_queued_ids = SELECT_QUEUED_MESSAGE_IDS_POSTGRES
+    _select_claimable = SELECT_CLAIMABLE_POSTGRES
+    _lock_migrations = LOCK_MIGRATIONS_POSTGRES
+    _lock_thread = LOCK_THREAD_POSTGRES
+
+    def __init__(self, conn_string: str, **settings: Any) -> None:
+        if not isinstance(conn_string, str) or not conn_string.strip():
+            raise InvalidConnectionError(
+                f"PostgresMemoryQueue(conn_string={conn_string!r}): pass a connection string "
+                "such as 'postgresql://user@host:5432/db'."
+            )
+        super().__init__(**settings)
+        self.conn_string = conn_string
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(cls, conn_string: str, **settings: Any) -> Iterator[PostgresMemoryQueue]:
+        """A set-up queue on ``conn_string``, closed on exit."""
+        queue = cls(conn_string, **settings)
+        try:
+            queue.setup()
+            yield queue
+        finally:
+            queue.close()
+
+    def _describe(self) -> str:
+        # Never echo a password from the connection string.
+        safe = re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.conn_string)
+        safe = re.sub(r"password=\S+", "password=***", safe)
+        return f"PostgresMemoryQueue({safe!r})"
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        return psycopg.connect(self.conn_string, autocommit=True)
+
+    def _transaction(self, conn: Any) -> Any:
+        return conn.transaction()
+
+    def _translate(self, sql: str) -> str:
+        return _pg_sql(sql)
+
+
+_PG_CACHE: dict[str, str] = {}
+
+
+def _pg_sql(sql: str) -> str:
+    cached = _PG_CACHE.get(sql)
+    if cached is None:
+        cached = _PG_CACHE[sql] = to_pyformat(sql)
+    return cached

@@ -4,7 +4,8 @@
 turns) and the extract node (for new turns) call.
 
 - ``mode="background"`` (default): ``submit`` only writes the (redacted)
-  messages to the ``SqliteMemoryQueue`` - a millisecond - and a worker thread
+  messages to the queue (``SqliteMemoryQueue`` in the checkpoints' file, or
+  ``PostgresMemoryQueue``) - a few milliseconds - and a worker thread
   runs extract and reconcile later. Start the worker with ``start()`` / ``stop()``
   or ``with writer:`` / ``async with writer:``; ``drain(timeout)`` waits for
   the queue to empty (tests, shutdown).
@@ -42,7 +43,7 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor, message_ids_for
-from langgraph_memory.nodes.queue import AuditEntry, Job, SqliteMemoryQueue
+from langgraph_memory.nodes.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.nodes.reconcile import Reconciler
 from langgraph_memory.privacy import Redactor
 from langgraph_memory.types import LongTermMemory, MemoryOp
@@ -74,7 +75,7 @@ class MemoryWriter:
         model_for_reconcile: Chat model for the one judgement per batch;
             ``None`` uses the offline reconcile rules.
         mode: ``"background"`` (queue + worker thread) or ``"sync"`` (inline).
-        queue: A ``SqliteMemoryQueue``; required in background mode.
+        queue: A ``SqliteMemoryQueue`` / ``PostgresMemoryQueue``; required in background mode.
         policy: Privacy policy; messages are redacted before they are queued.
         poll_interval: How often an idle worker looks for ready jobs (seconds).
         worker_id: Name of this writer's worker in leases (default: random).
@@ -95,7 +96,7 @@ class MemoryWriter:
         extractor: MemoryExtractor | BaseChatModel,
         model_for_reconcile: BaseChatModel | None = None,
         mode: WriterMode = "background",
-        queue: SqliteMemoryQueue | None = None,
+        queue: MemoryQueue | None = None,
         policy: PrivacyPolicy | None = None,
         poll_interval: float = 0.2,
         worker_id: str | None = None,
@@ -188,7 +189,7 @@ class MemoryWriter:
 
     # running jobs -----------------------------------------------------------------
 
-    def _require_queue(self) -> SqliteMemoryQueue:
+    def _require_queue(self) -> MemoryQueue:
         if self.queue is None:
             raise ConfigurationError(
                 "this MemoryWriter has no queue; pass queue=SqliteMemoryQueue(...)."

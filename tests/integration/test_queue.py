@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_memory.errors import ConfigurationError, JobLeaseLostError
-from langgraph_memory.nodes.queue import SqliteMemoryQueue, backoff_seconds
+from langgraph_memory.nodes.queue import (
+    MemoryQueue,
+    PostgresMemoryQueue,
+    SqliteMemoryQueue,
+    backoff_seconds,
+    to_pyformat,
+)
 from langgraph_memory.types import CandidateMemory, MemoryOp
 
 
@@ -32,10 +40,30 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "checkpoints.sqlite"
 
 
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def make_queue(request: pytest.FixtureRequest, db: Path) -> Iterator[Callable[..., MemoryQueue]]:
+    """Queues on a fresh database of the parametrized backend (all share that database)."""
+    made: list[MemoryQueue] = []
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
+
+    def make(**settings: Any) -> MemoryQueue:
+        q: MemoryQueue = (
+            PostgresMemoryQueue(dsn, **settings) if dsn else SqliteMemoryQueue(db, **settings)
+        )
+        made.append(q)
+        return q
+
+    yield make
+    for q in made:
+        q.close()
+
+
 @pytest.fixture
-def queue(db: Path, clock: Clock):
-    q = SqliteMemoryQueue(
-        db,
+def queue(make_queue: Callable[..., MemoryQueue], clock: Clock) -> MemoryQueue:
+    q = make_queue(
         debounce_seconds=2,
         max_debounce_seconds=10,
         lease_seconds=30,
@@ -45,8 +73,7 @@ def queue(db: Path, clock: Clock):
         clock=clock,
     )
     q.setup()
-    yield q
-    q.close()
+    return q
 
 
 def turn(n: int, text: str = "hello") -> list:
@@ -75,7 +102,7 @@ def test_setup_is_idempotent_and_coexists_with_the_official_saver(db: Path) -> N
     conn.close()
 
 
-def test_a_message_is_queued_at_most_once(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_a_message_is_queued_at_most_once(queue: MemoryQueue, clock: Clock) -> None:
     first = queue.enqueue("u", "t", turn(1))
     assert first is not None
     assert queue.enqueue("u", "t", turn(1)) is None
@@ -98,7 +125,7 @@ def test_a_message_is_queued_at_most_once(queue: SqliteMemoryQueue, clock: Clock
 
 
 def test_messages_of_a_thread_are_coalesced_within_the_debounce_window(
-    queue: SqliteMemoryQueue, clock: Clock
+    queue: MemoryQueue, clock: Clock
 ) -> None:
     a = queue.enqueue("u", "t", turn(1))
     clock.now += 1
@@ -113,7 +140,7 @@ def test_messages_of_a_thread_are_coalesced_within_the_debounce_window(
     assert job is not None and [m.id for m in job.messages] == ["h1", "a1", "h2", "a2"]
 
 
-def test_debounce_is_capped(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_debounce_is_capped(queue: MemoryQueue, clock: Clock) -> None:
     first = queue.enqueue("u", "t", turn(0))
     for n in range(1, 7):
         clock.now += 1.5  # always inside the 2 s window ...
@@ -124,7 +151,7 @@ def test_debounce_is_capped(queue: SqliteMemoryQueue, clock: Clock) -> None:
     assert info.not_before <= info.created_at + 10
 
 
-def test_a_leased_job_is_not_coalesced(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_a_leased_job_is_not_coalesced(queue: MemoryQueue, clock: Clock) -> None:
     a = queue.enqueue("u", "t", turn(1))
     clock.now += 3
     assert queue.claim("w") is not None
@@ -132,9 +159,7 @@ def test_a_leased_job_is_not_coalesced(queue: SqliteMemoryQueue, clock: Clock) -
     assert b != a
 
 
-def test_jobs_of_one_user_run_one_at_a_time_in_order(
-    queue: SqliteMemoryQueue, clock: Clock
-) -> None:
+def test_jobs_of_one_user_run_one_at_a_time_in_order(queue: MemoryQueue, clock: Clock) -> None:
     a = queue.enqueue("u", "t1", turn(1))
     b = queue.enqueue("u", "t2", turn(2))
     c = queue.enqueue("v", "t3", turn(3))
@@ -150,7 +175,7 @@ def test_jobs_of_one_user_run_one_at_a_time_in_order(
 
 
 def test_expired_lease_is_taken_over_and_the_old_worker_is_fenced(
-    queue: SqliteMemoryQueue, clock: Clock
+    queue: MemoryQueue, clock: Clock
 ) -> None:
     queue.enqueue("u", "t", turn(1))
     clock.now += 3
@@ -177,7 +202,7 @@ def test_expired_lease_is_taken_over_and_the_old_worker_is_fenced(
     assert queue.stats()["done"] == 1 and len(queue.audit()) == 1
 
 
-def test_a_job_whose_workers_keep_dying_is_failed(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_a_job_whose_workers_keep_dying_is_failed(queue: MemoryQueue, clock: Clock) -> None:
     queue.enqueue("u", "t", turn(1))
     clock.now += 3
     for _ in range(3):
@@ -188,7 +213,7 @@ def test_a_job_whose_workers_keep_dying_is_failed(queue: SqliteMemoryQueue, cloc
     assert "lease expired 3 times" in (failed.last_error or "")
 
 
-def test_retry_with_backoff_then_failed(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_retry_with_backoff_then_failed(queue: MemoryQueue, clock: Clock) -> None:
     queue.enqueue("u", "t", turn(1))
     clock.now += 3
     job = queue.claim("w")
@@ -211,7 +236,7 @@ def test_retry_with_backoff_then_failed(queue: SqliteMemoryQueue, clock: Clock) 
 
 
 def test_release_hands_the_job_back_without_spending_an_attempt(
-    queue: SqliteMemoryQueue, clock: Clock
+    queue: MemoryQueue, clock: Clock
 ) -> None:
     queue.enqueue("u", "t", turn(1))
     clock.now += 3
@@ -223,7 +248,7 @@ def test_release_hands_the_job_back_without_spending_an_attempt(
     assert again is not None and again.attempts == 1 and again.stage == "extracted"
 
 
-def test_claim_specific_job_and_ignore_debounce(queue: SqliteMemoryQueue) -> None:
+def test_claim_specific_job_and_ignore_debounce(queue: MemoryQueue) -> None:
     a = queue.enqueue("u", "t", turn(1))
     assert queue.claim("w") is None
     assert queue.claim("w", ignore_debounce=True) is not None
@@ -234,7 +259,7 @@ def test_claim_specific_job_and_ignore_debounce(queue: SqliteMemoryQueue) -> Non
     assert queue.claim("w", job_id=b) is None  # already leased
 
 
-def test_inspection_and_housekeeping(queue: SqliteMemoryQueue, clock: Clock) -> None:
+def test_inspection_and_housekeeping(queue: MemoryQueue, clock: Clock) -> None:
     queue.enqueue("u", "t", turn(1))
     queue.enqueue("v", "t", turn(2))
     stats = queue.stats()
@@ -252,11 +277,11 @@ def test_inspection_and_housekeeping(queue: SqliteMemoryQueue, clock: Clock) -> 
     assert [e.op.reason for e in entries] == ["standalone", "new"]
     assert entries[1].op == op and entries[1].job_id == job.job_id
     # a finished job keeps no conversation text
-    conn = sqlite3.connect(queue.path)
-    assert conn.execute(
-        "SELECT messages FROM lgm_memory_jobs WHERE job_id = ?", (job.job_id,)
-    ).fetchone() == ("[]",)
-    conn.close()
+    with queue._write() as tx:
+        row = tx.execute(
+            "SELECT messages FROM lgm_memory_jobs WHERE job_id = :j", {"j": job.job_id}
+        )
+        assert row.fetchone() == ("[]",)
     clock.now += 100
     assert queue.purge_done(older_than_seconds=50) == 1
     assert (
@@ -267,8 +292,10 @@ def test_inspection_and_housekeeping(queue: SqliteMemoryQueue, clock: Clock) -> 
     assert queue.audit("u") == []
 
 
-def test_concurrent_claims_never_hand_out_a_job_twice(db: Path) -> None:
-    q = SqliteMemoryQueue(db, debounce_seconds=0)
+def test_concurrent_claims_never_hand_out_a_job_twice(
+    make_queue: Callable[..., MemoryQueue],
+) -> None:
+    q = make_queue(debounce_seconds=0)
     for n in range(40):
         q.enqueue(f"user-{n}", "t", turn(n))
     claimed: list[str] = []
@@ -287,7 +314,6 @@ def test_concurrent_claims_never_hand_out_a_job_twice(db: Path) -> None:
         t.join()
     assert len(claimed) == 40 and len(set(claimed)) == 40
     assert q.stats()["done"] == 40
-    q.close()
 
 
 def test_backoff_schedule() -> None:
@@ -312,9 +338,37 @@ def test_memory_database_is_refused() -> None:
         SqliteMemoryQueue(":memory:")
 
 
-def test_closed_queue_says_so(db: Path) -> None:
-    q = SqliteMemoryQueue(db)
+def test_closed_queue_says_so(make_queue: Callable[..., MemoryQueue]) -> None:
+    q = make_queue()
     q.setup()
     q.close()
     with pytest.raises(ConfigurationError, match="closed"):
         q.stats()
+
+
+def test_setup_twice_from_two_queues_is_idempotent(make_queue: Callable[..., MemoryQueue]) -> None:
+    first, second = make_queue(), make_queue()
+    first.setup()
+    second.setup()
+    assert first.enqueue("u", "t", turn(1)) is not None
+    assert second.enqueue("u", "t", turn(1)) is None  # the same tables
+    with first._write() as tx:
+        assert tx.execute("SELECT COUNT(*) FROM lgm_memory_queue_migrations").fetchone()[0] == 1
+
+
+def test_pyformat_translation() -> None:
+    assert to_pyformat("WHERE a = :a AND b = :b_2") == "WHERE a = %(a)s AND b = %(b_2)s"
+    assert to_pyformat("x::text LIKE '5%'") == "x::text LIKE '5%%'"
+
+
+@pytest.mark.postgres
+def test_postgres_connection_string_is_checked_and_never_echoed(pg_dsn: str) -> None:
+    from langgraph_memory.errors import InvalidConnectionError
+
+    with pytest.raises(InvalidConnectionError, match="connection string"):
+        PostgresMemoryQueue(None)  # type: ignore[arg-type]
+    q = PostgresMemoryQueue("postgresql://bob:hunter2@127.0.0.1:1/x")
+    assert "hunter2" not in q._describe()
+    with PostgresMemoryQueue.from_conn_string(pg_dsn, debounce_seconds=0) as live:
+        assert live.enqueue("u", "t", turn(1)) is not None
+        assert live.claim("w") is not None

@@ -21,7 +21,7 @@ from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.errors import ConfigurationError, MissingUserIdError
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes.extract import LLMMemoryExtractor, create_extract_node
-from langgraph_memory.nodes.queue import SqliteMemoryQueue
+from langgraph_memory.nodes.queue import MemoryQueue, PostgresMemoryQueue, SqliteMemoryQueue
 from langgraph_memory.nodes.reconcile import create_reconcile_node
 from langgraph_memory.nodes.rules import RuleBasedExtractor
 from langgraph_memory.nodes.writer import MemoryWriter
@@ -43,9 +43,14 @@ def db(tmp_path: Path) -> Path:
     return tmp_path / "checkpoints.sqlite"
 
 
-@pytest.fixture
-def queue(db: Path) -> Iterator[SqliteMemoryQueue]:
-    q = SqliteMemoryQueue(db, debounce_seconds=0.05, backoff_base_seconds=0.05, max_attempts=3)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def queue(request: pytest.FixtureRequest, db: Path) -> Iterator[MemoryQueue]:
+    settings = {"debounce_seconds": 0.05, "backoff_base_seconds": 0.05, "max_attempts": 3}
+    q: MemoryQueue
+    if request.param == "postgres":
+        q = PostgresMemoryQueue(request.getfixturevalue("pg_dsn"), **settings)
+    else:
+        q = SqliteMemoryQueue(db, **settings)
     q.setup()
     yield q
     q.close()
@@ -62,7 +67,7 @@ def mem(text: str, key: str | None, ids: list[str], **kw: object) -> dict[str, o
 # --- the stories -------------------------------------------------------------------
 
 
-def test_budget_3000_then_5000(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+def test_budget_3000_then_5000(store: ChromaMemoryStore, queue: MemoryQueue) -> None:
     extract_model = ScriptedChatModel(
         replies=[
             memories_json(mem("User's budget is 3000", "budget", ["m1"])),
@@ -139,7 +144,7 @@ def test_assistant_guess_never_becomes_a_user_fact(store: ChromaMemoryStore) -> 
     assert fact.source is MemorySource.USER_STATED and fact.id not in store_before
 
 
-def test_forget_my_address_deletes_it(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+def test_forget_my_address_deletes_it(store: ChromaMemoryStore, queue: MemoryQueue) -> None:
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync", queue=queue)
     writer.submit(U, "t", [HumanMessage("My address is 12 Elm Street. I'm vegan.", id="h1")])
     writer.submit(U, "t", [HumanMessage("Actually my address is 9 Oak Road", id="h2")])
@@ -164,7 +169,7 @@ def test_chinese_story_offline(store: ChromaMemoryStore) -> None:
 
 
 def test_at_most_one_extract_and_one_reconcile_call_per_batch(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     seed = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
     seed.submit(U, "t0", [HumanMessage("I like green tea. I hate meetings before 9am", id="s1")])
@@ -207,7 +212,7 @@ def test_at_most_one_extract_and_one_reconcile_call_per_batch(
 
 
 def test_background_submit_is_off_the_reply_path(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     gate = threading.Event()
 
@@ -230,7 +235,7 @@ def test_background_submit_is_off_the_reply_path(
 
 
 def test_resubmitting_the_same_turns_is_a_no_op(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     model = ScriptedChatModel(replies=[memories_json(mem("User is vegan", "diet", ["m1"]))])
     writer = MemoryWriter(store, extractor=model, queue=queue)
@@ -244,7 +249,7 @@ def test_resubmitting_the_same_turns_is_a_no_op(
 
 
 def test_a_failing_model_is_retried_with_backoff(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     model = ScriptedChatModel(
         replies=[
@@ -260,7 +265,7 @@ def test_a_failing_model_is_retried_with_backoff(
 
 
 def test_a_job_that_keeps_failing_is_kept_and_inspectable(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     broken = ScriptedChatModel(replies=["not json"], repeat_last=True)
     writer = MemoryWriter(store, extractor=broken, queue=queue)
@@ -339,7 +344,7 @@ def test_graceful_stop_mid_batch_then_restart(store: ChromaMemoryStore, db: Path
 
 
 async def test_async_submit_sync_and_background(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
     receipt = await writer.asubmit(U, "t", [HumanMessage("my budget is 3000", id="h1")])
@@ -355,11 +360,12 @@ async def test_async_submit_sync_and_background(
     assert [op.action for op in receipt.ops] == ["supersede"]
 
 
-def test_writer_redacts_before_queueing(store: ChromaMemoryStore, queue: SqliteMemoryQueue) -> None:
+def test_writer_redacts_before_queueing(store: ChromaMemoryStore, queue: MemoryQueue) -> None:
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
     writer.submit(U, "t", [HumanMessage("remember my phone is 13800138000", id="h1")])
-    raw = Path(queue.path).read_bytes()
-    assert b"13800138000" not in raw
+    with queue._write() as tx:
+        (stored_turns,) = tx.execute("SELECT messages FROM lgm_memory_jobs").fetchone()
+    assert "13800138000" not in stored_turns and "[PHONE]" in stored_turns
     assert writer.drain(timeout=20)
     assert all("13800138000" not in t for t in texts(store))
 
@@ -414,7 +420,7 @@ def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore,
 
 
 async def test_reconcile_node_records_its_audit(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     node = create_reconcile_node(store=store, queue=queue)
     config = {"configurable": {"user_id": U, "thread_id": "t"}}
@@ -433,7 +439,7 @@ async def test_reconcile_node_records_its_audit(
 
 
 def test_sync_mode_raises_model_errors_and_keeps_the_job(
-    store: ChromaMemoryStore, queue: SqliteMemoryQueue
+    store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
     from langgraph_memory.errors import ModelOutputError
 
