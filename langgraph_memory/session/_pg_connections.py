@@ -84,6 +84,13 @@ def check_connection(conn: Any, *, want_async: bool) -> str:
     import psycopg_pool
 
     name = type(conn).__name__
+    saver = "AsyncPostgresSaver" if want_async else "PostgresSaver"
+    if isinstance(conn, str):
+        raise InvalidConnectionError(
+            f"{saver}(conn) takes an open connection or pool, not the string {conn!r}; "
+            f"for a DSN use `{'async ' if want_async else ''}with {saver}.from_conn_string(dsn) "
+            "as saver:`."
+        )
     if want_async:
         if isinstance(conn, (psycopg.Connection, psycopg_pool.ConnectionPool)):
             raise InvalidConnectionError(
