@@ -1,0 +1,104 @@
+"""Retrieval quality on our own dataset: fusion beats keyword-only and vector-only.
+
+``tests/data/retrieval_memories.tsv``: 300 memories of one user (50 English and
+50 Chinese facts that queries target, 200 distractors on the same topics:
+relatives' allergies, other people's seats, questions *about* a topic).
+``tests/data/retrieval_queries.tsv``: 100 paraphrased questions, one target each.
+
+Three rankers over the same embedded store (HashingEmbeddings, 384 dims):
+keyword-only (a store built without embeddings: pure FTS5 BM25), vector-only
+(``keyword_share=0``) and the default fusion (``keyword_share=0.5``), all with
+recency and importance switched off so only relevance is compared. The metric
+is recall@k: the share of queries whose target is among the top k.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from langgraph_memory.config import ScoringWeights
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.types import MemoryRecord
+
+DATA = Path(__file__).parent.parent / "data"
+USER = "quality"
+
+
+def load_tsv(name: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            first, second = line.split("\t")
+            rows.append((first, second))
+    return rows
+
+
+MEMORIES = load_tsv("retrieval_memories.tsv")
+QUERIES = load_tsv("retrieval_queries.tsv")
+
+
+def recall_at(store: ChromaMemoryStore, k: int, weights: ScoringWeights) -> float:
+    hits = 0
+    for target, query in QUERIES:
+        found = store.search_memories(USER, query, limit=k, weights=weights, min_relevance=0.0)
+        hits += target in [m.record.id for m in found]
+    return hits / len(QUERIES)
+
+
+def _filled(path: Path, embeddings: HashingEmbeddings | None) -> ChromaMemoryStore:
+    store = ChromaMemoryStore.embedded(path, embeddings=embeddings)
+    for memory_id, text in MEMORIES:
+        store.put_memory(MemoryRecord(text=text, user_id=USER, id=memory_id))
+    return store
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ChromaMemoryStore]]:
+    hybrid = _filled(tmp_path_factory.mktemp("hybrid"), HashingEmbeddings(dimensions=384))
+    keyword = _filled(tmp_path_factory.mktemp("keyword"), None)
+    yield {"hybrid": hybrid, "keyword": keyword}
+    hybrid.close()
+    keyword.close()
+
+
+def test_dataset_shape() -> None:
+    ids = [m for m, _ in MEMORIES]
+    assert len(MEMORIES) >= 300 and len(set(ids)) == len(ids)
+    targets = [t for t, _ in QUERIES]
+    assert len(QUERIES) >= 100 and set(targets) <= set(ids)
+    assert sum(t.startswith("z") for t in targets) >= 50  # Chinese half
+    texts = dict(MEMORIES)
+    assert all(query != texts[target] for target, query in QUERIES)  # paraphrases, not copies
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_fusion_beats_keyword_only_and_vector_only(
+    stores: dict[str, ChromaMemoryStore], k: int
+) -> None:
+    relevance_only = {"recency": 0.0, "importance": 0.0, "min_relevance": 0.0}
+    fusion = recall_at(stores["hybrid"], k, ScoringWeights(keyword_share=0.5, **relevance_only))
+    vector = recall_at(stores["hybrid"], k, ScoringWeights(keyword_share=0.0, **relevance_only))
+    keyword = recall_at(stores["keyword"], k, ScoringWeights(keyword_share=1.0, **relevance_only))
+    print(f"recall@{k}: fusion {fusion:.2f}, keyword-only {keyword:.2f}, vector-only {vector:.2f}")
+    assert fusion > keyword
+    assert fusion > vector
+    assert fusion >= 0.7  # an absolute floor, so "beats" cannot mean "all three collapsed"
+
+
+def test_default_boosts_do_not_hurt_relevance_on_timeless_data(
+    stores: dict[str, ChromaMemoryStore],
+) -> None:
+    """All memories were written seconds apart: recency carries no signal here.
+
+    The default weights (0.6/0.2/0.2 with bounded boosts) must not lose more
+    than one query at k=5 against relevance-only ranking.
+    """
+    relevance_only = ScoringWeights(recency=0.0, importance=0.0, min_relevance=0.0)
+    defaults = ScoringWeights(min_relevance=0.0)
+    plain = recall_at(stores["hybrid"], 5, relevance_only)
+    boosted = recall_at(stores["hybrid"], 5, defaults)
+    assert boosted >= plain - 0.01
