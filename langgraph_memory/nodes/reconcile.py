@@ -75,6 +75,10 @@ __all__ = [
     "text_similarity",
 ]
 
+# The reason of an op rejected by the provenance guardrail (not a duplicate:
+# later ops of the batch must not treat the rejected memory as stored).
+AGENT_GUARD = "agent_inferred never supersedes user_stated"
+
 _ID_NAMESPACE = uuid.UUID("6f1d3c52-8f0e-4c7e-9a57-2f4a4b3c9e10")
 
 
@@ -199,6 +203,11 @@ def result_id_for(seed: str, index: int) -> str:
     return uuid.uuid5(_ID_NAMESPACE, f"{seed}:{index}").hex
 
 
+def _upgrades(cand: CandidateMemory, existing: MemorySource) -> bool:
+    """The user now states what was only inferred: the same text, a better source."""
+    return cand.source is MemorySource.USER_STATED and existing is MemorySource.AGENT_INFERRED
+
+
 def _keyed_op(
     index: int,
     ctx: CandidateContext,
@@ -226,7 +235,7 @@ def _keyed_op(
     earlier = batch_by_key.get(key)
     if earlier is not None:  # a later value in the same batch wins over the earlier one
         earlier_id, earlier_cand = earlier
-        if _same_text(earlier_cand.text, cand.text):
+        if _same_text(earlier_cand.text, cand.text) and not _upgrades(cand, earlier_cand.source):
             return MemoryOp(
                 "ignore", cand, (earlier_id,), "duplicate of an earlier memory in this batch"
             )
@@ -234,9 +243,7 @@ def _keyed_op(
             cand.source is MemorySource.AGENT_INFERRED
             and earlier_cand.source is MemorySource.USER_STATED
         ):
-            return MemoryOp(
-                "ignore", cand, (earlier_id,), "agent_inferred never supersedes user_stated"
-            )
+            return MemoryOp("ignore", cand, (earlier_id,), AGENT_GUARD)
         result_id = result_id_for(seed, index)
         batch_by_key[key] = (result_id, cand)
         return MemoryOp(
@@ -249,7 +256,7 @@ def _keyed_op(
     if not active:
         return None
     for record in active:
-        if _same_text(record.text, cand.text):
+        if _same_text(record.text, cand.text) and not _upgrades(cand, record.source):
             return MemoryOp(
                 "ignore", cand, (record.id,), f"same value already stored for key {key!r}"
             )
@@ -260,7 +267,7 @@ def _keyed_op(
             "ignore",
             cand,
             tuple(r.id for r in active),
-            "agent_inferred never supersedes user_stated",
+            AGENT_GUARD,
         )
     result_id = result_id_for(seed, index)
     batch_by_key[key] = (result_id, cand)
@@ -487,7 +494,7 @@ def _judged_op(
             "ignore",
             cand,
             tuple(r.id for r in protected),
-            note + "; agent_inferred never supersedes user_stated",
+            f"{note}; {AGENT_GUARD}",
         )
     ids = tuple(r.id for r in targets)
     if decision.label == "duplicates":
@@ -534,7 +541,54 @@ def plan_ops(
             decided[index] = _judged_op(index, ctx, by_index.get(index), request, seed, policy)
         else:
             decided[index] = _offline_op(index, ctx, seed, duplicate_threshold, forget_threshold)
-    return [decided[i] for i in range(len(contexts))]
+    return _without_phantom_targets([decided[i] for i in range(len(contexts))], seed)
+
+
+def _without_phantom_targets(ops: list[MemoryOp], seed: str) -> list[MemoryOp]:
+    """Point in-batch references at memories that are actually kept.
+
+    A keyed candidate left to the model is provisionally "the current value" of
+    its key for later candidates of the batch, and a repeated candidate points
+    at its first occurrence. If that earlier candidate is in the end not stored,
+    a later op must not point at a memory that never existed: it follows the
+    earlier one's duplicate targets, or else the new fact is added.
+    """
+    provisional = {result_id_for(seed, i): i for i in range(len(ops))}
+    kept: set[str] = set()
+    # provisional id of an ignored duplicate -> the stored memories it duplicates
+    alias: dict[str, tuple[str, ...]] = {}
+    out: list[MemoryOp] = []
+    for index, op in enumerate(ops):
+        targets: list[str] = []
+        for target in op.target_ids:
+            if target not in provisional or target in kept:
+                targets.append(target)
+            else:
+                targets.extend(alias.get(target, ()))
+        targets = list(dict.fromkeys(targets))
+        if tuple(targets) != op.target_ids:
+            if targets:
+                op = replace(op, target_ids=tuple(targets))
+            elif op.action == "delete":
+                note = "; nothing stored to forget"
+                op = replace(op, action="ignore", target_ids=(), reason=op.reason + note)
+            elif op.action == "ignore" and op.candidate is not None and op.candidate.forget:
+                op = replace(op, target_ids=())
+            else:  # supersede/merge/ignore of a value that was not kept: the new fact is added
+                note = "; the earlier value in this batch was not kept"
+                op = replace(
+                    op,
+                    action="add",
+                    target_ids=(),
+                    reason=op.reason + note,
+                    result_id=op.result_id or result_id_for(seed, index),
+                )
+        if op.result_id and op.action in ("add", "supersede", "merge"):
+            kept.add(op.result_id)
+        elif op.action == "ignore" and op.target_ids and AGENT_GUARD not in op.reason:
+            alias[result_id_for(seed, index)] = op.target_ids
+        out.append(op)
+    return out
 
 
 def first_pass(
@@ -548,9 +602,18 @@ def first_pass(
     for index, ctx in enumerate(contexts):
         cand = ctx.candidate
         folded = _NON_WORD.sub("", cand.text.lower())
-        if not cand.forget and folded in seen_texts:
+        first = seen_texts.get(folded)
+        stronger = (
+            first is not None
+            and cand.source is MemorySource.USER_STATED
+            and contexts[first].candidate.source is MemorySource.AGENT_INFERRED
+        )
+        if not cand.forget and first is not None and not stronger:
             decided[index] = MemoryOp(
-                "ignore", cand, (), f"repeats memory {seen_texts[folded] + 1} of this batch"
+                "ignore",
+                cand,
+                (result_id_for(seed, first),),  # resolved once the first one's fate is known
+                f"repeats memory {first + 1} of this batch",
             )
             continue
         op = _keyed_op(index, ctx, seed, batch_by_key)

@@ -103,6 +103,15 @@ def test_user_stated_supersedes_agent_inferred() -> None:
     ]
 
 
+def test_user_statement_upgrades_the_same_inferred_value() -> None:
+    store = FileMemoryStore()
+    guess = stored(store, "User is vegan", "diet", source=MemorySource.AGENT_INFERRED)
+    ops = Reconciler(store).reconcile(U, [cand("User is vegan", "diet")])
+    assert ops[0].action == "supersede" and ops[0].target_ids == (guess.id,)
+    (active,) = store.active(U)
+    assert active.source is MemorySource.USER_STATED
+
+
 def test_forget_by_key_deletes_every_version_and_sub_slots() -> None:
     store = FileMemoryStore()
     other = stored(store, "User's address is 1 Main St", "address", user="someone-else")
@@ -171,6 +180,28 @@ def test_repeated_candidate_in_one_batch_is_stored_once() -> None:
     )
     assert [op.action for op in ops] == ["add", "ignore"]
     assert len(store.active(U)) == 1
+
+
+def test_a_repeat_follows_its_first_occurrence() -> None:
+    store = FileMemoryStore()
+    fish = stored(store, "User eats fish")  # user_stated, no key
+    model = ScriptedChatModel(
+        replies=[decisions_json({"new": 1, "label": "contradicts", "targets": ["E1"]})]
+    )
+    ops = Reconciler(store, model=model).reconcile(
+        U,
+        [
+            # the assistant's guess, ignored: it may not supersede the user's statement
+            cand("User is vegan", "diet", source=MemorySource.AGENT_INFERRED),
+            # the user says the same later in the batch: it must not be lost with the guess
+            cand("User is vegan", "diet"),
+            cand("User is vegan", "diet"),
+        ],
+    )
+    assert [op.action for op in ops] == ["ignore", "add", "ignore"]
+    assert ops[2].target_ids == (ops[1].result_id,)
+    assert sorted(r.text for r in store.active(U)) == ["User eats fish", "User is vegan"]
+    assert store.get_memory(U, fish.id).status is MemoryStatus.ACTIVE  # type: ignore[union-attr]
 
 
 # --- the model judgement ---------------------------------------------------------
