@@ -702,8 +702,16 @@ class Reconciler:
             forget request to be deleted (default 0.5).
 
     Example:
-        >>> reconciler = Reconciler(store)  # doctest: +SKIP
-        >>> ops = reconciler.reconcile("u1", candidates, thread_id="t1")  # doctest: +SKIP
+        >>> import tempfile
+        >>> from langgraph_memory.embeddings import HashingEmbeddings
+        >>> from langgraph_memory.longterm import ChromaMemoryStore
+        >>> store = ChromaMemoryStore.embedded(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+        >>> reconciler = Reconciler(store)  # no model: the offline rules
+        >>> ops = reconciler.reconcile("u1", [CandidateMemory("User is vegan", key="diet")])
+        >>> ops = reconciler.reconcile("u1", [CandidateMemory("User eats fish", key="diet")])
+        >>> [(op.action, op.reason) for op in ops]
+        [('supersede', "same key 'diet': new value replaces the old")]
+        >>> store.close()
     """
 
     def __init__(

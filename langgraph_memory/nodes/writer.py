@@ -84,9 +84,20 @@ class MemoryWriter:
         ConfigurationError: Unknown mode, or background mode without a queue.
 
     Example:
+        >>> import tempfile
+        >>> from langchain_core.messages import HumanMessage
+        >>> from langgraph_memory.embeddings import HashingEmbeddings
+        >>> from langgraph_memory.longterm import ChromaMemoryStore
         >>> from langgraph_memory.nodes.rules import RuleBasedExtractor
-        >>> writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")  # doctest: +SKIP
-        >>> writer.submit("u1", "t1", [HumanMessage("my budget is 3000")]).ops  # doctest: +SKIP
+        >>> store = ChromaMemoryStore.embedded(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+        >>> writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+        >>> receipt = writer.submit("u1", "t1", [HumanMessage("my budget is 3000", id="h1")])
+        >>> [op.action for op in receipt.ops]
+        ['add']
+        >>> receipt = writer.submit("u1", "t1", [HumanMessage("预算改成5000", id="h2")])
+        >>> [(op.action, m.text) for op in receipt.ops for m in store.list_memories("u1")]
+        [('supersede', '用户的预算是5000')]
+        >>> store.close()
     """
 
     def __init__(
