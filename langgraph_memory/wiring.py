@@ -265,13 +265,13 @@ def _conversation(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
 
 if AgentMiddleware is not None:
 
-    class MemoryAgentState(AgentState[Any]):  # type: ignore[misc]
+    class MemoryAgentState(AgentState[Any]):
         """``create_agent`` state plus the memory keys (see ``MemoryState``)."""
 
         summary: NotRequired[str]
         extracted_through: NotRequired[str | None]
 
-    class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):  # type: ignore[misc]
+    class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any, Any]):
         """Recall, compress and extraction for ``langchain.agents.create_agent``.
 
         Args:

@@ -87,9 +87,9 @@ def header_is_ordered(messages: Sequence[AnyMessage]) -> bool:
 def rebuild_with(
     messages: Sequence[AnyMessage],
     *,
-    replace: Mapping[str, AnyMessage | None],
+    replace: Mapping[str, BaseMessage | None],
     drop_ids: frozenset[str] = frozenset(),
-) -> list[AnyMessage]:
+) -> list[BaseMessage]:
     """The whole list in canonical order, as a ``REMOVE_ALL_MESSAGES`` update.
 
     Args:
@@ -97,16 +97,16 @@ def rebuild_with(
         replace: Memory-message id -> new message (``None`` removes it).
         drop_ids: Conversation message ids to leave out (evicted).
     """
-    leading, ours, conversation = split_header(messages)
-    ours = {**ours, **{k: v for k, v in replace.items()}}
+    leading, present, conversation = split_header(messages)
+    ours: dict[str, BaseMessage | None] = {**present, **replace}
     header = [m for mid in MEMORY_MESSAGE_IDS if (m := ours.get(mid)) is not None]
     kept = [m for m in conversation if m.id not in drop_ids]
     return [RemoveMessage(id=REMOVE_ALL_MESSAGES), *leading, *header, *kept]
 
 
 def upsert_memory_message(
-    messages: Sequence[AnyMessage], new_message: AnyMessage
-) -> list[AnyMessage]:
+    messages: Sequence[AnyMessage], new_message: BaseMessage
+) -> list[BaseMessage]:
     """The ``messages`` update that puts ``new_message`` (a memory message) in place.
 
     In place (one message) when its id is already at the right spot; otherwise one

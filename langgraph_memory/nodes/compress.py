@@ -151,7 +151,7 @@ def plan_compression(
     trigger_fraction: float = 0.65,
     trigger_tokens: int | None = None,
     trigger_messages: int | None = None,
-    keep_last_turns: int = 3,
+    keep_last_turns: int = 2,
     summary_max_tokens: int = 300,
     extracted_through: str | None = None,
     token_counter: TokenCounter = count_tokens_approximately,
@@ -375,16 +375,16 @@ def extractive_summary(
     chosen: list[_Line] = []
     seen: set[str] = set()
     used = 0
-    for line in sorted(candidates, key=lambda c: (-c.score, -c.order)):
+    for candidate in sorted(candidates, key=lambda c: (-c.score, -c.order)):
         # The same sentence from the other speaker (an echo) adds nothing.
-        key = line.text.split(": ", 1)[-1].strip().lower()
+        key = candidate.text.split(": ", 1)[-1].strip().lower()
         if key in seen:
             continue
-        cost = _text_tokens(f"- {line.text}\n", token_counter)
+        cost = _text_tokens(f"- {candidate.text}\n", token_counter)
         if used + cost > max_tokens:
             continue
         seen.add(key)
-        chosen.append(line)
+        chosen.append(candidate)
         used += cost
     chosen.sort(key=lambda c: c.order)
     return fit_to_tokens("\n".join(f"- {c.text}" for c in chosen), max_tokens, token_counter)
@@ -508,7 +508,7 @@ def compression_update(
     evicted_ids = [m.id for m in plan.evicted]
     present = any(m.id == SUMMARY_MESSAGE_ID for m in messages)
     if present and header_is_ordered(messages) and all(evicted_ids):
-        update_messages: list[AnyMessage] = [RemoveMessage(id=str(i)) for i in evicted_ids]
+        update_messages: list[BaseMessage] = [RemoveMessage(id=str(i)) for i in evicted_ids]
         update_messages.append(summary_message)
     else:
         update_messages = rebuild_with(
@@ -549,7 +549,7 @@ def create_compress_node(
     trigger_fraction: float = 0.65,
     trigger_tokens: int | None = None,
     trigger_messages: int | None = None,
-    keep_last_turns: int = 3,
+    keep_last_turns: int = 2,
     summary_max_tokens: int = 300,
     writer: Any = None,
     archive_summary: bool = False,

@@ -279,6 +279,18 @@ async def _asearch(store: Any, user_id: str, query: str, **kwargs: Any) -> list[
     return found
 
 
+_SEARCH_POOL: ThreadPoolExecutor | None = None
+_SEARCH_POOL_LOCK = threading.Lock()
+
+
+def _search_pool() -> ThreadPoolExecutor:
+    global _SEARCH_POOL
+    with _SEARCH_POOL_LOCK:
+        if _SEARCH_POOL is None:
+            _SEARCH_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lgm-recall")
+        return _SEARCH_POOL
+
+
 class _AccessStatsWorker:
     """Runs ``store.touch`` off the reply path; failures are logged, never raised.
 
@@ -472,8 +484,14 @@ def create_recall_node(
         if planned is None:
             return {}
         target, user_id, query, messages = planned
-        found = _search(target, user_id, query, **search_kwargs)
-        pinned = _search(target, user_id, query, **pinned_kwargs) if pinned_kwargs else []
+        if pinned_kwargs:
+            # The two searches overlap: the store spends most of it in SQLite/Chroma
+            # calls that release the GIL.
+            pinned_future = _search_pool().submit(_search, target, user_id, query, **pinned_kwargs)
+            found = _search(target, user_id, query, **search_kwargs)
+            pinned = pinned_future.result()
+        else:
+            found, pinned = _search(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, found, pinned)
         if ids and update_access_stats and hasattr(target, "touch"):
             _ACCESS_STATS.submit(target, user_id, ids)
@@ -484,8 +502,13 @@ def create_recall_node(
         if planned is None:
             return {}
         target, user_id, query, messages = planned
-        found = await _asearch(target, user_id, query, **search_kwargs)
-        pinned = await _asearch(target, user_id, query, **pinned_kwargs) if pinned_kwargs else []
+        if pinned_kwargs:
+            found, pinned = await asyncio.gather(
+                _asearch(target, user_id, query, **search_kwargs),
+                _asearch(target, user_id, query, **pinned_kwargs),
+            )
+        else:
+            found, pinned = await _asearch(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, found, pinned)
         if ids and update_access_stats and hasattr(target, "atouch"):
             _ACCESS_STATS.asubmit(target, user_id, ids)

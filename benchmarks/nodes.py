@@ -1,0 +1,462 @@
+"""Benchmark of the memory nodes: added latency, compression ratio, LLM calls per batch.
+
+Run ``python -m benchmarks.nodes`` (``--quick`` for a smoke run). Offline and
+deterministic: ``HashingEmbeddings``, an embedded ``ChromaMemoryStore``, our
+``SqliteSaver``, and scripted chat models that answer instantly, so every number
+is our own overhead, not LLM time. Writes ``benchmarks/RESULTS-nodes.md``.
+
+1. Added latency per turn at 10k memories: a 30-turn dialogue replayed on a
+   compiled graph with and without the memory nodes (same saver, same model),
+   plus the recall and compress nodes timed on their own. Target: recall +
+   compress <= 10 ms p95.
+2. Compression: prompt tokens of a 30-turn dialogue before and after
+   ``compress`` with a 300-token summary cap. Target: >= 85 % fewer tokens.
+3. LLM calls per batch for extract + reconcile through ``MemoryWriter``.
+   Target: <= 1 each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.store.base import PutOp
+
+from graphs._models import ScriptedChatModel
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.nodes import MemoryWriter, create_compress_node, create_recall_node
+from langgraph_memory.nodes.recall import flush_access_stats
+from langgraph_memory.session import SqliteSaver
+from langgraph_memory.types import MemoryRecord, MemoryType
+from langgraph_memory.wiring import MemoryState, add_memory_nodes
+
+RESULTS = Path(__file__).with_name("RESULTS-nodes.md")
+USER = "bench-user"
+TOPICS = (
+    "hotel", "flight", "budget", "restaurant", "museum", "train", "weather", "visa",
+    "insurance", "luggage", "allergy", "meeting", "invoice", "order", "refund", "gift",
+)  # fmt: skip
+
+
+# --------------------------------------------------------------------------- data
+
+
+def memories(n: int) -> list[MemoryRecord]:
+    """``n`` varied memories of one user (facts, events, a few standing instructions)."""
+    out = []
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        kind = MemoryType.PROCEDURAL if i % 97 == 0 else (
+            MemoryType.EPISODIC if i % 5 == 0 else MemoryType.SEMANTIC
+        )  # fmt: skip
+        out.append(
+            MemoryRecord(
+                text=f"User note {i}: prefers the {topic} option number {i % 13} in city {i % 29}",
+                type=kind,
+                importance=0.5 + (i % 5) / 10,
+                user_id=USER,
+            )
+        )
+    return out
+
+
+def dialogue(turns: int = 30) -> list[tuple[str, str]]:
+    """A realistic-length dialogue: ~25-token questions, ~150-token answers."""
+    out = []
+    for t in range(turns):
+        topic = TOPICS[t % len(TOPICS)]
+        question = (
+            f"Turn {t}: about the {topic} for our Hangzhou trip, what would you suggest "
+            f"given what I told you before? Please keep it practical."
+        )
+        answer = " ".join(
+            f"For the {topic}, option {k} is a good fit because it is close to West Lake, "
+            f"costs about {300 + 25 * k} yuan and can be booked online."
+            for k in range(4)
+        )
+        out.append((question, answer))
+    return out
+
+
+def as_messages(pairs: Sequence[tuple[str, str]], prefix: str = "") -> list[AnyMessage]:
+    msgs: list[AnyMessage] = []
+    for i, (q, a) in enumerate(pairs):
+        msgs += [HumanMessage(q, id=f"{prefix}h{i}"), AIMessage(a, id=f"{prefix}a{i}")]
+    return msgs
+
+
+def summary_of(tokens: int) -> str:
+    """A summary of about ``tokens`` tokens (the fake summariser's answer)."""
+    line = "- The user plans a Hangzhou trip, budget 5000 yuan, prefers lake-view hotels.\n"
+    text = ""
+    while count_tokens_approximately([HumanMessage(text + line)]) - 3 <= tokens:
+        text += line
+    return text.strip()
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+# --------------------------------------------------------------------------- 1. latency
+
+
+def seed_store(path: Path, n: int) -> ChromaMemoryStore:
+    store = ChromaMemoryStore.embedded(path, embeddings=HashingEmbeddings())
+    records = memories(n)
+    for start in range(0, n, 1000):
+        store.batch(
+            [PutOp(("memories", USER), r.id, r.to_dict()) for r in records[start : start + 1000]]
+        )
+    return store
+
+
+def graph_for(
+    saver: Any, store: ChromaMemoryStore | None, replies: list[str], max_tokens: int
+) -> Any:
+    model = ScriptedChatModel(default=lambda _msgs: replies[0])
+    summariser = ScriptedChatModel(default=summary_of(250))
+
+    def agent(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    builder = StateGraph(MemoryState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    if store is not None:
+        add_memory_nodes(
+            builder,
+            model_node="agent",
+            store=store,
+            model_for_summary=summariser,
+            max_tokens=max_tokens,
+        )
+    return builder.compile(checkpointer=saver, store=store)
+
+
+class ReplayStore:
+    """Answers recall's searches from answers recorded on the real store: what is left of
+    the recall node's time is its own work (query, packing, rendering, state update)."""
+
+    def __init__(self, real: ChromaMemoryStore) -> None:
+        self.real = real
+        self.answers: dict[tuple[str, str], list[Any]] = {}
+        self.search_seconds: list[float] = []
+
+    def search_memories(self, user_id: str, query: str, **kw: Any) -> list[Any]:
+        key = (query, repr(sorted(kw.items())))
+        if key not in self.answers:
+            started = time.perf_counter()
+            self.answers[key] = self.real.search_memories(user_id, query, **kw)
+            self.search_seconds.append(time.perf_counter() - started)
+        return self.answers[key]
+
+    def touch(self, user_id: str, ids: Sequence[str]) -> None:
+        return None
+
+    def __getattr__(self, name: str) -> Any:  # the rest of the LongTermMemory protocol
+        return getattr(self.real, name)
+
+
+def recall_own_overhead(
+    store: ChromaMemoryStore, queries: Sequence[str]
+) -> tuple[list[float], list[float]]:
+    """(recall node seconds with searches replayed, seconds of the real store searches)."""
+    replay = ReplayStore(store)
+    recall = create_recall_node(store=replay, update_access_stats=False)
+    config = {"configurable": {"user_id": USER}}
+    for q in queries:  # record
+        recall.invoke({"messages": [HumanMessage(q, id="h")]}, config)
+    times = []
+    for q in queries:
+        started = time.perf_counter()
+        recall.invoke({"messages": [HumanMessage(q, id="h")]}, config)
+        times.append(time.perf_counter() - started)
+    return times, replay.search_seconds
+
+
+def bench_latency(workdir: Path, n_memories: int, dialogues: int) -> dict[str, Any]:
+    store = seed_store(workdir / "ltm", n_memories)
+    pairs = dialogue(30)
+    max_tokens = 4000  # compress triggers every few turns in a 30-turn dialogue
+    recall = create_recall_node(store=store, prompt_budget_tokens=max_tokens)
+    compress = create_compress_node(
+        model=ScriptedChatModel(default=summary_of(250)), max_tokens=max_tokens
+    )
+    config = {"configurable": {"user_id": USER, "thread_id": "bench"}}
+    recall_times: list[float] = []
+    compress_times: list[float] = []
+    compress_fired = 0
+    for d in range(dialogues):
+        state: dict[str, Any] = {"messages": [], "summary": ""}
+        for i, (question, answer) in enumerate(pairs):
+            state["messages"] = add_messages(
+                state["messages"], [HumanMessage(question, id=f"{d}h{i}")]
+            )
+            started = time.perf_counter()
+            update = recall.invoke(state, config)
+            recall_times.append(time.perf_counter() - started)
+            state["messages"] = add_messages(state["messages"], update.get("messages", []))
+            state["messages"] = add_messages(state["messages"], [AIMessage(answer, id=f"{d}a{i}")])
+            started = time.perf_counter()
+            update = compress.invoke(state, config)
+            compress_times.append(time.perf_counter() - started)
+            if update:
+                compress_fired += 1
+                state["messages"] = add_messages(state["messages"], update["messages"])
+                state["summary"] = update["summary"]
+    flush_access_stats()
+    per_turn = [r + c for r, c in zip(recall_times, compress_times, strict=True)]
+
+    # End to end on compiled graphs with our SqliteSaver: with vs without the nodes.
+    end_to_end: dict[str, list[float]] = {}
+    for label, use_store in (("baseline (no memory nodes)", None), ("with memory nodes", store)):
+        with SqliteSaver.from_conn_string(str(workdir / f"{label[:4]}.sqlite")) as saver:
+            graph = graph_for(saver, use_store, [pairs[0][1]], max_tokens)
+            times = []
+            for d in range(dialogues):
+                cfg = {"configurable": {"user_id": USER, "thread_id": f"e2e-{d}"}}
+                for question, _ in pairs:
+                    started = time.perf_counter()
+                    graph.invoke({"messages": [HumanMessage(question)]}, cfg)
+                    times.append(time.perf_counter() - started)
+            end_to_end[label] = times
+    flush_access_stats()
+    own, searches = recall_own_overhead(store, [q for q, _ in pairs])
+    store.close()
+    base, mem = end_to_end["baseline (no memory nodes)"], end_to_end["with memory nodes"]
+    return {
+        "memories": n_memories,
+        "turns": len(per_turn),
+        "compress_fired": compress_fired,
+        "recall_p50": statistics.median(recall_times),
+        "recall_p95": percentile(recall_times, 0.95),
+        "recall_own_p50": statistics.median(own),
+        "recall_own_p95": percentile(own, 0.95),
+        "store_search_p50": statistics.median(searches),
+        "store_search_p95": percentile(searches, 0.95),
+        "compress_p50": statistics.median(compress_times),
+        "compress_p95": percentile(compress_times, 0.95),
+        "added_p50": statistics.median(per_turn),
+        "added_p95": percentile(per_turn, 0.95),
+        "e2e_base_p50": statistics.median(base),
+        "e2e_base_p95": percentile(base, 0.95),
+        "e2e_mem_p50": statistics.median(mem),
+        "e2e_mem_p95": percentile(mem, 0.95),
+    }
+
+
+# --------------------------------------------------------------------------- 2. compression
+
+
+def bench_compression() -> dict[str, Any]:
+    msgs = as_messages(dialogue(30))
+    before = count_tokens_approximately(msgs)
+    out: dict[str, Any] = {"tokens_before": before, "rows": []}
+    for keep in (2, 3):
+        for label, model in (
+            ("model summary at the 300-token cap", ScriptedChatModel(default=summary_of(300))),
+            ("offline extractive summary", None),
+        ):
+            node = create_compress_node(
+                model=model,
+                max_tokens=before * 2,
+                trigger_tokens=before,
+                summary_max_tokens=300,
+                keep_last_turns=keep,
+            )
+            update = node.invoke({"messages": msgs}, {"configurable": {"user_id": USER}})
+            after_msgs = add_messages(msgs, update["messages"])
+            after = count_tokens_approximately(after_msgs)
+            out["rows"].append(
+                {
+                    "keep": keep,
+                    "summariser": label,
+                    "tokens_after": after,
+                    "summary_tokens": count_tokens_approximately([HumanMessage(update["summary"])])
+                    - 3,
+                    "kept_messages": sum(1 for m in after_msgs if m.type != "system"),
+                    "reduction": 1 - after / before,
+                }
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- 3. LLM calls
+
+
+def _extraction_answer(prompt: list[BaseMessage]) -> str:
+    """A scripted extraction model: memories from each user line, citing that line."""
+    found = []
+    for alias, text in re.findall(r"\[(m\d+)\] user: (.*)", prompt[-1].text):
+        if m := re.search(r"budget is (\d+)", text):
+            found.append((alias, f"User's budget is {m.group(1)}", "budget", 0.8))
+        if m := re.search(r"I (?:like|love) ([\w ]+)", text):
+            found.append((alias, f"User likes {m.group(1)}", None, 0.6))
+        if m := re.search(r"my (\w+) is ([\w ]+)", text):
+            found.append((alias, f"User's {m.group(1)} is {m.group(2)}", m.group(1), 0.7))
+    memories_out = [
+        {"text": text, "key": key, "importance": importance, "type": "semantic",
+         "category": "preference", "source": "user_stated", "message_ids": [alias]}
+        for alias, text, key, importance in found
+    ]  # fmt: skip
+    return json.dumps({"memories": memories_out})
+
+
+def _reconcile_answer(prompt: list[BaseMessage]) -> str:
+    numbers = [int(n) for n in re.findall(r"^NEW (\d+)", prompt[-1].text, re.MULTILINE)]
+    return json.dumps(
+        {
+            "decisions": [
+                {"new": n, "label": "adds", "targets": [], "reason": "new"} for n in numbers
+            ]
+        }
+    )
+
+
+def bench_llm_calls(workdir: Path, batches: int) -> dict[str, Any]:
+    store = ChromaMemoryStore.embedded(workdir / "ltm-calls", embeddings=HashingEmbeddings())
+    extractor = ScriptedChatModel(default=_extraction_answer)
+    reconciler = ScriptedChatModel(default=_reconcile_answer)
+    writer = MemoryWriter(store, extractor=extractor, model_for_reconcile=reconciler, mode="sync")
+    per_batch: list[tuple[int, int, int]] = []
+    for b in range(batches):
+        msgs: list[BaseMessage] = [
+            HumanMessage(
+                f"My budget is {3000 + 500 * b}. I like jazz bar number {b}.", id=f"b{b}-1"
+            ),
+            AIMessage("Noted.", id=f"b{b}-2"),
+            HumanMessage(f"Also my city is Hangzhou {b % 2}. I love tea house {b}.", id=f"b{b}-3"),
+            AIMessage("Great.", id=f"b{b}-4"),
+        ]
+        e0, r0 = len(extractor.calls), len(reconciler.calls)
+        receipt = writer.submit(USER, f"t{b}", msgs)
+        per_batch.append((len(extractor.calls) - e0, len(reconciler.calls) - r0, len(receipt.ops)))
+    store.close()
+    return {
+        "batches": batches,
+        "max_extract_calls": max(e for e, _, _ in per_batch),
+        "max_reconcile_calls": max(r for _, r, _ in per_batch),
+        "ops_per_batch": statistics.median(o for _, _, o in per_batch),
+    }
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], seconds: float) -> str:
+    ok = lambda good: "PASS" if good else "FAIL"  # noqa: E731
+    model_row = next(
+        r for r in comp["rows"] if r["keep"] == 2 and r["summariser"].startswith("model")
+    )
+    lines = [
+        "# Nodes benchmark (`python -m benchmarks.nodes`)",
+        "",
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, shared 2-core box; "
+        f"offline (HashingEmbeddings, embedded Chroma, scripted models with zero latency). "
+        f"Run took {seconds:.0f} s.",
+        "",
+        "## Targets",
+        "",
+        "| target | measured | |",
+        "|---|---|---|",
+        f"| recall + compress added latency p95 per turn at {lat['memories']:,} memories <= 10 ms "
+        f"| {ms(lat['added_p95'])} ms | {ok(lat['added_p95'] <= 0.010)} |",
+        f"| compress cuts a 30-turn dialogue's prompt tokens >= 85 % (300-token summary cap, "
+        "default keep_last_turns=2) "
+        f"| {model_row['reduction']:.1%} | {ok(model_row['reduction'] >= 0.85)} |",
+        f"| extract LLM calls per batch <= 1 | {calls['max_extract_calls']} | {ok(calls['max_extract_calls'] <= 1)} |",
+        f"| reconcile LLM calls per batch <= 1 | {calls['max_reconcile_calls']} "
+        f"| {ok(calls['max_reconcile_calls'] <= 1)} |",
+        "",
+        f"## 1. Added latency ({lat['turns']} turns = 30-turn dialogues replayed; "
+        f"compress fired on {lat['compress_fired']} turns)",
+        "",
+        "| | p50 ms | p95 ms |",
+        "|---|---|---|",
+        f"| recall node (query + pinned search, pack, inject) | {ms(lat['recall_p50'])} | {ms(lat['recall_p95'])} |",
+        f"| of which: one `ChromaMemoryStore.search_memories` call (two run concurrently) "
+        f"| {ms(lat['store_search_p50'])} | {ms(lat['store_search_p95'])} |",
+        f"| recall node's own work (searches replayed from memory) | {ms(lat['recall_own_p50'])} "
+        f"| {ms(lat['recall_own_p95'])} |",
+        f"| compress node (check every turn; summarise when over 65 % of 4000 tokens) "
+        f"| {ms(lat['compress_p50'])} | {ms(lat['compress_p95'])} |",
+        f"| **recall + compress per turn** | **{ms(lat['added_p50'])}** | **{ms(lat['added_p95'])}** |",
+        f"| graph turn with SqliteSaver, no memory nodes (baseline) | {ms(lat['e2e_base_p50'])} "
+        f"| {ms(lat['e2e_base_p95'])} |",
+        f"| graph turn with SqliteSaver + recall/compress nodes | {ms(lat['e2e_mem_p50'])} "
+        f"| {ms(lat['e2e_mem_p95'])} |",
+        f"| ratio with / without (median) | {lat['e2e_mem_p50'] / lat['e2e_base_p50']:.2f}x | |",
+        "",
+        "Access statistics (`store.touch`) run on a background thread and are not in these times.",
+        "",
+        "## 2. Compression of a 30-turn dialogue",
+        "",
+        f"Before: {comp['tokens_before']:,} prompt tokens (~25-token questions, ~150-token answers; "
+        "`count_tokens_approximately`). The summary message and the recall block are counted "
+        'in "after"; `keep_last_turns=2` is the default.',
+        "",
+        "| keep_last_turns | summariser | summary tokens | messages kept | tokens after | reduction |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in comp["rows"]:
+        lines.append(
+            f"| {row['keep']} | {row['summariser']} | {row['summary_tokens']} | {row['kept_messages']} "
+            f"| {row['tokens_after']:,} | {row['reduction']:.1%} |"
+        )
+    lines += [
+        "",
+        f"## 3. LLM calls per batch ({calls['batches']} batches of 2 user turns, "
+        f"median {calls['ops_per_batch']} memory ops each)",
+        "",
+        f"extract: at most {calls['max_extract_calls']} call per batch; reconcile: at most "
+        f"{calls['max_reconcile_calls']} call per batch (same-key updates are decided without the model).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="memory nodes benchmark")
+    parser.add_argument("--quick", action="store_true", help="1k memories, 1 dialogue (smoke run)")
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--dialogues", type=int, default=4)
+    parser.add_argument("--no-write", action="store_true", help="do not write RESULTS-nodes.md")
+    args = parser.parse_args(argv)
+    n, dialogues = (1000, 1) if args.quick else (args.memories, args.dialogues)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="lgm-bench-nodes-") as tmp:
+        work = Path(tmp)
+        print(f"seeding {n:,} memories and replaying {dialogues} x 30 turns ...", flush=True)
+        lat = bench_latency(work, n, dialogues)
+        comp = bench_compression()
+        calls = bench_llm_calls(work, batches=10)
+    text = report(lat, comp, calls, time.perf_counter() - started)
+    print(text)
+    if not args.no_write and not args.quick:
+        RESULTS.write_text(text)
+        print(f"wrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
