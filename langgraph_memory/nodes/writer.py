@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -136,6 +136,10 @@ class MemoryWriter:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()
+        # Without a queue: message ids already written, so that compress handing
+        # over turns the extract node already submitted costs no model call.
+        self._written: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._written_lock = threading.Lock()
 
     # submitting -------------------------------------------------------------------
 
@@ -154,6 +158,25 @@ class MemoryWriter:
             out.append(copy if copy.id else copy.model_copy(update={"id": message_id}))
         return out
 
+    def _unwritten(
+        self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
+    ) -> list[BaseMessage]:
+        """Messages this queue-less writer has not written yet."""
+        with self._written_lock:
+            return [
+                m
+                for m, mid in zip(messages, message_ids_for(messages), strict=True)
+                if (user_id, thread_id, mid) not in self._written
+            ]
+
+    def _mark_written(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> None:
+        # Marked only after success, so a failed write is tried again; the last 100k are kept.
+        with self._written_lock:
+            for message_id in message_ids_for(messages):
+                self._written[(user_id, thread_id, message_id)] = None
+            while len(self._written) > 100_000:
+                self._written.popitem(last=False)
+
     def submit(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> WriteReceipt:
         """Hand turns to long-term memory writing.
 
@@ -163,9 +186,13 @@ class MemoryWriter:
         _check_ids(user_id, thread_id)
         safe = self._redacted(messages)
         if self.queue is None:  # sync mode without a queue
+            safe = self._unwritten(user_id, thread_id, safe)
+            if not safe:
+                return WriteReceipt(None, (), queued=False)
             seed = _batch_seed(user_id, thread_id, safe)
             candidates = self.extractor.extract(safe)
             ops = self.reconciler.reconcile(user_id, candidates, thread_id=thread_id, seed=seed)
+            self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = self.queue.enqueue(user_id, thread_id, safe)
@@ -183,11 +210,15 @@ class MemoryWriter:
         _check_ids(user_id, thread_id)
         safe = self._redacted(messages)
         if self.queue is None:
+            safe = self._unwritten(user_id, thread_id, safe)
+            if not safe:
+                return WriteReceipt(None, (), queued=False)
             seed = _batch_seed(user_id, thread_id, safe)
             candidates = await self.extractor.aextract(safe)
             ops = await self.reconciler.areconcile(
                 user_id, candidates, thread_id=thread_id, seed=seed
             )
+            self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = await self.queue.aenqueue(user_id, thread_id, safe)

@@ -453,3 +453,28 @@ def test_sync_mode_raises_model_errors_and_keeps_the_job(
         MemoryWriter(store, extractor=ScriptedChatModel(replies=["x", "y"]), mode="sync").submit(
             U, "t", [HumanMessage("I'm vegan", id="h1")]
         )
+
+
+def test_queue_less_writer_skips_turns_it_already_wrote(store: ChromaMemoryStore) -> None:
+    model = ScriptedChatModel(replies=[memories_json(mem("User is vegan", "diet", ["m1"]))])
+    writer = MemoryWriter(store, extractor=model, mode="sync")
+    turn = [HumanMessage("I'm vegan", id="h1"), AIMessage("noted", id="a1")]
+    assert writer.submit(U, "t", turn).ops
+    # compress later hands the same (evicted) turns over: no second model call
+    again = writer.submit(U, "t", turn)
+    assert again.ops == () and not again.queued
+    assert len(model.calls) == 1 and texts(store) == ["User is vegan"]
+
+
+def test_queue_less_writer_retries_a_turn_whose_write_failed(store: ChromaMemoryStore) -> None:
+    from langgraph_memory.errors import ModelOutputError
+
+    model = ScriptedChatModel(
+        replies=["x", "y", memories_json(mem("User is vegan", "diet", ["m1"]))]
+    )
+    writer = MemoryWriter(store, extractor=model, mode="sync")
+    turn = [HumanMessage("I'm vegan", id="h1")]
+    with pytest.raises(ModelOutputError):
+        writer.submit(U, "t", turn)
+    assert [op.action for op in writer.submit(U, "t", turn).ops] == ["add"]
+    assert len(model.calls) == 3
