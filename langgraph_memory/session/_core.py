@@ -296,6 +296,23 @@ class ChunkStore:
         return assemble_items(ranges, chunks)
 
 
+class NotYetDecoded:
+    """Placeholder inside an untouched :class:`LazyChannelValues`.
+
+    Only serializers that read a dict's C-level storage directly (ormsgpack)
+    ever see it, and they fail loudly on it instead of storing ``None``:
+    touch the values first (``dict(values)``) before serialising them.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<channel value not decoded yet: access it (or dict(values)) first>"
+
+
+_NOT_DECODED = NotYetDecoded()
+
+
 class LazyChannelValues(dict[str, Any]):
     """``channel_values`` of a listed checkpoint, decoded on first access.
 
@@ -312,7 +329,7 @@ class LazyChannelValues(dict[str, Any]):
         super().__init__()
         self._loader = loader
         for key in keys:
-            super().__setitem__(key, None)
+            super().__setitem__(key, _NOT_DECODED)
 
     def _materialize(self) -> None:
         loader = self._loader
@@ -1093,10 +1110,12 @@ class SaverCore:
     ) -> Txn[tuple[list[CheckpointSkeleton], dict[tuple[str, str], StoredValue], list[str]]]:
         rows = yield Fetch(self.sql.SELECT_NAMESPACE_CHECKPOINTS, (thread_id, ns))
         skeletons = []
-        for cid, parent, c_type, c_body in rows:
+        for cid, parent, c_type, c_body, metadata in rows:
             body = self.serde.loads_typed((c_type, c_body))
             versions = {ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()}
-            skeletons.append(CheckpointSkeleton(cid, parent, versions))
+            meta = json.loads(metadata) if isinstance(metadata, (str, bytes)) else metadata or {}
+            counters = meta.get("counters_since_delta_snapshot") or {}
+            skeletons.append(CheckpointSkeleton(cid, parent, versions, frozenset(counters)))
         v_rows = yield Fetch(self.sql.SELECT_NAMESPACE_CHANNEL_VALUES, (thread_id, ns))
         stored = {
             (ch, ver): StoredValue(

@@ -9,10 +9,13 @@ Keeping a checkpoint keeps everything needed to read it back:
   so a row is garbage only when no kept checkpoint names that version);
 * the list items those rows reference (chunks lying wholly outside every kept
   range are garbage);
-* for LangGraph's ``DeltaChannel`` (a channel that has a version but an
-  "empty" stored value), the ancestors back to the nearest one holding a
-  stored value (the ``_DeltaSnapshot`` seed), with their pending writes, since
-  ``get_delta_channel_history`` replays those writes.
+* for LangGraph's ``DeltaChannel`` channels (those named in the checkpoint's
+  ``counters_since_delta_snapshot`` metadata, i.e. with writes since their
+  last snapshot), the ancestors back to the nearest one holding a stored
+  value (the ``_DeltaSnapshot`` seed), with their pending writes, since
+  ``get_delta_channel_history`` replays those writes. Other channels with a
+  version but no value (consumed triggers such as ``branch:to:node``) are
+  never replayed, so they keep nothing alive.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class CheckpointSkeleton:
     checkpoint_id: str
     parent_id: str | None
     channel_versions: Mapping[str, str]
+    # DeltaChannel channels whose value here is rebuilt from ancestors' writes.
+    delta_channels: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +133,8 @@ def close_over_delta_history(
 ) -> set[str]:
     """Add the ancestors a kept checkpoint's ``DeltaChannel`` values are rebuilt from.
 
-    A channel with a version whose stored row is "empty" (or missing) is rebuilt
-    by replaying ancestor writes back to the nearest ancestor whose version of
+    A delta channel with no stored value at the kept checkpoint is rebuilt by
+    replaying ancestor writes back to the nearest ancestor whose version of
     that channel has a stored value; keep that whole path, seed included.
     """
     by_id = {s.checkpoint_id: s for s in skeletons}
@@ -140,7 +145,10 @@ def close_over_delta_history(
         start = by_id.get(cid)
         if start is None:
             continue
-        for channel, version in start.channel_versions.items():
+        for channel in sorted(start.delta_channels):
+            version = start.channel_versions.get(channel)
+            if version is None:
+                continue
             row = stored.get((channel, version))
             if row is not None and row.encoding != ENCODING_EMPTY:
                 continue

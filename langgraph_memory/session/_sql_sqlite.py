@@ -286,7 +286,7 @@ DELETE FROM lgm_writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_
 
 # Checkpoint skeletons of a (thread, ns), newest first: what retention plans over.
 SELECT_NAMESPACE_CHECKPOINTS = """
-SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM lgm_checkpoints
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM lgm_checkpoints
 WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC"""
 SELECT_NAMESPACE_CHANNEL_VALUES = """
 SELECT channel, version, encoding, ranges FROM lgm_channel_values
@@ -346,7 +346,7 @@ SELECT t.thread_id,
 FROM lgm_threads t
 WHERE t.deleted_at IS NULL AND (? IS NULL OR t.thread_id = ?)
 ORDER BY t.thread_id"""
-INCREMENTAL_VACUUM = "PRAGMA incremental_vacuum"
+INCREMENTAL_VACUUM = "PRAGMA incremental_vacuum;"
 FULL_VACUUM = "VACUUM"
 WAL_CHECKPOINT_TRUNCATE = "PRAGMA wal_checkpoint(TRUNCATE)"
 

@@ -259,6 +259,15 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
         return await self._retrying(attempt)
 
+    async def _script(self, sql: str) -> None:
+        """Run to completion (see ``SqliteSaver._script``)."""
+
+        async def attempt() -> None:
+            async with self._lock:
+                await self.conn.executescript(sql)
+
+        await self._retrying(attempt)
+
     # ---------------------------------------------------------------- setup
 
     async def _ensure_setup(self) -> None:
@@ -424,7 +433,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         if full or not auto_vacuum or int(auto_vacuum[0][0]) != 2:
             await self._plain(SQL.FULL_VACUUM)
         else:
-            await self._plain(SQL.INCREMENTAL_VACUUM)
+            await self._script(SQL.INCREMENTAL_VACUUM)
         await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
         return await self._read(self._core.size_txn)
 

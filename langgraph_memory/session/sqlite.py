@@ -442,6 +442,16 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
         return self._retrying(attempt)
 
+    def _script(self, sql: str) -> None:
+        """Run to completion; ``PRAGMA incremental_vacuum`` frees one page per
+        step, and ``execute`` steps a row-less statement only once."""
+
+        def attempt() -> None:
+            with self._connections.connection() as conn:
+                conn.executescript(sql)
+
+        self._retrying(attempt)
+
     # ---------------------------------------------------------------- setup
 
     def _ensure_setup(self) -> None:
@@ -663,7 +673,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         if full or not auto_vacuum or int(auto_vacuum[0][0]) != 2:
             self._plain(SQL.FULL_VACUUM)
         else:
-            self._plain(SQL.INCREMENTAL_VACUUM)
+            self._script(SQL.INCREMENTAL_VACUUM)
         self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
         return self._read(self._core.size_txn)
 

@@ -1,0 +1,463 @@
+"""SqliteSaver / AsyncSqliteSaver on real SQLite files, driven by compiled graphs.
+
+Savers are opened fresh per test in ``tmp_path``. Tests that make sense for both
+classes run against an async view of each (the sync saver through its ``a*``
+methods, which is also how ``graph.ainvoke`` uses it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import aiosqlite
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langgraph.channels.delta import DeltaChannel
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidConnectionError,
+    InvalidFilterError,
+    MigrationError,
+    ThreadDeletedError,
+)
+from langgraph_memory.session import AsyncSqliteSaver, SqliteSaver
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def chat_graph(saver: Any) -> Any:
+    def model(state: MessagesState) -> dict[str, Any]:
+        n = len(state["messages"])
+        return {"messages": [AIMessage(f"reply {n} " + "lorem ipsum " * 40)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", END)
+    return builder.compile(checkpointer=saver)
+
+
+def cfg(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+@pytest.fixture(params=["sync", "async"])
+async def any_saver(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    path = str(tmp_path / "cp.sqlite")
+    if request.param == "sync":
+        with SqliteSaver.from_conn_string(path) as saver:
+            yield saver
+    else:
+        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+            yield saver
+
+
+# ------------------------------------------------------------------ graphs
+
+
+async def test_graph_round_trip_and_history(any_saver: Any) -> None:
+    graph = chat_graph(any_saver)
+    for turn in range(6):
+        out = await graph.ainvoke({"messages": [HumanMessage(f"q{turn}")]}, cfg("t1"))
+    assert len(out["messages"]) == 12
+    state = await graph.aget_state(cfg("t1"))
+    assert [m.content for m in state.values["messages"]] == [m.content for m in out["messages"]]
+    history = [s async for s in graph.aget_state_history(cfg("t1"))]
+    assert [len(s.values.get("messages", [])) for s in history][:4] == [12, 11, 10, 10]
+    # time travel: fork from an older checkpoint and continue there
+    older = next(s for s in history if len(s.values.get("messages", [])) == 4)
+    forked = await graph.ainvoke({"messages": [HumanMessage("fork")]}, older.config)
+    assert [m.content for m in forked["messages"][:4]] == [
+        m.content for m in older.values["messages"]
+    ]
+    assert len(forked["messages"]) == 6
+    latest = await graph.aget_state(cfg("t1"))
+    assert len(latest.values["messages"]) == 6
+
+
+def test_one_sync_saver_serves_invoke_and_ainvoke(tmp_path: Path) -> None:
+    with SqliteSaver.from_conn_string(str(tmp_path / "both.sqlite")) as saver:
+        graph = chat_graph(saver)
+        graph.invoke({"messages": [HumanMessage("sync")]}, cfg("t"))
+        out = asyncio.run(graph.ainvoke({"messages": [HumanMessage("async")]}, cfg("t")))
+        assert [m.content for m in out["messages"]][::2] == ["sync", "async"]
+
+
+async def test_remove_messages_and_edits_round_trip(any_saver: Any) -> None:
+    def trim(state: MessagesState) -> dict[str, Any]:
+        if len(state["messages"]) > 6:
+            return {"messages": [RemoveMessage(id=m.id) for m in state["messages"][:2]]}
+        return {}
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(f"a{len(state['messages'])}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("trim", trim)
+    builder.add_edge(START, "model")
+    builder.add_edge("model", "trim")
+    builder.add_edge("trim", END)
+    graph = builder.compile(checkpointer=any_saver)
+    for turn in range(8):
+        out = await graph.ainvoke({"messages": [HumanMessage(f"q{turn}", id=f"q{turn}")]}, cfg("r"))
+    # edit the first kept message in place via add_messages' replace-by-id
+    first = out["messages"][0]
+    await graph.aupdate_state(cfg("r"), {"messages": [HumanMessage("edited", id=first.id)]})
+    state = await graph.aget_state(cfg("r"))
+    assert state.values["messages"][0].content == "edited"
+    assert [m.id for m in state.values["messages"]] == [m.id for m in out["messages"]]
+
+
+class DeltaState(TypedDict):
+    items: Annotated[
+        list[str],
+        DeltaChannel(
+            lambda acc, writes: acc + [w for ws in writes for w in ws], snapshot_frequency=3
+        ),
+    ]
+
+
+def delta_graph(saver: Any) -> Any:
+    def step(state: DeltaState) -> dict[str, Any]:
+        return {"items": [f"i{len(state.get('items', []))}"]}
+
+    builder = StateGraph(DeltaState)
+    builder.add_node("step", step)
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    return builder.compile(checkpointer=saver)
+
+
+async def test_delta_channel_reconstructs_and_survives_prune(any_saver: Any) -> None:
+    graph = delta_graph(any_saver)
+    for turn in range(10):
+        out = await graph.ainvoke({"items": [f"in{turn}"]}, cfg("d"))
+    expected = out["items"]
+    assert len(expected) == 20
+    state = await graph.aget_state(cfg("d"))
+    assert state.values["items"] == expected
+    await any_saver.aprune(["d"], strategy="keep_latest")
+    state = await graph.aget_state(cfg("d"))
+    assert state.values["items"] == expected
+    out = await graph.ainvoke({"items": ["after"]}, cfg("d"))
+    assert out["items"][:20] == expected and len(out["items"]) == 22
+
+
+async def test_pending_writes_after_node_error_are_kept(any_saver: Any) -> None:
+    calls = {"n": 0}
+
+    class S(TypedDict):
+        a: str
+        b: str
+
+    def ok(state: S) -> dict[str, Any]:
+        calls["n"] += 1
+        return {"a": "done"}
+
+    def boom(state: S) -> dict[str, Any]:
+        time.sleep(0.2)  # let "ok" finish first, so its writes are pending
+        raise ValueError("boom")
+
+    builder = StateGraph(S)
+    builder.add_node("ok", ok)
+    builder.add_node("boom", boom)
+    builder.add_edge(START, "ok")
+    builder.add_edge(START, "boom")
+    graph = builder.compile(checkpointer=any_saver)
+    with pytest.raises(ValueError, match="boom"):
+        await graph.ainvoke({"a": "", "b": ""}, cfg("e"))
+    tup = await any_saver.aget_tuple(cfg("e"))
+    channels = {w[1] for w in tup.pending_writes}
+    assert "a" in channels and "__error__" in channels
+    # resuming reruns only the failed node: "ok" is not called again
+    with pytest.raises(ValueError, match="boom"):
+        await graph.ainvoke(None, cfg("e"))
+    assert calls["n"] == 1
+
+
+# ------------------------------------------------------------------ storage shape
+
+
+def test_storage_grows_linearly_with_turns(tmp_path: Path) -> None:
+    with SqliteSaver.from_conn_string(str(tmp_path / "lin.sqlite")) as saver:
+        graph = chat_graph(saver)
+        sizes = []
+        for turn in range(60):
+            graph.invoke({"messages": [HumanMessage(f"question {turn}")]}, cfg("long"))
+            if turn % 20 == 19:
+                sizes.append(saver.storage_stats("long").threads[0].total_bytes)
+        first, second, third = sizes[0], sizes[1] - sizes[0], sizes[2] - sizes[1]
+        assert third <= 1.5 * first, sizes
+        assert second <= 1.5 * first, sizes
+        # the whole 60-turn thread is a few hundred KB, not tens of MB
+        assert sizes[-1] < 400_000
+
+
+async def test_list_is_lazy_pages_and_reentrant(any_saver: Any) -> None:
+    graph = chat_graph(any_saver)
+    for turn in range(70):  # 210 checkpoints: more than two list pages
+        await graph.ainvoke({"messages": [HumanMessage(f"q{turn}")]}, cfg("l"))
+    seen = 0
+    async for tup in any_saver.alist(cfg("l")):
+        # reading inside the loop must not deadlock
+        again = await any_saver.aget_tuple(tup.config)
+        assert again is not None and again.config == tup.config
+        if seen % 50 == 0:
+            assert tup.checkpoint["channel_values"] == again.checkpoint["channel_values"]
+        seen += 1
+    assert seen == 210
+    limited = [t async for t in any_saver.alist(cfg("l"), limit=10)]
+    assert len(limited) == 10
+    ids = [t.config["configurable"]["checkpoint_id"] for t in limited]
+    assert ids == sorted(ids, reverse=True)
+    before = [t async for t in any_saver.alist(cfg("l"), before=limited[4].config, limit=3)]
+    assert [t.config for t in before] == [t.config for t in limited[5:8]]
+    loops = [t async for t in any_saver.alist(cfg("l"), filter={"source": "input"})]
+    assert len(loops) == 70
+    with pytest.raises(InvalidFilterError):
+        [t async for t in any_saver.alist(cfg("l"), filter={"bad key": 1})]
+
+
+def test_sync_list_reentrant_on_shared_memory_connection() -> None:
+    with SqliteSaver.from_conn_string(":memory:") as saver:
+        graph = chat_graph(saver)
+        for turn in range(40):
+            graph.invoke({"messages": [HumanMessage(f"q{turn}")]}, cfg("m"))
+        n = 0
+        for tup in saver.list(cfg("m")):
+            assert saver.get_tuple(tup.config) is not None
+            n += 1
+        assert n == 120
+
+
+# ------------------------------------------------------------------ deletion and tombstones
+
+
+async def test_deleted_thread_stays_deleted_until_undeleted(any_saver: Any) -> None:
+    graph = chat_graph(any_saver)
+    await graph.ainvoke({"messages": [HumanMessage("hi")]}, cfg("gone"))
+    stale = await any_saver.aget_tuple(cfg("gone"))
+    await any_saver.adelete_thread("gone")
+    assert await any_saver.aget_tuple(cfg("gone")) is None
+    # a late put / put_writes (e.g. a run still in flight) must not resurrect it
+    with pytest.raises(ThreadDeletedError, match="'gone'"):
+        await any_saver.aput(stale.config, stale.checkpoint, stale.metadata, {})
+    with pytest.raises(ThreadDeletedError):
+        await any_saver.aput_writes(stale.config, [("x", 1)], "task")
+    with pytest.raises(ThreadDeletedError):
+        await graph.ainvoke({"messages": [HumanMessage("again")]}, cfg("gone"))
+    assert await any_saver.aget_tuple(cfg("gone")) is None
+    await any_saver.aundelete_thread("gone")
+    out = await graph.ainvoke({"messages": [HumanMessage("fresh")]}, cfg("gone"))
+    assert next(m.content for m in out["messages"]) == "fresh"
+
+
+def test_late_put_from_another_saver_on_the_same_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "two.sqlite")
+    with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
+        graph_a = chat_graph(a)
+        graph_a.invoke({"messages": [HumanMessage("hi")]}, cfg("x"))
+        b.delete_thread("x")
+        with pytest.raises(ThreadDeletedError):
+            graph_a.invoke({"messages": [HumanMessage("late")]}, cfg("x"))
+        assert a.get_tuple(cfg("x")) is None
+        assert a.storage_stats("x").threads == ()
+
+
+async def test_copy_thread_and_delete_for_runs(any_saver: Any) -> None:
+    graph = chat_graph(any_saver)
+    for turn in range(3):
+        # run_id in configurable lands in checkpoint metadata (as the LangGraph server does)
+        run_cfg = {"configurable": {"thread_id": "src", "run_id": f"run-{turn}"}}
+        await graph.ainvoke({"messages": [HumanMessage(f"q{turn}")]}, run_cfg)
+    await any_saver.acopy_thread("src", "dst")
+    src = await graph.aget_state(cfg("src"))
+    dst = await graph.aget_state(cfg("dst"))
+    assert dst.values == src.values
+    await graph.ainvoke({"messages": [HumanMessage("only dst")]}, cfg("dst"))
+    assert (await graph.aget_state(cfg("src"))).values == src.values
+    with pytest.raises(ConfigurationError, match="already has checkpoints"):
+        await any_saver.acopy_thread("src", "dst")
+    # delete the last run of src: its checkpoints go, earlier ones stay readable
+    last = next(t async for t in any_saver.alist(cfg("src"), limit=1))
+    run_id = last.metadata["run_id"]
+    assert run_id == "run-2"
+    await any_saver.adelete_for_runs([run_id])
+    remaining = [t async for t in any_saver.alist(cfg("src"))]
+    assert remaining and all(t.metadata.get("run_id") != run_id for t in remaining)
+    latest = await graph.aget_state(cfg("src"))
+    assert len(latest.values["messages"]) == 4
+
+
+# ------------------------------------------------------------------ retention
+
+
+def test_keep_last_applied_incrementally(tmp_path: Path) -> None:
+    policy = RetentionPolicy(keep_last=4, apply_every=5)
+    with SqliteSaver.from_conn_string(str(tmp_path / "k.sqlite"), retention=policy) as saver:
+        graph = chat_graph(saver)
+        for turn in range(20):
+            graph.invoke({"messages": [HumanMessage(f"q{turn}")]}, cfg("k"))
+            count = saver.storage_stats("k").threads[0].checkpoints
+            assert count <= 4 + 5
+        state = graph.get_state(cfg("k"))
+        assert len(state.values["messages"]) == 40
+        assert [m.content for m in state.values["messages"]][::2] == [f"q{i}" for i in range(20)]
+
+
+async def test_sweep_ttl_size_cap_dry_run_and_vacuum(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.sqlite")
+    policy = RetentionPolicy(thread_ttl_seconds=0.5, keep_last=2)
+    async with AsyncSqliteSaver.from_conn_string(path, retention=policy) as saver:
+        graph = chat_graph(saver)
+        for t in range(5):
+            for turn in range(10):
+                await graph.ainvoke({"messages": [HumanMessage(f"q{turn}")]}, cfg(f"old{t}"))
+        await asyncio.sleep(0.6)
+        await graph.ainvoke({"messages": [HumanMessage("fresh")]}, cfg("new"))
+        dry = await saver.asweep(dry_run=True)
+        assert dry.dry_run and set(dry.expired_threads) == {f"old{t}" for t in range(5)}
+        assert len((await saver.astorage_stats()).threads) == 6
+        report = await saver.asweep()
+        assert set(report.deleted_threads) == {f"old{t}" for t in range(5)}
+        stats = await saver.astorage_stats()
+        assert [s.thread_id for s in stats.threads] == ["new"]
+        assert stats.threads[0].checkpoints <= 2
+        before = await saver.astorage_stats()
+        assert before.free_bytes > 0  # deleted threads left free pages behind
+        size_after = await saver.avacuum()
+        assert size_after < before.database_bytes
+        assert os.path.getsize(path) == size_after  # WAL folded back, file truncated
+        assert (await saver.astorage_stats()).free_bytes == 0
+        with pytest.raises(ThreadDeletedError):
+            await graph.ainvoke({"messages": [HumanMessage("back")]}, cfg("old0"))
+    with SqliteSaver.from_conn_string(path, retention=RetentionPolicy(max_bytes=1)) as saver:
+        graph = chat_graph(saver)
+        graph.invoke({"messages": [HumanMessage("x")]}, cfg("newer"))
+        report = saver.sweep()
+        assert set(report.evicted_threads) == {"new", "newer"}
+
+
+# ------------------------------------------------------------------ setup, connections
+
+
+def test_setup_is_idempotent_and_concurrent_fresh_starts_succeed(tmp_path: Path) -> None:
+    path = str(tmp_path / "fresh.sqlite")
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(6)
+
+    def start(i: int) -> None:
+        try:
+            barrier.wait()
+            with SqliteSaver.from_conn_string(path) as saver:
+                saver.setup()
+                chat_graph(saver).invoke({"messages": [HumanMessage("hi")]}, cfg(f"t{i}"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM lgm_schema_migrations").fetchone()[0] == 1
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "future.sqlite")
+    with SqliteSaver.from_conn_string(path):
+        pass
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO lgm_schema_migrations VALUES (999, 'from the future', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(MigrationError, match="999"), SqliteSaver.from_conn_string(path):
+        pass
+
+
+def test_user_connections_are_checked(tmp_path: Path) -> None:
+    path = str(tmp_path / "user.sqlite")
+    with pytest.raises(InvalidConnectionError, match="check_same_thread=False"):
+        SqliteSaver(sqlite3.connect(path))
+    with pytest.raises(InvalidConnectionError, match=r"sqlite3\.Connection"):
+        SqliteSaver("not a connection")  # type: ignore[arg-type]
+    busy = sqlite3.connect(path, check_same_thread=False)
+    busy.execute("CREATE TABLE t(x)")
+    busy.execute("INSERT INTO t VALUES (1)")  # legacy isolation: a transaction is now open
+    with pytest.raises(InvalidConnectionError, match="open transaction"):
+        SqliteSaver(busy)
+    busy.commit()
+    saver = SqliteSaver(busy)
+    chat_graph(saver).invoke({"messages": [HumanMessage("hi")]}, cfg("u"))
+    assert saver.get_tuple(cfg("u")) is not None
+    saver.close()
+    busy.execute("SELECT 1")  # a connection passed in stays open
+    busy.close()
+
+
+async def test_async_user_connections_are_checked(tmp_path: Path) -> None:
+    conn = await aiosqlite.connect(str(tmp_path / "a.sqlite"))
+    try:
+        conn.row_factory = lambda cursor, row: dict(
+            zip([c[0] for c in cursor.description], row, strict=True)
+        )
+        with pytest.raises(InvalidConnectionError, match="row_factory"):
+            AsyncSqliteSaver(conn)
+        conn.row_factory = None
+        saver = AsyncSqliteSaver(conn)
+        await saver.asetup()
+        await chat_graph(saver).ainvoke({"messages": [HumanMessage("hi")]}, cfg("a"))
+        assert await saver.aget_tuple(cfg("a")) is not None
+    finally:
+        await conn.close()
+    with pytest.raises(InvalidConnectionError, match=r"aiosqlite\.Connection"):
+        AsyncSqliteSaver(sqlite3.connect(":memory:"))  # type: ignore[arg-type]
+
+
+async def test_bad_arguments_raise_typed_errors(any_saver: Any) -> None:
+    with pytest.raises(ConfigurationError, match="strategy"):
+        await any_saver.aprune(["t"], strategy="newest")
+    with pytest.raises(ConfigurationError, match="thread_id"):
+        await any_saver.aget_tuple({"configurable": {}})
+    with pytest.raises(ConfigurationError, match="both"):
+        await any_saver.acopy_thread("a", "a")
+
+
+def test_sync_api_of_async_saver_from_another_thread(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "x.sqlite")) as saver:
+            await chat_graph(saver).ainvoke({"messages": [HumanMessage("hi")]}, cfg("s"))
+            found = await asyncio.to_thread(saver.get_tuple, cfg("s"))
+            assert found is not None
+            listed = await asyncio.to_thread(lambda: list(saver.list(cfg("s"))))
+            assert len(listed) == 3
+            with pytest.raises(asyncio.InvalidStateError):
+                saver.get_tuple(cfg("s"))
+
+    asyncio.run(main())
+
+
+def test_wal_and_busy_timeout_are_set(tmp_path: Path) -> None:
+    with SqliteSaver.from_conn_string(str(tmp_path / "p.sqlite")) as saver:
+        with saver._connections.connection() as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        started = time.perf_counter()
+        saver.setup()
+        assert time.perf_counter() - started < 0.5  # idempotent, cheap
