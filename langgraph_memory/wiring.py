@@ -95,6 +95,11 @@ def _reroute_end(builder: StateGraph[Any, Any, Any, Any], target: str, ours: set
             builder.edges.discard((source, end))
             builder.edges.add((source, target))
             moved += 1
+    for sources, end in list(builder.waiting_edges):  # add_edge(["a", "b"], END)
+        if end == END:
+            builder.waiting_edges.discard((sources, end))
+            builder.waiting_edges.add((sources, target))
+            moved += 1
     for source, branches in builder.branches.items():
         if source in ours:
             continue

@@ -357,3 +357,24 @@ def test_mapped_literal_route_still_type_checks() -> None:
     out = graph.invoke({"messages": [HumanMessage("hi")]}, {"configurable": {"user_id": "u"}})
     assert out["messages"][-1].text == "x"
     assert ("agent", COMPRESS_NODE) in edges(graph)
+
+
+def test_join_edge_into_end_is_rerouted() -> None:
+    builder = StateGraph(MemoryState)
+    builder.add_node("agent", lambda s: {"messages": [AIMessage("x")]})
+    builder.add_node("side", lambda s: {})
+    builder.add_edge(START, "agent")
+    builder.add_edge(START, "side")
+    builder.add_edge(["agent", "side"], END)
+    add_memory_nodes(
+        builder, model_node="agent", recall=False, compress_options={"trigger_messages": 1}
+    )
+    graph = builder.compile()
+    config = {"configurable": {"user_id": "u"}}
+    chunks = graph.stream(
+        {"messages": [HumanMessage("a"), AIMessage("b"), HumanMessage("c")]},
+        config,
+        stream_mode="updates",
+    )
+    steps = [next(iter(c)) for c in chunks]
+    assert steps[-1] == COMPRESS_NODE and set(steps[:2]) == {"agent", "side"}
