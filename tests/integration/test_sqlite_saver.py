@@ -290,7 +290,7 @@ async def test_copy_thread_and_delete_for_runs(any_saver: Any) -> None:
     with pytest.raises(ConfigurationError, match="already has checkpoints"):
         await any_saver.acopy_thread("src", "dst")
     # delete the last run of src: its checkpoints go, earlier ones stay readable
-    last = next(t async for t in any_saver.alist(cfg("src"), limit=1))
+    last = [t async for t in any_saver.alist(cfg("src"), limit=1)][0]  # noqa: RUF015
     run_id = last.metadata["run_id"]
     assert run_id == "run-2"
     await any_saver.adelete_for_runs([run_id])
