@@ -378,3 +378,41 @@ def test_join_edge_into_end_is_rerouted() -> None:
     )
     steps = [next(iter(c)) for c in chunks]
     assert steps[-1] == COMPRESS_NODE and set(steps[:2]) == {"agent", "side"}
+
+
+def test_archived_summary_in_the_real_store_rolls_in_place(store: ChromaMemoryStore) -> None:
+    from langgraph_memory.nodes import create_compress_node
+
+    node = create_compress_node(
+        model=ScriptedChatModel(script=["Alice plans a trip.", "Alice plans a trip; budget 5000."]),
+        max_tokens=10_000,
+        trigger_messages=4,
+        keep_last_turns=1,
+        archive_summary=True,
+        store=store,
+    )
+    config = {"configurable": {"user_id": "alice", "thread_id": "trip"}}
+    msgs = [
+        HumanMessage("q0", id="h0"),
+        AIMessage("a0", id="a0"),
+        HumanMessage("q1", id="h1"),
+        AIMessage("a1", id="a1"),
+    ]
+    first = node.invoke({"messages": msgs}, config)
+    from langgraph.graph.message import add_messages
+
+    msgs = [
+        *add_messages(msgs, first["messages"]),
+        HumanMessage("q2", id="h2"),
+        AIMessage("a2", id="a2"),
+    ]
+    node.invoke({"messages": msgs, "summary": first["summary"]}, config)
+    archived = [
+        r
+        for r in store.list_memories("alice", include_history=True)
+        if r.type == MemoryType.EPISODIC
+    ]
+    assert len(archived) == 1
+    assert (
+        archived[0].text.endswith("budget 5000.") and archived[0].source.value == "agent_inferred"
+    )
