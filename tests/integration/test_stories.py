@@ -26,6 +26,7 @@ from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes import MemoryWriter
 from langgraph_memory.nodes.queue import SqliteMemoryQueue
+from langgraph_memory.nodes.recall import flush_access_stats
 from langgraph_memory.nodes.rules import RuleBasedExtractor
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
@@ -103,6 +104,7 @@ def build(tmp_path: Path) -> Iterator[Any]:
         return Stack(graph, chat, store, writer, queue)
 
     yield make
+    flush_access_stats()  # background touches finish before the store closes
     for resource in reversed(opened):
         if hasattr(resource, "__exit__"):
             resource.__exit__(None, None, None)
