@@ -140,6 +140,8 @@ class MemoryWriter:
         # over turns the extract node already submitted costs no model call.
         self._written: OrderedDict[tuple[str, str, str], None] = OrderedDict()
         self._written_lock = threading.Lock()
+        self._current: Job | None = None
+        self._heartbeat: threading.Thread | None = None
 
     # submitting -------------------------------------------------------------------
 
@@ -249,6 +251,7 @@ class MemoryWriter:
         the job now, so this one stops.
         """
         queue = self._require_queue()
+        self._current = job  # the heartbeat keeps its lease while a model call runs
         try:
             candidates = job.candidates
             if job.stage == "new" or candidates is None:
@@ -288,6 +291,8 @@ class MemoryWriter:
             if reraise:
                 raise
             return None
+        finally:
+            self._current = None
 
     def run_job(self, job_id: str, *, reraise: bool = False) -> list[MemoryOp] | None:
         """Claim and run one specific job now (ignores debounce); ``None`` if not claimable/finished.
@@ -326,6 +331,22 @@ class MemoryWriter:
             self._idle.clear()
             self.process(job)
 
+    def _beat(self) -> None:
+        """Renew the running job's lease every third of the lease, so a slow model
+        call (longer than ``lease_seconds``) does not hand the job to another worker."""
+        queue = self._require_queue()
+        interval = max(queue.lease_seconds / 3, 0.05)
+        while not self._stop.wait(interval):
+            job = self._current
+            if job is None:
+                continue
+            try:
+                queue.renew_lease(job)
+            except JobLeaseLostError:
+                continue  # finished meanwhile, or really lost: process() finds out itself
+            except Exception:
+                logger.exception("memory writer: could not renew the lease of job %s", job.job_id)
+
     def start(self) -> MemoryWriter:
         """Start the background worker thread (idempotent)."""
         queue = self._require_queue()
@@ -336,12 +357,19 @@ class MemoryWriter:
         self._thread = threading.Thread(
             target=self._work, name=f"lgm-{self.worker_id}", daemon=True
         )
+        self._heartbeat = threading.Thread(
+            target=self._beat, name=f"lgm-{self.worker_id}-lease", daemon=True
+        )
         self._thread.start()
+        self._heartbeat.start()
         return self
 
     def stop(self, timeout: float | None = 30.0) -> None:
         """Stop the worker after its current step; an unfinished job goes back to the queue."""
         self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout)
+            self._heartbeat = None
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():

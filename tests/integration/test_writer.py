@@ -478,3 +478,28 @@ def test_queue_less_writer_retries_a_turn_whose_write_failed(store: ChromaMemory
         writer.submit(U, "t", turn)
     assert [op.action for op in writer.submit(U, "t", turn).ops] == ["add"]
     assert len(model.calls) == 3
+
+
+def test_a_slow_model_call_keeps_its_lease(store: ChromaMemoryStore, db: Path) -> None:
+    """A model call longer than the lease: the heartbeat renews it, no second worker steps in."""
+    q = SqliteMemoryQueue(db, debounce_seconds=0, lease_seconds=0.6)
+
+    entered = threading.Event()
+
+    def slow(_: list[BaseMessage]) -> str:
+        entered.set()
+        time.sleep(1.5)  # 2.5 leases
+        return memories_json(mem("User is vegan", "diet", ["m1"]))
+
+    model = ScriptedChatModel(replies=[slow])
+    rival = MemoryWriter(store, extractor=ScriptedChatModel(replies=[]), queue=q, worker_id="rival")
+    with MemoryWriter(store, extractor=model, queue=q, poll_interval=0.02) as writer:
+        writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
+        assert entered.wait(10)  # the writer's worker holds the job
+        deadline = time.monotonic() + 1.2
+        while time.monotonic() < deadline:
+            assert rival.run_pending() == 0  # the job is never claimable by the rival
+            time.sleep(0.1)
+        assert writer.drain(timeout=20)
+    assert len(model.calls) == 1 and texts(store) == ["User is vegan"]
+    q.close()
