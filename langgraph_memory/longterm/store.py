@@ -69,6 +69,7 @@ from langgraph_memory.longterm.rows import (
     DEFAULT_TEXT_FIELDS,
     ItemRow,
     item_id_for,
+    looks_like_record,
     partition_token,
     record_columns,
     redact_value,
@@ -360,7 +361,14 @@ class ChromaMemoryStore(BaseStore):
             return _PreparedPut(partition, encode_namespace(namespace), op.key, None)
         if not isinstance(op.key, str) or not op.key:
             raise ConfigurationError(f"key={op.key!r}; use a non-empty string key.")
-        value = redact_value(dict(op.value), self._redact)
+        value = dict(op.value)
+        if looks_like_record(value) and isinstance(value.get("text"), str):
+            # A MemoryRecord's only free text is ``text``; its ids and ISO
+            # timestamps must stay intact (a hex id can contain an 11-digit run
+            # that looks like a phone number).
+            value["text"] = self._redact(value["text"])
+        else:
+            value = redact_value(value, self._redact)
         texts = texts_to_index(value, self.index_fields, op.index)
         # BaseStore.put already resolved "not given" to TTLConfig's default_ttl;
         # None here means "never expires".
@@ -616,11 +624,12 @@ class ChromaMemoryStore(BaseStore):
     ) -> tuple[dict[str, float], dict[str, float]]:
         """``(top pool by cosine, exact cosine of the keyword hits where known)``.
 
-        Three paths, fastest first: the in-process cache (exact, no Chroma call),
-        a dedicated collection's HNSW query, or the shard's vectors fetched by id.
+        For dedicated partitions: the in-process cache (exact, no Chroma call) up
+        to ``cache_max_vectors``, else the collection's HNSW query. Shard-tier
+        partitions are ranked in :meth:`_hybrid_hits` from one get-by-id.
         """
         collection, dedicated, count, version = layout
-        if self.vector_cache.max_bytes > 0 and count <= self.cache_max_vectors:
+        if dedicated and self.vector_cache.max_bytes > 0 and count <= self.cache_max_vectors:
             ids, position, matrix = self._cached_vectors(partition, collection, version)
             if not ids:
                 return {}, {}
@@ -632,12 +641,7 @@ class ChromaMemoryStore(BaseStore):
             best = {ids[i]: float(sims[i]) for i in top}
             known = {k: float(sims[position[k]]) for k in keyword_ids if k in position}
             return best, known
-        if dedicated:
-            return self.vectors.ann_search(collection, query_vector, min(pool + 10, count)), {}
-        ids = [r[0] for r in self.catalog.query(_sql.SELECT_VECTOR_IDS, (partition,))]
-        exact = self.vectors.exact_search(collection, ids, query_vector)
-        best = dict(sorted(exact.items(), key=lambda kv: -kv[1])[: pool + 10])
-        return best, {k: exact[k] for k in keyword_ids if k in exact}
+        return self.vectors.ann_search(collection, query_vector, min(pool + 10, count)), {}
 
     def _hybrid_hits(
         self,
@@ -671,6 +675,25 @@ class ChromaMemoryStore(BaseStore):
                 hits[row.item_id] = _Hit(row, bm25=float(raw[-1]))
         layout = self._partition_layout(partition)
         if query_vector is None or self.embeddings is None or layout is None:
+            return list(hits.values())
+        if not layout[1]:
+            # Shard tier (<= dedicated_threshold vectors): the eligible rows in one
+            # query, their vectors in one get-by-id, exact cosine for all of them.
+            # A random user's first query costs the same as the next one, which
+            # matters with 10k users and a handful of memories each.
+            rows = self.catalog.items(
+                f"SELECT {_sql.ITEM_COLUMNS} FROM lt_items "
+                f"WHERE partition = ? AND has_vector = 1 AND {where}",
+                [partition, *params],
+            )
+            exact = self.vectors.exact_search(layout[0], [r.item_id for r in rows], query_vector)
+            for item_id, hit in hits.items():
+                hit.cosine = exact.get(item_id)
+            scored_rows = sorted(
+                (r for r in rows if r.item_id in exact), key=lambda r: -exact[r.item_id]
+            )
+            for row in scored_rows[:pool]:
+                hits.setdefault(row.item_id, _Hit(row, cosine=exact[row.item_id]))
             return list(hits.values())
         best, known = self._vector_scores(partition, layout, query_vector, pool, list(hits))
         for item_id, cosine in known.items():
@@ -759,10 +782,18 @@ class ChromaMemoryStore(BaseStore):
                 delta = int(has_vector) - int(had_vector)
                 if delta:
                     deltas[put.partition] = deltas.get(put.partition, 0) + delta
-            for partition in {*upserts, *deletes}:
+            # One Chroma call per collection, not per partition: a bulk load of
+            # 250 small users into 64 shards makes 64 calls, not 250.
+            by_collection: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
+            for partition in sorted({*upserts, *deletes}):
                 collection = self._collection_for_write(conn, partition, deltas.get(partition, 0))
-                self.vectors.delete(collection, deletes.get(partition, []))
-                ids, vecs = upserts.get(partition, ([], []))
+                gone, ids, vecs = by_collection.setdefault(collection, ([], [], []))
+                gone.extend(deletes.get(partition, []))
+                new_ids, new_vecs = upserts.get(partition, ([], []))
+                ids.extend(new_ids)
+                vecs.extend(new_vecs)
+            for collection, (gone, ids, vecs) in by_collection.items():
+                self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
 
     def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:

@@ -42,9 +42,19 @@ def disk_bytes(root: Path) -> bytes:
     return b"\n".join(chunks)
 
 
+def files_with(root: Path, needle: str) -> list[str]:
+    """The files under ``root`` whose raw bytes contain ``needle`` (UTF-8 or UTF-16)."""
+    forms = (needle.encode("utf-8"), needle.encode("utf-16-le"))
+    return [
+        str(p.relative_to(root))
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and any(form in p.read_bytes() for form in forms)
+    ]
+
+
 def found_on_disk(root: Path, needle: str) -> bool:
-    data = disk_bytes(root)
-    return needle.encode("utf-8") in data or needle.encode("utf-16-le") in data
+    disk_bytes(root)  # fails loudly if there is nothing to scan
+    return bool(files_with(root, needle))
 
 
 @pytest.fixture
@@ -143,9 +153,9 @@ def test_forget_user_removes_every_trace(tmp_path: Path, store: ChromaMemoryStor
         assert list(saver.list(None, filter={"user_id": "alice"})) == []
         assert len({t.config["configurable"]["thread_id"] for t in saver.list(None)}) == 2
     for marker in ALICE_MARKERS:
-        assert not found_on_disk(root, marker), f"{marker!r} still on disk after forget_user"
+        assert not files_with(root, marker), f"{marker!r} still on disk after forget_user"
     for token in ("鸭嘴", "秘密", "花园"):  # FTS5 stores CJK bigrams as separate tokens
-        assert not found_on_disk(root, token), token
+        assert not files_with(root, token), token
     for marker in BOB_MARKERS:
         assert found_on_disk(root, marker)  # bob is untouched
     assert store.list_memories("alice", include_history=True) == []
