@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import re
 import statistics
@@ -371,7 +372,8 @@ def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], sec
     lines = [
         "# Nodes benchmark (`python -m benchmarks.nodes`)",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, shared 2-core box; "
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, shared 2-core box "
+        f"(load average {os.getloadavg()[0]:.1f} at the end of the run); "
         f"offline (HashingEmbeddings, embedded Chroma, scripted models with zero latency). "
         f"Run took {seconds:.0f} s.",
         "",
