@@ -906,17 +906,18 @@ class SaverCore:
     def list_page_txn(
         self, q: ListQuery, after_key: tuple[str, str, str] | None, page_size: int
     ) -> Txn[tuple[list[RawCheckpoint], ChunkStore]]:
-        where, params = self.sql.list_where(
-            thread_id=q.thread_id,
-            checkpoint_ns=q.checkpoint_ns,
-            checkpoint_id=q.checkpoint_id,
-            before_id=q.before_id,
-            metadata_filter=q.metadata_filter,
-            after_key=(after_key[0], after_key[1], after_key[2]) if after_key else None,
-        )
-        rows = yield Fetch(
-            self.sql.SELECT_CHECKPOINT_PAGE.format(where=where), (*params, page_size)
-        )
+        if q.thread_id is not None and q.checkpoint_ns is None:
+            # One thread, every namespace: the primary key (thread, ns, id) can
+            # only serve "newest first" per namespace, so read a page from each
+            # namespace and merge, instead of sorting the whole thread.
+            namespaces = yield Fetch(self.sql.SELECT_THREAD_NAMESPACES, (q.thread_id,))
+            rows = []
+            for (ns,) in namespaces:
+                rows.extend((yield from self._page_rows(q, ns, after_key, page_size)))
+            rows.sort(key=lambda r: (r[2], r[0], r[1]), reverse=True)
+            del rows[page_size:]
+        else:
+            rows = yield from self._page_rows(q, q.checkpoint_ns, after_key, page_size)
         raws = [self._raw_from_row(r) for r in rows]
         store = ChunkStore()
         if not raws:
@@ -934,6 +935,28 @@ class SaverCore:
             for cid, *rest in w_rows:
                 group[cid].writes.append(tuple(rest))  # type: ignore[arg-type]
         return raws, store
+
+    def _page_rows(
+        self,
+        q: ListQuery,
+        checkpoint_ns: str | None,
+        after_key: tuple[str, str, str] | None,
+        page_size: int,
+    ) -> Txn[list[Any]]:
+        # Within one thread, LangGraph's uuid6 checkpoint ids are unique across
+        # namespaces, so "id < last id" is the keyset condition for every namespace.
+        where, params = self.sql.list_where(
+            thread_id=q.thread_id,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=q.checkpoint_id,
+            before_id=q.before_id,
+            metadata_filter=q.metadata_filter,
+            after_key=after_key,
+        )
+        rows = yield Fetch(
+            self.sql.SELECT_CHECKPOINT_PAGE.format(where=where), (*params, page_size)
+        )
+        return list(rows)
 
     def build_list_tuple(self, raw: RawCheckpoint, store: ChunkStore) -> CheckpointTuple:
         """A listed checkpoint whose channel values decode on first access."""

@@ -18,9 +18,10 @@ from typing import Annotated, Any, TypedDict
 
 import aiosqlite
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
 from langgraph.channels.delta import DeltaChannel
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.message import add_messages
 
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
@@ -117,6 +118,10 @@ async def test_remove_messages_and_edits_round_trip(any_saver: Any) -> None:
     state = await graph.aget_state(cfg("r"))
     assert state.values["messages"][0].content == "edited"
     assert [m.id for m in state.values["messages"]] == [m.id for m in out["messages"]]
+
+
+class InnerState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
 
 
 class DeltaState(TypedDict):
@@ -461,3 +466,28 @@ def test_wal_and_busy_timeout_are_set(tmp_path: Path) -> None:
         started = time.perf_counter()
         saver.setup()
         assert time.perf_counter() - started < 0.5  # idempotent, cheap
+
+
+async def test_subgraph_namespaces_list_merged_newest_first(any_saver: Any) -> None:
+    inner = StateGraph(InnerState)
+    inner.add_node("inner_model", lambda s: {"messages": [AIMessage("inner")]})
+    inner.add_edge(START, "inner_model")
+    # checkpointer=True: the subgraph keeps its own checkpoints (its own namespace)
+    sub = inner.compile(checkpointer=True)
+    outer = StateGraph(MessagesState)
+    outer.add_node("sub", sub)
+    outer.add_edge(START, "sub")
+    graph = outer.compile(checkpointer=any_saver)
+    for turn in range(40):
+        await graph.ainvoke({"messages": [HumanMessage(f"q{turn}")]}, cfg("sg"))
+    everything = [t async for t in any_saver.alist(cfg("sg"))]
+    namespaces = {t.config["configurable"]["checkpoint_ns"] for t in everything}
+    assert "" in namespaces and len(namespaces) >= 2
+    ids = [t.config["configurable"]["checkpoint_id"] for t in everything]
+    assert ids == sorted(ids, reverse=True) and len(set(ids)) == len(ids)
+    root_only = [
+        t async for t in any_saver.alist({"configurable": {"thread_id": "sg", "checkpoint_ns": ""}})
+    ]
+    assert len(root_only) < len(everything) and len(everything) > 100  # more than one page
+    state = await graph.aget_state(cfg("sg"))
+    assert len(state.values["messages"]) == 80
