@@ -149,36 +149,102 @@ def check_idle(conn: Any) -> None:
     )
 
 
+# ------------------------------------------------------------------ pipeline mode
+
+
+class UnknownRowcount:
+    """What a pipelined ``Execute`` sends back to the core: its rowcount is not known yet.
+
+    Pipelining only pays if statements whose answers nobody reads do not wait
+    for them. The core reads a rowcount only for statements our SQL marks with
+    ``RETURNING`` (answered with a real count); reading this one raises, so a
+    future core that starts relying on another rowcount fails loudly in tests
+    instead of misbehaving (the fix: add ``RETURNING 1`` to that statement).
+    """
+
+    __slots__ = ()
+
+    def _refuse(self, *_: Any) -> Any:
+        raise RuntimeError(
+            "the rowcount of a pipelined Postgres statement was read; add RETURNING to "
+            "that statement in _sql_postgres.py so the shell waits for its answer."
+        )
+
+    __bool__ = __int__ = __index__ = __eq__ = __ne__ = __lt__ = __gt__ = _refuse  # type: ignore[assignment]
+    __le__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
+
+
+UNKNOWN_ROWCOUNT = UnknownRowcount()
+
+_RETURNS_ROWS: dict[str, bool] = {}
+
+
+def returns_rows(sql: str) -> bool:
+    """Whether an ``Execute`` statement has a RETURNING clause (its rowcount is read)."""
+    known = _RETURNS_ROWS.get(sql)
+    if known is None:
+        known = _RETURNS_ROWS[sql] = "RETURNING" in sql.upper()
+    return known
+
+
 # ------------------------------------------------------------------ retries
+
+
+class ConnectionLostBeforeCommit(psycopg.OperationalError):
+    """The connection died before COMMIT was sent: nothing of the transaction
+    was committed, so running it again is safe for every operation."""
 
 
 def is_retryable(exc: BaseException, *, idempotent: bool) -> bool:
     """Errors after which running the whole transaction again is safe and useful.
 
     * Deadlocks / serialization failures: the server rolled the transaction back.
-    * A lost connection (server restart, ``pg_terminate_backend``, a proxy or
-      pgbouncer dropping it, "SSL connection has been closed unexpectedly"):
-      the pool discards that connection; we retry on a fresh one, but only
-      operations that are idempotent, since the commit may have gone through.
+    * A connection lost before COMMIT was sent: nothing was committed.
+    * A connection lost later (server restart, ``pg_terminate_backend``, a proxy
+      or pgbouncer dropping it, "SSL connection has been closed unexpectedly"):
+      the commit may have gone through, so only idempotent operations (all but
+      ``copy_thread``) are retried.
     """
-    if isinstance(exc, psycopg.errors.TransactionRollback):
+    if isinstance(exc, (psycopg.errors.TransactionRollback, ConnectionLostBeforeCommit)):
         return True
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
         return idempotent
-    try:
-        import psycopg_pool
-    except ImportError:  # pragma: no cover - psycopg_pool is a dependency
-        return False
-    return isinstance(exc, psycopg_pool.PoolTimeout) and idempotent
+    return False
 
 
-# One retry covers the common case (one dead connection in the pool); a few
-# more, with a short pause, cover a server restart or a deadlock storm.
-MAX_ATTEMPTS = 4
+# A server restart or failover takes seconds, during which every attempt fails
+# fast (each dead pooled connection fails once and is discarded), so retries
+# continue with capped exponential backoff until this deadline, then raise
+# CheckpointStorageError.
+RETRY_SECONDS = 15.0
 
 
 def retry_delay(attempt: int) -> float:
-    return min(0.5, 0.02 * (2**attempt))
+    """Exponential backoff from 20 ms, capped at 500 ms (``attempt`` counts from 1)."""
+    return min(0.5, 0.01 * (2**attempt))
+
+
+def should_retry(exc: BaseException, *, idempotent: bool, started: float, now: float) -> bool:
+    return now - started < RETRY_SECONDS and is_retryable(exc, idempotent=idempotent)
+
+
+def as_connection_loss(exc: psycopg.Error, conn: Any, *, commit_sent: bool) -> psycopg.Error:
+    """Classify an error raised on a connection that is now broken as a lost connection.
+
+    When the server closes a connection in the middle of a pipelined
+    transaction, libpq may report it as some other error (e.g. a result that
+    does not match the statement); what matters for retrying is that the
+    connection is gone, and whether COMMIT could have reached the server.
+    """
+    if not (conn.closed or conn.broken):
+        return exc
+    cls = psycopg.OperationalError if commit_sent else ConnectionLostBeforeCommit
+    if type(exc) is cls:
+        return exc
+    lost = cls(f"connection lost: {type(exc).__name__}: {exc}")
+    lost.__cause__ = exc
+    return lost
 
 
 # ------------------------------------------------------------------ locks around core transactions

@@ -179,9 +179,14 @@ ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at
 WHERE lgm_threads.deleted_at IS NULL
 RETURNING puts_since_retention"""
 RESET_RETENTION_COUNTER = "UPDATE lgm_threads SET puts_since_retention = 0 WHERE thread_id = %s"
-SELECT_TOMBSTONE = (
-    "SELECT deleted_at FROM lgm_threads WHERE thread_id = %s AND deleted_at IS NOT NULL"
-)
+# FOR SHARE inside: a late put_writes racing delete_thread() waits for the
+# delete to commit and then sees its tombstone (a plain read would not), while
+# writes of parallel tasks of one thread do not block each other.
+SELECT_TOMBSTONE = """
+SELECT deleted_at FROM (
+    SELECT deleted_at FROM lgm_threads WHERE thread_id = %s FOR SHARE
+) AS t
+WHERE deleted_at IS NOT NULL"""
 TOMBSTONE_THREAD = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
 VALUES (%s, %s, %s, 0, %s)
@@ -206,12 +211,15 @@ ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
     type = excluded.type,
     checkpoint = excluded.checkpoint,
     metadata = excluded.metadata"""
-# First writer wins for a (channel, version): a version names one value.
+# First writer wins for a (channel, version): a version names one value. The
+# core reads this statement's rowcount ("was it inserted?"); RETURNING makes
+# the shells wait for that answer even in pipeline mode (see postgres.py).
 INSERT_CHANNEL_VALUE = """
 INSERT INTO lgm_channel_values
     (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-ON CONFLICT DO NOTHING"""
+ON CONFLICT DO NOTHING
+RETURNING 1"""
 SELECT_CHANNEL_VERSION_EXISTS = """
 SELECT 1 FROM lgm_channel_values
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
@@ -325,7 +333,7 @@ DELETE FROM lgm_writes WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoin
 
 # Checkpoint skeletons of a (thread, ns), newest first: what retention plans over.
 SELECT_NAMESPACE_CHECKPOINTS = """
-SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint FROM lgm_checkpoints
+SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata::text FROM lgm_checkpoints
 WHERE thread_id = %s AND checkpoint_ns = %s ORDER BY checkpoint_id DESC"""
 SELECT_NAMESPACE_CHANNEL_VALUES = """
 SELECT channel, version, encoding, ranges FROM lgm_channel_values

@@ -91,10 +91,10 @@ class _Connections:
 
 
 def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement], Any]:
-    """Run one statement. In pipeline mode only a ``Fetch`` waits for the server:
-    ``Execute`` and ``ExecuteMany`` are queued and sent with the next one, so a
-    put costs one round trip per query whose rows the core needs (and the
-    rowcount it would get back, which the core never reads, is -1)."""
+    """Run one statement. In pipeline mode only a ``Fetch``, or an ``Execute``
+    with RETURNING, waits for the server: other statements are queued and sent
+    with the next one, so a put costs one round trip per query whose answer the
+    core reads (see ``UnknownRowcount``)."""
 
     def run(statement: Statement) -> Any:
         if type(statement) is Fetch:
@@ -102,7 +102,11 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
             return cur.fetchall()
         if type(statement) is Execute:
             cur.execute(statement.sql, statement.params or None)
-            return -1 if pipelined else cur.rowcount
+            if not pipelined:
+                return cur.rowcount
+            if PG.returns_rows(statement.sql):
+                return len(cur.fetchall())
+            return PG.UNKNOWN_ROWCOUNT
         assert isinstance(statement, ExecuteMany)
         if statement.rows:
             cur.executemany(statement.sql, statement.rows)
@@ -209,7 +213,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
         pipeline: bool = True,
         synchronous_commit: bool = False,
-        check_connections: bool = True,
+        check_connections: bool = False,
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
@@ -232,10 +236,14 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                 checkpoint). By default commits are acknowledged before the
                 flush: nothing is lost when the app, a backend or a connection
                 dies, but a server crash can drop the last ~0.6 s of checkpoints.
-            check_connections: check each connection as it leaves the pool (one
-                extra round trip) so one dropped by the server is replaced
-                before use; without it a dropped connection is found by the
-                failing call, which is retried after the pool is checked.
+            check_connections: check each connection as it leaves the pool
+                (psycopg's ``ConnectionPool.check_connection``: one extra round
+                trip per call, and the pool backs off >= 1 s after a failed
+                check). Off by default: a dropped connection is found by the
+                call that uses it, which checks the pool (dropping every dead
+                connection at once) and retries on a fresh one: always when the
+                loss came before COMMIT was sent, otherwise for every operation
+                but ``copy_thread`` (all others are idempotent).
             connect_timeout: seconds to wait for the first connection.
             serde: LangGraph serializer.
             retention: what to keep.
@@ -292,6 +300,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
     def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
         with self._connections.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
+            commit_sent = False
             try:
                 if self._pipeline and conn.autocommit:
                     # BEGIN, the queued writes and COMMIT ride along with the
@@ -301,6 +310,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                         if not read and not self._synchronous_commit:
                             cur.execute(SQL.SET_ASYNC_COMMIT)
                         result = drive(factory(), _runner(cur, pipelined=True))
+                        commit_sent = True
                         cur.execute(SQL.COMMIT)
                     return result
                 if conn.autocommit:
@@ -310,14 +320,23 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                 if not read and not self._synchronous_commit:
                     cur.execute(SQL.SET_ASYNC_COMMIT)
                 result = drive(factory(), _runner(cur, pipelined=False))
+                commit_sent = True
                 if conn.autocommit:
                     cur.execute(SQL.COMMIT)
                 else:
                     conn.commit()
                 return result
-            except BaseException:
+            except psycopg.Error as exc:
+                lost = PG.as_connection_loss(exc, conn, commit_sent=commit_sent)
                 if not conn.closed:
                     # A connection the server dropped cannot roll back; the pool discards it.
+                    with contextlib.suppress(psycopg.Error):
+                        conn.rollback()
+                if lost is exc:
+                    raise
+                raise lost from exc
+            except BaseException:
+                if not conn.closed:
                     with contextlib.suppress(psycopg.Error):
                         conn.rollback()
                 raise
@@ -328,12 +347,15 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
     ) -> T:
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 return self._attempt(factory, read)
             except psycopg.Error as exc:
                 attempt += 1
-                if attempt < PG.MAX_ATTEMPTS and PG.is_retryable(exc, idempotent=idempotent):
+                if PG.should_retry(
+                    exc, idempotent=idempotent, started=started, now=time.monotonic()
+                ):
                     time.sleep(PG.retry_delay(attempt))
                     self._connections.check()
                     continue

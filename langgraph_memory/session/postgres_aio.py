@@ -99,7 +99,12 @@ async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool
                 result = await cur.fetchall()
             elif type(statement) is Execute:
                 await cur.execute(statement.sql, statement.params or None)
-                result = -1 if pipelined else cur.rowcount
+                if not pipelined:
+                    result = cur.rowcount
+                elif PG.returns_rows(statement.sql):
+                    result = len(await cur.fetchall())
+                else:
+                    result = PG.UNKNOWN_ROWCOUNT
             else:
                 assert isinstance(statement, ExecuteMany)
                 if statement.rows:
@@ -186,7 +191,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
         pipeline: bool = True,
         synchronous_commit: bool = False,
-        check_connections: bool = True,
+        check_connections: bool = False,
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
@@ -248,6 +253,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
     async def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
         async with self._connections.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
+            commit_sent = False
             try:
                 if self._pipeline and conn.autocommit:
                     async with conn.pipeline():
@@ -255,6 +261,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                         if not read and not self._synchronous_commit:
                             await cur.execute(SQL.SET_ASYNC_COMMIT)
                         result = await _adrive(cur, factory(), pipelined=True)
+                        commit_sent = True
                         await cur.execute(SQL.COMMIT)
                     return result
                 if conn.autocommit:
@@ -264,14 +271,23 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                 if not read and not self._synchronous_commit:
                     await cur.execute(SQL.SET_ASYNC_COMMIT)
                 result = await _adrive(cur, factory(), pipelined=False)
+                commit_sent = True
                 if conn.autocommit:
                     await cur.execute(SQL.COMMIT)
                 else:
                     await conn.commit()
                 return result
-            except BaseException:
+            except psycopg.Error as exc:
+                lost = PG.as_connection_loss(exc, conn, commit_sent=commit_sent)
                 if not conn.closed:
                     # A connection the server dropped cannot roll back; the pool discards it.
+                    with contextlib.suppress(psycopg.Error):
+                        await conn.rollback()
+                if lost is exc:
+                    raise
+                raise lost from exc
+            except BaseException:
+                if not conn.closed:
                     with contextlib.suppress(psycopg.Error):
                         await conn.rollback()
                 raise
@@ -282,12 +298,15 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
     ) -> T:
         attempt = 0
+        started = time.monotonic()
         while True:
             try:
                 return await self._attempt(factory, read)
             except psycopg.Error as exc:
                 attempt += 1
-                if attempt < PG.MAX_ATTEMPTS and PG.is_retryable(exc, idempotent=idempotent):
+                if PG.should_retry(
+                    exc, idempotent=idempotent, started=started, now=time.monotonic()
+                ):
                     await asyncio.sleep(PG.retry_delay(attempt))
                     await self._connections.check()
                     continue
