@@ -152,12 +152,12 @@ def parse_thread_id(thread_id: Any) -> str:
                 f"thread_id={thread_id!r} ({type(thread_id).__name__}) is not usable; "
                 "pass a string (ints and UUIDs are converted)."
             )
-        thread_id = str(thread_id)
-    if not thread_id:
+    text = str(thread_id)
+    if not text:
         raise ConfigurationError(
             "thread_id='' is empty; pass a non-empty string, e.g. 'user-42-chat'."
         )
-    return thread_id
+    return text
 
 
 def parse_config(config: RunnableConfig | None, *, what: str = "config") -> CheckpointKey:
@@ -379,7 +379,7 @@ class LazyChannelValues(dict[str, Any]):
             other._materialize()
         return dict(super().items()) == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         self._materialize()
@@ -810,7 +810,7 @@ class SaverCore:
                     )
             for ch, (lo, hi) in sorted(bounds.items()):
                 chunk_rows = yield Fetch(self.sql.SELECT_CHUNKS, (thread_id, ns, ch, hi, lo))
-                store.raw[(thread_id, ns, ch)] = [tuple(r) for r in chunk_rows]  # type: ignore[misc]
+                store.raw[(thread_id, ns, ch)] = [(r[0], r[1], r[2], r[3]) for r in chunk_rows]
 
     def _decode_values(self, raw: RawCheckpoint, store: ChunkStore) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -933,7 +933,7 @@ class SaverCore:
                 self.sql.SELECT_WRITES_FOR_CHECKPOINTS, (json.dumps(list(group)), thread_id, ns)
             )
             for cid, *rest in w_rows:
-                group[cid].writes.append(tuple(rest))  # type: ignore[arg-type]
+                group[cid].writes.append((rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]))
         return raws, store
 
     def _page_rows(

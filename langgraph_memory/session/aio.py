@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -288,13 +289,13 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
                 for version, name, statements in SQL.MIGRATIONS:
                     await self._transaction(
                         SQL.BEGIN_WRITE,
-                        lambda v=version, n=name, s=statements: self._core.migration_txn(v, n, s),
+                        partial(self._core.migration_txn, version, name, statements),
                     )
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
             self.is_setup = True
 
-    async def setup(self) -> None:  # type: ignore[override]
+    async def setup(self) -> None:
         """Alias of :meth:`asetup` (the official async saver's name)."""
         await self.asetup()
 
@@ -379,7 +380,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         if strategy not in ("keep_latest", "delete"):
             raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
         for thread_id in thread_ids:
-            await self._write(lambda t=thread_id: self._core.prune_txn(t, strategy))
+            await self._write(partial(self._core.prune_txn, thread_id, strategy))
             self._core.cache.discard_thread(str(thread_id))
 
     async def aget_delta_channel_history(
@@ -413,7 +414,7 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         if policy is not None and policy.keep_last is not None:
             keep = policy.keep_last
             for thread_id in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(lambda t=thread_id: self._core.keep_last_txn(t, keep))
+                pruned += await self._write(partial(self._core.keep_last_txn, thread_id, keep))
         after = await self._read(self._core.size_txn)
         return SweepReport(
             dry_run=False,

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -475,7 +476,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 for version, name, statements in SQL.MIGRATIONS:
                     self._transaction(
                         SQL.BEGIN_WRITE,
-                        lambda v=version, n=name, s=statements: self._core.migration_txn(v, n, s),
+                        partial(self._core.migration_txn, version, name, statements),
                     )
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
@@ -601,7 +602,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         if strategy not in ("keep_latest", "delete"):
             raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
         for thread_id in thread_ids:
-            self._write(lambda t=thread_id: self._core.prune_txn(t, strategy))
+            self._write(partial(self._core.prune_txn, thread_id, strategy))
             self._core.cache.discard_thread(str(thread_id))
 
     def get_delta_channel_history(
@@ -646,7 +647,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         if policy is not None and policy.keep_last is not None:
             keep = policy.keep_last
             for thread_id in self._read(self._core.live_threads_txn):
-                pruned += self._write(lambda t=thread_id: self._core.keep_last_txn(t, keep))
+                pruned += self._write(partial(self._core.keep_last_txn, thread_id, keep))
         after = self._read(self._core.size_txn)
         return SweepReport(
             dry_run=False,
