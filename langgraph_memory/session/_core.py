@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import json
 import time
+import uuid
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -146,12 +147,11 @@ def parse_thread_id(thread_id: Any) -> str:
             f"thread_id={thread_id!r} is not usable; pass a non-empty string, e.g. "
             "config={'configurable': {'thread_id': 'user-42-chat'}}."
         )
-    if not isinstance(thread_id, str):
-        if not isinstance(thread_id, (int,)) and type(thread_id).__name__ != "UUID":
-            raise ConfigurationError(
-                f"thread_id={thread_id!r} ({type(thread_id).__name__}) is not usable; "
-                "pass a string (ints and UUIDs are converted)."
-            )
+    if not isinstance(thread_id, (str, int, uuid.UUID)):
+        raise ConfigurationError(
+            f"thread_id={thread_id!r} ({type(thread_id).__name__}) is not usable; "
+            "pass a string (ints and UUIDs are converted)."
+        )
     text = str(thread_id)
     if not text:
         raise ConfigurationError(
