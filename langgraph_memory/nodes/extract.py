@@ -415,9 +415,12 @@ def _answer_text(answer: Any) -> str:
 class LLMMemoryExtractor:
     """Extract candidate memories with any ``BaseChatModel``: one call per batch.
 
-    The model answers in JSON (parsed and validated with pydantic here, so models
-    without native structured output work too); an invalid answer gets one retry
-    with the validation error fed back, then ``ModelOutputError``.
+    By default the model answers in JSON that is parsed and validated with
+    pydantic here, so models without native structured output work too. With
+    ``structured_output="native"`` the model's own tool calling is used
+    (``with_structured_output(ExtractionAnswer, include_raw=True)``). Either way
+    an invalid answer gets one retry with the validation error fed back, then
+    ``ModelOutputError``.
 
     Args:
         model: Any LangChain chat model.
@@ -427,6 +430,12 @@ class LLMMemoryExtractor:
         min_importance: Candidates below this are not stored (default 0.5).
         keep_agent_inferred: Keep claims only the assistant made, as
             ``agent_inferred`` with confidence 0.5 (default ``False``: drop them).
+        structured_output: ``"json"`` (default, any model) or ``"native"``
+            (models that implement ``bind_tools``).
+
+    Raises:
+        ConfigurationError: A bad argument, or ``"native"`` for a model without
+            tool calling.
 
     Example:
         >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -445,6 +454,7 @@ class LLMMemoryExtractor:
         policy: PrivacyPolicy | None = None,
         min_importance: float = 0.5,
         keep_agent_inferred: bool = False,
+        structured_output: Literal["json", "native"] = "json",
     ) -> None:
         if not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -454,11 +464,25 @@ class LLMMemoryExtractor:
             raise ConfigurationError(
                 f"LLMMemoryExtractor(min_importance={min_importance!r}); use a value between 0 and 1."
             )
+        if structured_output not in ("json", "native"):
+            raise ConfigurationError(
+                f"LLMMemoryExtractor(structured_output={structured_output!r}); use 'json' or 'native'."
+            )
         self.model = model
         self.prompts = prompts or ExtractPrompts()
         self.policy = policy
         self.min_importance = min_importance
         self.keep_agent_inferred = keep_agent_inferred
+        self.structured_output = structured_output
+        self._runnable: Any = model
+        if structured_output == "native":
+            try:
+                self._runnable = model.with_structured_output(ExtractionAnswer, include_raw=True)
+            except NotImplementedError as exc:
+                raise ConfigurationError(
+                    f"LLMMemoryExtractor(structured_output='native'): {type(model).__name__} has "
+                    "no tool calling; use structured_output='json' (works with any model)."
+                ) from exc
 
     def _first_request(self, transcript: Transcript) -> list[BaseMessage]:
         return [
@@ -467,13 +491,38 @@ class LLMMemoryExtractor:
         ]
 
     def _retry_request(
-        self, request: list[BaseMessage], answer: str, error: str
+        self, request: list[BaseMessage], answer: Any, error: str
     ) -> list[BaseMessage]:
-        return [
-            *request,
-            AIMessage(answer[:2000]),
-            HumanMessage(self.prompts.retry_template.format(error=error)),
-        ]
+        retry = HumanMessage(self.prompts.retry_template.format(error=error))
+        if self.structured_output == "native":
+            # A tool call without its tool result is refused by several providers.
+            return [*request, retry]
+        return [*request, AIMessage(_answer_text(answer)[:2000]), retry]
+
+    def _interpret(self, answer: Any) -> ExtractionAnswer:
+        """The validated answer; ``ValueError`` says what is wrong with it."""
+        if self.structured_output == "json":
+            return parse_extraction(_answer_text(answer))
+        parsed = answer.get("parsed") if isinstance(answer, dict) else None
+        if isinstance(parsed, ExtractionAnswer):
+            return parsed
+        error = answer.get("parsing_error") if isinstance(answer, dict) else None
+        if isinstance(error, ValidationError):
+            raise ValueError(_short_validation_error(error))
+        if error is not None:
+            raise ValueError(str(error)[:500])
+        raise ValueError("the answer called no tool; call ExtractionAnswer exactly once")
+
+    def _interpret_or_raise(self, answer: Any, first_error: str) -> ExtractionAnswer:
+        try:
+            return self._interpret(answer)
+        except ValueError as exc:
+            shown = _answer_text(answer.get("raw") if isinstance(answer, dict) else answer)
+            raise ModelOutputError(
+                f"The extraction model answered invalid output twice: first {first_error}; "
+                f"then {exc} (answer {shown[:200]!r}). Use a model that follows JSON "
+                "instructions, or RuleBasedExtractor for offline extraction."
+            ) from exc
 
     def _needs_model(self, transcript: Transcript) -> bool:
         # Without a human turn nothing can be user_stated; skip the call.
@@ -498,13 +547,13 @@ class LLMMemoryExtractor:
         if not self._needs_model(transcript):
             return []
         request = self._first_request(transcript)
-        first = _answer_text(self.model.invoke(request))
+        first = self._runnable.invoke(request)
         try:
-            return self._finish(parse_extraction(first), transcript)
+            return self._finish(self._interpret(first), transcript)
         except ValueError as exc:
             error = str(exc)
-        second = _answer_text(self.model.invoke(self._retry_request(request, first, error)))
-        return self._finish(_parse_or_raise(second, error), transcript)
+        second = self._runnable.invoke(self._retry_request(request, first, error))
+        return self._finish(self._interpret_or_raise(second, error), transcript)
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Async twin of ``extract``."""
@@ -512,24 +561,13 @@ class LLMMemoryExtractor:
         if not self._needs_model(transcript):
             return []
         request = self._first_request(transcript)
-        first = _answer_text(await self.model.ainvoke(request))
+        first = await self._runnable.ainvoke(request)
         try:
-            return self._finish(parse_extraction(first), transcript)
+            return self._finish(self._interpret(first), transcript)
         except ValueError as exc:
             error = str(exc)
-        second = _answer_text(await self.model.ainvoke(self._retry_request(request, first, error)))
-        return self._finish(_parse_or_raise(second, error), transcript)
-
-
-def _parse_or_raise(answer: str, first_error: str) -> ExtractionAnswer:
-    try:
-        return parse_extraction(answer)
-    except ValueError as exc:
-        raise ModelOutputError(
-            f"The extraction model answered invalid output twice: first {first_error}; "
-            f"then {exc} (answer {answer[:200]!r}). Use a model that follows JSON "
-            "instructions, or RuleBasedExtractor for offline extraction."
-        ) from exc
+        second = await self._runnable.ainvoke(self._retry_request(request, first, error))
+        return self._finish(self._interpret_or_raise(second, error), transcript)
 
 
 def as_extractor(extractor: MemoryExtractor | BaseChatModel) -> MemoryExtractor:

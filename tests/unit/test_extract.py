@@ -19,7 +19,12 @@ from langgraph_memory.nodes.extract import (
 )
 from langgraph_memory.nodes.rules import RuleBasedExtractor
 from langgraph_memory.types import MemorySource, MemoryType
-from tests.unit.test_extract_fakes import ScriptedChatModel, memories_json
+from tests.unit.test_extract_fakes import (
+    ScriptedChatModel,
+    ToolCallingScriptedModel,
+    memories_json,
+    tool_answer,
+)
 
 TURN = [
     HumanMessage("Hi! From now on call me Lao Wang. My budget is 3000.", id="h-1"),
@@ -266,3 +271,52 @@ def test_new_messages_since() -> None:
     assert new_messages_since(msgs, "4") == []
     # extracted_through was evicted by compress: everything left is newer
     assert [m.id for m in new_messages_since(msgs[3:], "2")] == ["3", "4"]
+
+
+# --- native structured output --------------------------------------------------------
+
+
+def test_native_structured_output_uses_tool_calling() -> None:
+    model = ToolCallingScriptedModel(
+        replies=[tool_answer("ExtractionAnswer", {"memories": [mem()]})]
+    )
+    found = LLMMemoryExtractor(model, structured_output="native").extract(TURN)
+    assert [c.key for c in found] == ["preferred_name"] and len(model.calls) == 1
+    assert found[0].origin_message_ids == ("h-1",)  # the same provenance checks apply
+
+
+def test_native_invalid_answer_is_retried_without_a_dangling_tool_call() -> None:
+    model = ToolCallingScriptedModel(
+        replies=[
+            tool_answer("ExtractionAnswer", {"memories": [{"text": "x", "importance": 9}]}),
+            tool_answer("ExtractionAnswer", {"memories": [mem()]}),
+        ]
+    )
+    found = LLMMemoryExtractor(model, structured_output="native").extract(TURN)
+    assert [c.key for c in found] == ["preferred_name"]
+    retry = model.calls[1]
+    assert not any(isinstance(m, AIMessage) for m in retry)  # no tool call without its result
+    assert "importance" in retry[-1].text
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        AIMessage("I'd rather chat"),  # no tool call at all
+        tool_answer(
+            "ExtractionAnswer", {"memories": [{"text": "x", "type": "fact", "importance": 0.9}]}
+        ),
+    ],
+)
+async def test_native_invalid_twice_raises(bad: AIMessage) -> None:
+    model = ToolCallingScriptedModel(replies=[bad, bad])
+    with pytest.raises(ModelOutputError, match="invalid output twice"):
+        await LLMMemoryExtractor(model, structured_output="native").aextract(TURN)
+    assert len(model.calls) == 2
+
+
+def test_native_needs_tool_calling() -> None:
+    with pytest.raises(ConfigurationError, match="no tool calling"):
+        LLMMemoryExtractor(ScriptedChatModel(replies=[]), structured_output="native")
+    with pytest.raises(ConfigurationError, match="structured_output"):
+        LLMMemoryExtractor(ScriptedChatModel(replies=[]), structured_output="xml")  # type: ignore[arg-type]

@@ -63,8 +63,21 @@ class ScriptedChatModel(BaseChatModel):
             reply = self.replies[index]
         if isinstance(reply, Exception):
             raise reply
+        if isinstance(reply, AIMessage):
+            return ChatResult(generations=[ChatGeneration(message=reply)])
         text = reply(list(messages)) if callable(reply) else reply
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
+
+
+class ToolCallingScriptedModel(ScriptedChatModel):
+    """A scripted model with tool calling, for native structured output."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self  # the scripted replies already carry the tool calls
+
+
+def tool_answer(name: str, args: dict[str, Any]) -> AIMessage:
+    return AIMessage("", tool_calls=[{"name": name, "args": args, "id": "call-1"}])
 
 
 def _similarity(query: str, text: str) -> float:
