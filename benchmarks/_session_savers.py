@@ -158,7 +158,7 @@ async def _aopen_official_postgres(dsn: str) -> AsyncIterator[Any]:
 def _pool_kwargs(factory: Any) -> dict[str, Any]:
     """Pool options our ``from_conn_string`` accepts (names per the postgres helper)."""
     params = inspect.signature(factory).parameters
-    for name in ("max_size", "pool_max_size", "max_pool_size"):
+    for name in ("pool_size", "max_size", "pool_max_size", "max_pool_size"):
         if name in params:
             return {name: PG_POOL_SIZE}
     return {}

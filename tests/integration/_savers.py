@@ -74,7 +74,14 @@ class SaverFactory:
     async def open_async(self, location: str, **kwargs: Any) -> AsyncIterator[Any]:
         """A set-up async saver on ``location`` (closed on exit)."""
         cls = self.saver_class()
-        async with cls.from_conn_string(location, **kwargs) as saver:
+        opened = cls.from_conn_string(location, **kwargs)
+        if not hasattr(opened, "__aenter__"):
+            # Our sync SqliteSaver also serves ``ainvoke``: same object, async path.
+            with opened as saver:
+                await saver.asetup()
+                yield saver
+            return
+        async with opened as saver:
             # ours: ``asetup()``; the official async savers: ``async def setup()``.
             await _maybe_await(saver.asetup() if hasattr(saver, "asetup") else saver.setup())
             yield saver
@@ -86,6 +93,15 @@ OURS: tuple[SaverFactory, ...] = (
     ),
     SaverFactory(
         "ours-sqlite-async", "sqlite", "async", True, "langgraph_memory.session", "AsyncSqliteSaver"
+    ),
+    # One SqliteSaver object driven through ``ainvoke`` (its async twins).
+    SaverFactory(
+        "ours-sqlite-sync-class-via-ainvoke",
+        "sqlite",
+        "async",
+        True,
+        "langgraph_memory.session",
+        "SqliteSaver",
     ),
     SaverFactory(
         "ours-postgres-sync", "postgres", "sync", True, "langgraph_memory.session", "PostgresSaver"
