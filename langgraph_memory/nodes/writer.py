@@ -329,7 +329,11 @@ class MemoryWriter:
                 self._stop.wait(self.poll_interval)
                 continue
             self._idle.clear()
-            self.process(job)
+            try:
+                self.process(job)
+            except Exception:  # e.g. the database refused to record a failure; keep working
+                logger.exception("memory writer: job %s could not be processed", job.job_id)
+                self._stop.wait(self.poll_interval)
 
     def _beat(self) -> None:
         """Renew the running job's lease every third of the lease, so a slow model
