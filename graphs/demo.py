@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from graphs._models import MemoryAwareChatModel
@@ -60,6 +62,26 @@ SCRIPT: tuple[tuple[str, str], ...] = (
     ("wednesday", "Can I afford a lake-view hotel with my budget?"),
     ("friday", "Book us a dinner place tonight; the team suggested seafood."),
 )
+
+
+class PromptRecorder(BaseCallbackHandler):
+    """Keeps what the agent's chat model received, whichever model it is (offline or OpenAI)."""
+
+    def __init__(self, node: str = "agent") -> None:
+        self.node = node
+        self.prompts: list[list[BaseMessage]] = []
+
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        # The summariser also runs inside the graph; only the agent node's calls count.
+        if (metadata or {}).get("langgraph_node") == self.node:
+            self.prompts.append(list(messages[0]))
 
 
 @dataclass
@@ -146,16 +168,19 @@ def run(data_dir: Path = DATA_DIR, *, keep: bool = False, out: Any = sys.stdout)
     started = time.perf_counter()
     with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
         demo = build_demo(data_dir, saver=saver)
-        calls = getattr(demo.model, "calls", None)
+        recorder = PromptRecorder()
         try:
             for turn, (thread, text) in enumerate(SCRIPT, start=1):
-                config = {"configurable": {"thread_id": thread, "user_id": USER_ID}}
+                config: RunnableConfig = {
+                    "configurable": {"thread_id": thread, "user_id": USER_ID},
+                    "callbacks": [recorder],
+                }
                 print(f"\n=== turn {turn} · session '{thread}' ===", file=out)
                 print(f"USER: {text}", file=out)
                 result = demo.graph.invoke({"messages": [HumanMessage(text)]}, config)
-                if calls:
+                if recorder.prompts:
                     print("MODEL RECEIVED:", file=out)
-                    print(describe_prompt(calls[-1]), file=out)
+                    print(describe_prompt(recorder.prompts[-1]), file=out)
                 print(f"ASSISTANT: {result['messages'][-1].text}", file=out)
                 # Let the background writer finish so the next session can recall it.
                 demo.writer.drain(timeout=30)
