@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -235,6 +236,8 @@ class ChromaMemoryStore(BaseStore):
                 f"{cache_max_vectors!r}; use integers >= 0 (0 disables the cache)."
             )
         self.vector_cache = PartitionVectorCache(vector_cache_bytes)
+        self._sweeper: threading.Thread | None = None
+        self._sweeper_stop = threading.Event()
         self.cache_max_vectors = cache_max_vectors
         self.embeddings: Embeddings | None = None
         self.index_fields: list[str] = list(DEFAULT_TEXT_FIELDS)
@@ -330,7 +333,8 @@ class ChromaMemoryStore(BaseStore):
         )
 
     def close(self) -> None:
-        """Close the SQLite file (Chroma clients need no closing)."""
+        """Stop the TTL sweeper and close the SQLite file (Chroma clients need no closing)."""
+        self.stop_ttl_sweeper(timeout=5)
         self.catalog.close()
 
     def __enter__(self) -> ChromaMemoryStore:
@@ -666,11 +670,11 @@ class ChromaMemoryStore(BaseStore):
         expression = match_expression(terms)
         if expression is not None:
             match = f'part : "{partition_token(partition)}" AND body : ({expression})'
-            rows = self.catalog.query(
+            keyword_rows = self.catalog.query(
                 _sql.KEYWORD_SEARCH_TEMPLATE.format(where=where),
                 [match, partition, *params, pool],
             )
-            for raw in rows:
+            for raw in keyword_rows:
                 row = ItemRow.from_tuple(raw)
                 hits[row.item_id] = _Hit(row, bm25=float(raw[-1]))
         layout = self._partition_layout(partition)
@@ -681,16 +685,18 @@ class ChromaMemoryStore(BaseStore):
             # query, their vectors in one get-by-id, exact cosine for all of them.
             # A random user's first query costs the same as the next one, which
             # matters with 10k users and a handful of memories each.
-            rows = self.catalog.items(
+            shard_rows = self.catalog.items(
                 f"SELECT {_sql.ITEM_COLUMNS} FROM lt_items "
                 f"WHERE partition = ? AND has_vector = 1 AND {where}",
                 [partition, *params],
             )
-            exact = self.vectors.exact_search(layout[0], [r.item_id for r in rows], query_vector)
+            exact = self.vectors.exact_search(
+                layout[0], [r.item_id for r in shard_rows], query_vector
+            )
             for item_id, hit in hits.items():
                 hit.cosine = exact.get(item_id)
             scored_rows = sorted(
-                (r for r in rows if r.item_id in exact), key=lambda r: -exact[r.item_id]
+                (r for r in shard_rows if r.item_id in exact), key=lambda r: -exact[r.item_id]
             )
             for row in scored_rows[:pool]:
                 hits.setdefault(row.item_id, _Hit(row, cosine=exact[row.item_id]))
@@ -701,12 +707,12 @@ class ChromaMemoryStore(BaseStore):
         missing = [i for i in best if i not in hits]
         if missing:
             marks = ", ".join("?" for _ in missing)
-            rows = self.catalog.items(
+            vector_rows = self.catalog.items(
                 f"SELECT {_sql.ITEM_COLUMNS} FROM lt_items "
                 f"WHERE partition = ? AND item_id IN ({marks}) AND {where}",
                 [partition, *missing, *params],
             )
-            ranked_rows = sorted(rows, key=lambda r: -best[r.item_id])[:pool]
+            ranked_rows = sorted(vector_rows, key=lambda r: -best[r.item_id])[:pool]
             for row in ranked_rows:
                 hits[row.item_id] = _Hit(row, cosine=best[row.item_id])
         for item_id, hit in hits.items():
@@ -1303,6 +1309,34 @@ class ChromaMemoryStore(BaseStore):
 
     async def aarchive_stale(self, user_id: str | None = None, **kwargs: Any) -> int:
         return await asyncio.to_thread(lambda: self.archive_stale(user_id, **kwargs))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> None:
+        """Run :meth:`sweep_ttl` in a daemon thread every interval (default: the
+        ``TTLConfig``'s ``sweep_interval_minutes``, else 5 minutes) until
+        :meth:`stop_ttl_sweeper` or :meth:`close`."""
+        interval = sweep_interval_minutes
+        if interval is None:
+            interval = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if interval <= 0:
+            raise ConfigurationError(f"sweep_interval_minutes={interval!r}; use minutes > 0.")
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return
+        self._sweeper_stop.clear()
+
+        def loop() -> None:
+            while not self._sweeper_stop.wait(float(interval) * 60.0):
+                self.sweep_ttl()
+
+        self._sweeper = threading.Thread(target=loop, name="lgm-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; returns whether it has stopped."""
+        self._sweeper_stop.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        return not self._sweeper.is_alive()
 
     def sweep_ttl(self, *, now: float | None = None) -> int:
         """Delete items whose BaseStore TTL ran out; returns how many."""

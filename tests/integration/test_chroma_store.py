@@ -184,6 +184,19 @@ def test_ttl_expiry_refresh_and_sweep(make_store: StoreFactory) -> None:
     assert store.get(ns, "long") is not None
 
 
+def test_background_ttl_sweeper(make_store: StoreFactory) -> None:
+    store = make_store()
+    store.put(("memories", "sweep"), "k", {"content": "short lived"}, ttl=0.005)  # 0.3 s
+    store.start_ttl_sweeper(sweep_interval_minutes=0.005)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if not store.catalog.query("SELECT 1 FROM lt_items WHERE key = 'k'"):
+            break
+        time.sleep(0.1)
+    assert store.stop_ttl_sweeper(timeout=5)
+    assert not store.catalog.query("SELECT 1 FROM lt_items WHERE key = 'k'")  # row gone
+
+
 # -- compiled graphs: compile(store=...), get_store(), Runtime.store ------------------
 
 
