@@ -416,3 +416,21 @@ def test_archived_summary_in_the_real_store_rolls_in_place(store: ChromaMemorySt
     assert (
         archived[0].text.endswith("budget 5000.") and archived[0].source.value == "agent_inferred"
     )
+
+
+def test_recall_updates_access_stats_in_the_real_store(store: ChromaMemoryStore) -> None:
+    from langgraph_memory.nodes import create_recall_node
+
+    allergy = next(r for r in store.list_memories("alice") if r.key == "allergy.seafood")
+    assert allergy.access_count == 0
+    recall = create_recall_node(store=store)
+    recall.invoke(
+        {"messages": [HumanMessage("seafood tonight?")]}, {"configurable": {"user_id": "alice"}}
+    )
+    flush_access_stats()
+    touched = store.get_memory("alice", allergy.id)
+    assert (
+        touched is not None and touched.access_count == 1 and touched.last_accessed_at is not None
+    )
+    bob = store.list_memories("bob")[0]
+    assert bob.access_count == 0  # another user's memories are never touched
