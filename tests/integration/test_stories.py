@@ -262,3 +262,57 @@ def test_an_assistant_guess_never_becomes_a_fact_about_the_user(build: Any) -> N
     assert "tired after lunch" in block
     assert "diabetic" not in block
     assert len(careless.calls) == 2  # one extraction call per batch
+
+
+# --------------------------------------------------------------------------- variants
+
+
+def test_seafood_allergy_story_in_chinese(build: Any) -> None:
+    stack = build()
+    stack.say("早上好！提醒一下，我对海鲜过敏。", thread="zh-morning")
+    answer = stack.say("今晚团队聚餐，大家想吃海鲜，你推荐哪里？", thread="zh-evening")
+    assert "用户对海鲜过敏" in memory_lines(stack.prompt)
+    assert "用户对海鲜过敏" in answer and "vegetable hot pot" in answer
+
+
+async def test_budget_story_async_end_to_end(tmp_path: Path) -> None:
+    """The same story on the async path: AsyncSqliteSaver, ainvoke, background writer."""
+    from langgraph_memory.session import AsyncSqliteSaver
+
+    db = str(tmp_path / "checkpoints.sqlite")
+    store = ChromaMemoryStore.embedded(tmp_path / "ltm", embeddings=HashingEmbeddings())
+    queue = SqliteMemoryQueue(db, debounce_seconds=0)
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="background", queue=queue)
+    chat = MemoryAwareChatModel()
+
+    async def agent(state: MemoryState) -> dict[str, Any]:
+        return {"messages": [await chat.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MemoryState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    add_memory_nodes(builder, model_node="agent", store=store, writer=writer)
+    try:
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            graph = builder.compile(checkpointer=saver, store=store)
+            for thread, text in [
+                ("a1", "For the Japan trip, my budget is 3000."),
+                ("a2", "Update: actually my budget is 5000 now."),
+            ]:
+                await graph.ainvoke(
+                    {"messages": [HumanMessage(text)]},
+                    {"configurable": {"thread_id": thread, "user_id": "u1"}},
+                )
+                assert await writer.adrain(timeout=30)
+            out = await graph.ainvoke(
+                {"messages": [HumanMessage("Which hotels fit my budget?")]},
+                {"configurable": {"thread_id": "a3", "user_id": "u1"}},
+            )
+        assert "Your budget is 5000." in out["messages"][-1].text
+        lines = memory_lines(chat.calls[-1])
+        assert any("5000" in line for line in lines) and not any("3000" in line for line in lines)
+    finally:
+        flush_access_stats()
+        queue.close()
+        store.close()
