@@ -357,6 +357,7 @@ def bench_llm_calls(workdir: Path, batches: int) -> dict[str, Any]:
         "batches": batches,
         "max_extract_calls": max(e for e, _, _ in per_batch),
         "max_reconcile_calls": max(r for _, r, _ in per_batch),
+        "batches_with_judgement": sum(1 for _, r, _ in per_batch if r),
         "ops_per_batch": statistics.median(o for _, _, o in per_batch),
     }
 
@@ -439,7 +440,9 @@ def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], sec
         f"median {calls['ops_per_batch']} memory ops each)",
         "",
         f"extract: at most {calls['max_extract_calls']} call per batch; reconcile: at most "
-        f"{calls['max_reconcile_calls']} call per batch (same-key updates are decided without the model).",
+        f"{calls['max_reconcile_calls']} call per batch; {calls['batches_with_judgement']} of "
+        f"{calls['batches']} batches needed the model's judgement (same-key updates are decided "
+        "without the model).",
         "",
     ]
     return "\n".join(lines)
