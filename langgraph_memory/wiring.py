@@ -14,7 +14,14 @@ compile it::
   ``memory_extract`` (hands the new turns to the ``MemoryWriter``: a durable
   background queue or inline) and then ``memory_compress`` (rolling summary
   once the context passes its trigger) before ``END``. Tool loops are untouched:
-  the memory tail runs once, when the turn is over.
+  the memory tail runs once, when the turn is over. ``memory_extract`` is only
+  added when a ``writer`` is given.
+
+What the model then sees in ``state["messages"]``::
+
+    [your leading SystemMessage(s)] [summary block] [long-term memory block] [turns ...]
+
+Both blocks are system messages with fixed ids, replaced in place every turn.
 
 ``MemoryMiddleware`` does the same inside ``langchain.agents.create_agent``:
 ``before_model`` compresses when over budget and recalls at the start of a turn;
