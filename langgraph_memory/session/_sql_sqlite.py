@@ -51,6 +51,11 @@ BEGIN_WRITE = "BEGIN IMMEDIATE"
 BEGIN_READ = "BEGIN"
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
+# Group commit runs several callers' writes in one transaction; each in its own
+# savepoint, so one caller's error (a tombstoned thread) undoes only its part.
+SAVEPOINT = "SAVEPOINT lgm_write"
+RELEASE_SAVEPOINT = "RELEASE lgm_write"
+ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO lgm_write"
 
 # ------------------------------------------------------------------ migrations
 

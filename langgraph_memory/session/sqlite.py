@@ -225,6 +225,35 @@ class _Connections:
                 self._shared.close()
 
 
+class _QueuedWrite:
+    """One caller's write waiting for (or done by) a group commit."""
+
+    __slots__ = ("error", "factory", "finished", "result")
+
+    def __init__(self, factory: Callable[[], Txn[Any]]) -> None:
+        self.factory = factory
+        self.finished = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    def succeed(self, result: Any) -> None:
+        self.result, self.finished = result, True
+
+    def fail(self, error: BaseException) -> None:
+        self.error, self.finished = error, True
+
+    def outcome(self) -> Any:
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def _storage_error(exc: sqlite3.Error) -> CheckpointStorageError:
+    error = CheckpointStorageError(f"SQLite refused the operation: {exc}")
+    error.__cause__ = exc
+    return error
+
+
 def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     def run(statement: Statement) -> Any:
         if type(statement) is Fetch:
@@ -307,7 +336,9 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._queue: list[_QueuedWrite] = []
+        self._queue_changed = threading.Condition()
+        self._leader_active = False
         self.is_setup = False
 
     @classmethod
@@ -423,12 +454,86 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         return self._retrying(attempt)
 
     def _write(self, factory: Callable[[], Txn[T]]) -> T:
+        """Run one write transaction, committed before this returns (group commit).
+
+        Writers of this process queue here, not on SQLite's lock (SQLite's busy
+        handler sleeps 1, 2, 5, 10 ... ms between tries, and LangGraph runs a
+        step's ``put`` and ``put_writes`` on concurrent worker threads). Whoever
+        finds no commit in progress becomes the leader and runs every queued
+        write in ONE transaction, each in its own savepoint; the others wait for
+        that commit. Nobody returns before their data is committed.
+        """
         self._ensure_setup()
-        # Writers of this process queue here, not on SQLite's lock: SQLite's busy
-        # handler sleeps 1, 2, 5, 10 ... ms between tries, and LangGraph runs a
-        # step's put and put_writes on concurrent worker threads.
-        with self._write_lock:
-            return self._transaction(SQL.BEGIN_WRITE, factory)
+        op = _QueuedWrite(factory)
+        with self._queue_changed:
+            self._queue.append(op)
+            while not op.finished and self._leader_active:
+                self._queue_changed.wait()
+            if op.finished:
+                return op.outcome()  # type: ignore[no-any-return]
+            self._leader_active = True
+            batch, self._queue = self._queue, []
+        try:
+            self._commit_batch(batch)
+        finally:
+            with self._queue_changed:
+                self._leader_active = False
+                for queued in batch:
+                    if not queued.finished:  # the leader itself was interrupted
+                        queued.fail(CheckpointStorageError("the write was interrupted"))
+                self._queue_changed.notify_all()
+        return op.outcome()  # type: ignore[no-any-return]
+
+    def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
+        def attempt() -> list[tuple[bool, Any]]:
+            with self._connections.connection() as conn:
+                if conn.in_transaction:
+                    raise InvalidConnectionError(
+                        "the connection has an open transaction not started by the saver; "
+                        "commit it, or open the connection with isolation_level=None."
+                    )
+                cursor = conn.cursor()
+                cursor.row_factory = None
+                execute = _execute(cursor)
+                outcomes: list[tuple[bool, Any]] = []
+                try:
+                    cursor.execute(SQL.BEGIN_WRITE)
+                    if len(batch) == 1:
+                        outcomes.append((True, drive(batch[0].factory(), execute)))
+                    else:
+                        for queued in batch:
+                            cursor.execute(SQL.SAVEPOINT)
+                            try:
+                                outcomes.append((True, drive(queued.factory(), execute)))
+                            except sqlite3.OperationalError as exc:
+                                if is_busy_error(exc):
+                                    raise  # retry the whole batch
+                                cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
+                                outcomes.append((False, _storage_error(exc)))
+                            except Exception as exc:
+                                cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
+                                outcomes.append((False, exc))
+                            cursor.execute(SQL.RELEASE_SAVEPOINT)
+                    cursor.execute(SQL.COMMIT)
+                    return outcomes
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute(SQL.ROLLBACK)
+                    raise
+                finally:
+                    cursor.close()
+
+        try:
+            outcomes = self._retrying(attempt)
+        except Exception as exc:
+            for queued in batch:
+                queued.fail(exc)
+            return
+        for queued, (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                queued.succeed(value)
+            else:
+                queued.fail(value)
 
     def _read(self, factory: Callable[[], Txn[T]]) -> T:
         self._ensure_setup()

@@ -491,3 +491,48 @@ async def test_subgraph_namespaces_list_merged_newest_first(any_saver: Any) -> N
     assert len(root_only) < len(everything) and len(everything) > 100  # more than one page
     state = await graph.aget_state(cfg("sg"))
     assert len(state.values["messages"]) == 80
+
+
+def test_concurrent_writers_group_commit_isolates_failures(tmp_path: Path) -> None:
+    """Many threads writing at once share commits; a tombstoned thread's write
+    fails alone (its savepoint is rolled back), every other write lands."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "g.sqlite")) as saver:
+        saver.put(
+            {"configurable": {"thread_id": "dead", "checkpoint_ns": ""}}, empty_checkpoint(), {}, {}
+        )
+        saver.delete_thread("dead")
+        errors: list[BaseException] = []
+        refused: list[str] = []
+
+        def writer(name: str) -> None:
+            parent = {"configurable": {"thread_id": name, "checkpoint_ns": ""}}
+            for i in range(15):
+                cp = empty_checkpoint()
+                cp["channel_values"] = {"n": i, "log": [f"{name}-{j}" for j in range(i + 1)]}
+                cp["channel_versions"] = {"n": i + 1, "log": i + 1}
+                try:
+                    parent = saver.put(parent, cp, {"step": i}, {"n": i + 1, "log": i + 1})
+                    saver.put_writes(parent, [("n", i)], f"task-{i}")
+                except ThreadDeletedError:
+                    refused.append(name)
+                    return
+                except BaseException as exc:
+                    errors.append(exc)
+                    return
+
+        names = [f"w{i}" for i in range(12)] + ["dead"]
+        threads = [threading.Thread(target=writer, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert refused == ["dead"]
+        assert saver.get_tuple(cfg("dead")) is None
+        for name in names[:-1]:
+            tup = saver.get_tuple({"configurable": {"thread_id": name, "checkpoint_ns": ""}})
+            assert tup is not None
+            assert tup.checkpoint["channel_values"]["log"] == [f"{name}-{j}" for j in range(15)]
+            assert tup.pending_writes == [("task-14", "n", 14)]
