@@ -371,6 +371,14 @@ class ChromaMemoryStore(BaseStore):
             # timestamps must stay intact (a hex id can contain an 11-digit run
             # that looks like a phone number).
             value["text"] = self._redact(value["text"])
+            if is_user_partition(partition):
+                owner = value.get("user_id") or partition
+                if owner != partition:
+                    raise InvalidUserIdError(
+                        f"A memory record with user_id={owner!r} cannot be written into "
+                        f"{tuple(namespace)!r}; write it under ('memories', {owner!r})."
+                    )
+                value["user_id"] = partition
         else:
             value = redact_value(value, self._redact)
         texts = texts_to_index(value, self.index_fields, op.index)

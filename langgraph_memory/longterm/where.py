@@ -165,11 +165,31 @@ def _scalar(field: str, value: Any) -> Any:
     )
 
 
+def _flatten(filter: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"profile": {"diet": "vegan"}}`` -> ``[("profile.diet", "vegan")]``; operator
+    dicts (keys starting with ``$``) stay as they are."""
+    out: list[tuple[str, Any]] = []
+    for field, condition in filter.items():
+        if not isinstance(field, str):
+            raise InvalidFilterError(f"Filter key {field!r} is not a string.")
+        path = f"{prefix}.{field}" if prefix else field
+        if (
+            isinstance(condition, Mapping)
+            and condition
+            and not any(str(k).startswith("$") for k in condition)
+        ):
+            out.extend(_flatten(condition, path))
+        else:
+            out.append((path, condition))
+    return out
+
+
 def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
     """Translate a BaseStore ``filter`` over value fields into ``(sql, params)``.
 
-    Supported: ``{"field": value}`` (equality) and ``{"field": {"$op": value}}``
-    with ``$eq $ne $gt $gte $lt $lte $in $nin``. Anything else raises
+    Supported: ``{"field": value}`` (equality), nested dicts as dotted paths, and
+    ``{"field": {"$op": value}}`` with ``$eq $ne $gt $gte $lt $lte $in $nin``.
+    Anything else (``$or``, ``$regex``, lists) raises
     :class:`InvalidFilterError`. Returns ``("1", [])`` for no filter.
     """
     if not filter:
@@ -181,7 +201,7 @@ def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]
         )
     clauses: list[str] = []
     params: list[Any] = []
-    for field, condition in filter.items():
+    for field, condition in _flatten(filter):
         expr = _field_expr(field)
         if isinstance(condition, Mapping):
             if not condition:

@@ -444,6 +444,19 @@ def test_users_never_see_each_other(make_store: StoreFactory, shards: int) -> No
     assert store.get_memory("bob", bob.id) is not None  # untouched
 
 
+def test_record_dicts_cannot_be_planted_in_another_users_namespace(
+    make_store: StoreFactory,
+) -> None:
+    store = make_store()
+    planted = mem("alice", "alice's fact").to_dict()
+    with pytest.raises(InvalidUserIdError, match="alice"):
+        store.put(("memories", "bob"), planted["id"], planted)
+    unowned = {**planted, "user_id": ""}
+    store.put(("memories", "bob"), planted["id"], unowned)
+    assert store.get_memory("bob", planted["id"]).user_id == "bob"  # type: ignore[union-attr]
+    assert store.get_memory("alice", planted["id"]) is None
+
+
 def test_chroma_receives_no_text_and_no_user_ids(make_store: StoreFactory) -> None:
     store = make_store()
     store.put_memory(mem("alice", "Secret garden in Kyoto"))

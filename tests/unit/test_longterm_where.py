@@ -140,6 +140,14 @@ def test_value_filter_operators_on_real_rows(table: sqlite3.Connection) -> None:
     ]
 
 
+def test_nested_filters_become_dotted_paths() -> None:
+    sql, params = build_value_filter({"profile": {"diet": "vegan", "age": {"$gt": 3}}})
+    assert sql == (
+        "json_extract(value, '$.profile.diet') = ? AND json_extract(value, '$.profile.age') > ?"
+    )
+    assert params == ["vegan", 3]
+
+
 def test_ne_filter_on_user_id_cannot_reach_another_partition(table: sqlite3.Connection) -> None:
     """{"user_id": {"$ne": "alice"}} only filters alice's own rows; bob stays unreachable."""
     found = _select(table, "alice", build_value_filter({"user_id": {"$ne": "alice"}}))
@@ -179,7 +187,7 @@ def test_memory_state_filter_shapes() -> None:
     history, params = build_memory_state_filter(now_ts=100.0, include_history=True)
     assert "active" not in history and params == []
     as_of, params = build_memory_state_filter(now_ts=100.0, as_of_ts=50.0)
-    assert params == [50.0, 50.0, 50.0, 50.0]
+    assert "valid_from_ts <= ?" in as_of and params == [50.0, 50.0, 50.0, 50.0]
     typed, params = build_memory_state_filter(
         now_ts=1.0, include_history=True, types=["semantic"], keys=["diet", "budget"]
     )

@@ -209,5 +209,5 @@ def test_decayed_importance_uses_last_access() -> None:
 
 
 def test_bad_weights_are_rejected_with_the_value() -> None:
-    with pytest.raises(ConfigurationError, match="1.5"):
+    with pytest.raises(ConfigurationError, match=r"1\.5"):
         ScoringWeights(relevance=1.5)
