@@ -928,10 +928,13 @@ class ChromaMemoryStore(BaseStore):
                     now,
                 )
                 superseded.append(old.id)
-            if superseded:
-                record = record.evolve(
-                    supersedes=tuple(dict.fromkeys((*record.supersedes, *superseded)))
-                )
+            # Re-writing the same record (one new fact superseding several old
+            # ones, one supersede() call each) keeps the links made earlier.
+            earlier = self._memory_rows(conn, record.user_id, [record.id])
+            kept = row_to_record(earlier[0]).supersedes if earlier else ()
+            links = tuple(dict.fromkeys((*kept, *record.supersedes, *superseded)))
+            if links != record.supersedes:
+                record = record.evolve(supersedes=links)
                 put.value = record.to_dict()
             self._apply_puts([put], now=now)
         return record

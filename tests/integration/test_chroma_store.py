@@ -295,6 +295,19 @@ def test_explicit_supersede_links_both_ways(make_store: StoreFactory) -> None:
         store.supersede("bob", new.id, mem("carol", "not bob's"))
 
 
+def test_one_record_superseding_several_keeps_every_link(make_store: StoreFactory) -> None:
+    store = make_store()
+    first = store.put_memory(mem("bob", "Lives in Paris"))
+    second = store.put_memory(mem("bob", "Lives in Lyon"))
+    merged = mem("bob", "Moved to Berlin in 2026")
+    store.supersede("bob", first.id, merged)
+    final = store.supersede("bob", second.id, merged)
+    assert set(final.supersedes) == {first.id, second.id}
+    stored = store.get_memory("bob", merged.id)
+    assert stored is not None and set(stored.supersedes) == {first.id, second.id}
+    assert [m.id for m in store.list_memories("bob")] == [merged.id]
+
+
 def test_types_keys_explain_min_relevance(make_store: StoreFactory) -> None:
     store = make_store()
     store.put_memory(mem("u1", "Prefers window seats on flights", key="seat"))
