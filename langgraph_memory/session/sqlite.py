@@ -254,6 +254,73 @@ def _storage_error(exc: sqlite3.Error) -> CheckpointStorageError:
     return error
 
 
+def _check_no_foreign_transaction(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        raise InvalidConnectionError(
+            "the connection has an open transaction not started by the saver; "
+            "commit it, or open the connection with isolation_level=None."
+        )
+
+
+def run_transaction(conn: sqlite3.Connection, begin: str, factory: Callable[[], Txn[T]]) -> T:
+    """Run one generator inside ``begin`` ... COMMIT on ``conn`` (rolled back on error)."""
+    _check_no_foreign_transaction(conn)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    try:
+        cursor.execute(begin)
+        result = drive(factory(), _execute(cursor))
+        cursor.execute(SQL.COMMIT)
+        return result
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute(SQL.ROLLBACK)
+        raise
+    finally:
+        cursor.close()
+
+
+def commit_batch(
+    conn: sqlite3.Connection, factories: Sequence[Callable[[], Txn[Any]]]
+) -> list[tuple[bool, Any]]:
+    """Run several writes in ONE transaction, each in its own savepoint.
+
+    Returns ``(ok, result_or_error)`` per write. A busy error aborts the whole
+    batch (the caller retries it); any other error undoes only that write.
+    """
+    _check_no_foreign_transaction(conn)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    execute = _execute(cursor)
+    outcomes: list[tuple[bool, Any]] = []
+    try:
+        cursor.execute(SQL.BEGIN_WRITE)
+        if len(factories) == 1:
+            outcomes.append((True, drive(factories[0](), execute)))
+        else:
+            for factory in factories:
+                cursor.execute(SQL.SAVEPOINT)
+                try:
+                    outcomes.append((True, drive(factory(), execute)))
+                except sqlite3.OperationalError as exc:
+                    if is_busy_error(exc):
+                        raise
+                    cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
+                    outcomes.append((False, _storage_error(exc)))
+                except Exception as exc:
+                    cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
+                    outcomes.append((False, exc))
+                cursor.execute(SQL.RELEASE_SAVEPOINT)
+        cursor.execute(SQL.COMMIT)
+        return outcomes
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute(SQL.ROLLBACK)
+        raise
+    finally:
+        cursor.close()
+
+
 def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     def run(statement: Statement) -> Any:
         if type(statement) is Fetch:
@@ -432,24 +499,7 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
         def attempt() -> T:
             with self._connections.connection() as conn:
-                if conn.in_transaction:
-                    raise InvalidConnectionError(
-                        "the connection has an open transaction not started by the saver; "
-                        "commit it, or open the connection with isolation_level=None."
-                    )
-                cursor = conn.cursor()
-                cursor.row_factory = None
-                try:
-                    cursor.execute(begin)
-                    result = drive(factory(), _execute(cursor))
-                    cursor.execute(SQL.COMMIT)
-                    return result
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute(SQL.ROLLBACK)
-                    raise
-                finally:
-                    cursor.close()
+                return run_transaction(conn, begin, factory)
 
         return self._retrying(attempt)
 
@@ -485,43 +535,11 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         return op.outcome()  # type: ignore[no-any-return]
 
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
+        factories = [queued.factory for queued in batch]
+
         def attempt() -> list[tuple[bool, Any]]:
             with self._connections.connection() as conn:
-                if conn.in_transaction:
-                    raise InvalidConnectionError(
-                        "the connection has an open transaction not started by the saver; "
-                        "commit it, or open the connection with isolation_level=None."
-                    )
-                cursor = conn.cursor()
-                cursor.row_factory = None
-                execute = _execute(cursor)
-                outcomes: list[tuple[bool, Any]] = []
-                try:
-                    cursor.execute(SQL.BEGIN_WRITE)
-                    if len(batch) == 1:
-                        outcomes.append((True, drive(batch[0].factory(), execute)))
-                    else:
-                        for queued in batch:
-                            cursor.execute(SQL.SAVEPOINT)
-                            try:
-                                outcomes.append((True, drive(queued.factory(), execute)))
-                            except sqlite3.OperationalError as exc:
-                                if is_busy_error(exc):
-                                    raise  # retry the whole batch
-                                cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
-                                outcomes.append((False, _storage_error(exc)))
-                            except Exception as exc:
-                                cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
-                                outcomes.append((False, exc))
-                            cursor.execute(SQL.RELEASE_SAVEPOINT)
-                    cursor.execute(SQL.COMMIT)
-                    return outcomes
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute(SQL.ROLLBACK)
-                    raise
-                finally:
-                    cursor.close()
+                return commit_batch(conn, factories)
 
         try:
             outcomes = self._retrying(attempt)

@@ -536,3 +536,21 @@ def test_concurrent_writers_group_commit_isolates_failures(tmp_path: Path) -> No
             assert tup is not None
             assert tup.checkpoint["channel_values"]["log"] == [f"{name}-{j}" for j in range(15)]
             assert tup.pending_writes == [("task-14", "n", 14)]
+
+
+async def test_async_saver_statement_by_statement_fallback(tmp_path: Path) -> None:
+    """Without aiosqlite's worker hook the async saver awaits each statement; same results."""
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "fb.sqlite")) as saver:
+        saver._worker = None
+        graph = chat_graph(saver)
+        writes = [
+            graph.ainvoke({"messages": [HumanMessage(f"q{i}")]}, cfg(f"f{i}")) for i in range(5)
+        ]
+        await asyncio.gather(*writes)
+        for i in range(5):
+            state = await graph.aget_state(cfg(f"f{i}"))
+            assert [m.content for m in state.values["messages"]][0] == f"q{i}"
+        await saver.adelete_thread("f0")
+        with pytest.raises(ThreadDeletedError):
+            await graph.ainvoke({"messages": [HumanMessage("late")]}, cfg("f0"))
+        assert len([t async for t in saver.alist(cfg("f1"))]) == 3
