@@ -549,7 +549,7 @@ async def test_async_saver_statement_by_statement_fallback(tmp_path: Path) -> No
         await asyncio.gather(*writes)
         for i in range(5):
             state = await graph.aget_state(cfg(f"f{i}"))
-            assert [m.content for m in state.values["messages"]][0] == f"q{i}"
+            assert state.values["messages"][0].content == f"q{i}"
         await saver.adelete_thread("f0")
         with pytest.raises(ThreadDeletedError):
             await graph.ainvoke({"messages": [HumanMessage("late")]}, cfg("f0"))
