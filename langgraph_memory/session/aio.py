@@ -284,14 +284,14 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
                 # Writes queued meanwhile: hand them to a task, do not hold our caller.
                 self._draining = True
                 self._drain_task = asyncio.ensure_future(self._drain())
-        return await asyncio.shield(done)  # type: ignore[no-any-return]
+        return await asyncio.shield(done)
 
     async def _drain(self, stop_when: asyncio.Future[Any] | None = None) -> None:
         try:
             while self._queue and not (stop_when is not None and stop_when.done()):
                 batch, self._queue = self._queue, []
                 try:
-                    outcomes = await self._retrying(lambda b=batch: self._commit_batch(b))
+                    outcomes = await self._retrying(partial(self._commit_batch, batch))
                 except BaseException as exc:
                     for _, done in batch:
                         if not done.done():
