@@ -204,3 +204,26 @@ def test_async_forget_user_with_async_checkpointer(
 
     assert asyncio.run(run()) == (1, 0)
     assert not found_on_disk(tmp_path / "store", ALICE_MARKERS[0])
+
+
+def test_forget_user_with_project_saver_scrubs_the_checkpoint_file(
+    tmp_path: Path, store: ChromaMemoryStore
+) -> None:
+    """With langgraph_memory's own SqliteSaver (which has vacuum()), the user's
+    conversation text leaves the checkpoint file too."""
+    from langgraph_memory.session import SqliteSaver as ProjectSqliteSaver
+
+    path = tmp_path / "project-checkpoints.sqlite"
+    with ProjectSqliteSaver.from_conn_string(str(path)) as saver:
+        saver.setup()
+        graph = _graph_with(saver)
+        for user, marker in (("alice", ALICE_MARKERS[0]), ("bob", BOB_MARKERS[0])):
+            graph.invoke(  # type: ignore[attr-defined]
+                {"messages": [("user", f"remember {marker}")]},
+                {"configurable": {"thread_id": f"{user}-t", "user_id": user}},
+            )
+        assert found_on_disk(tmp_path, ALICE_MARKERS[0])
+        receipt = store.forget_user("alice", checkpointer=saver)
+        assert receipt.threads_deleted == 1
+    assert not files_with(tmp_path, ALICE_MARKERS[0])
+    assert found_on_disk(tmp_path, BOB_MARKERS[0])
