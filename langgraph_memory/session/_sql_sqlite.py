@@ -186,9 +186,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
 SELECT_CHANNEL_VERSION_EXISTS = """
 SELECT 1 FROM lgm_channel_values
 WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+# Chunks never overlap, so the last chunk by seq_lo ends highest: one index
+# probe instead of MAX(seq_hi) over every chunk of the channel.
 SELECT_NEXT_ITEM_SEQ = """
-SELECT COALESCE(MAX(seq_hi), 0) FROM lgm_channel_chunks
-WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?"""
+SELECT COALESCE((
+    SELECT seq_hi FROM lgm_channel_chunks
+    WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?
+    ORDER BY seq_lo DESC LIMIT 1
+), 0)"""
 INSERT_CHUNK = """
 INSERT INTO lgm_channel_chunks (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
 VALUES (?, ?, ?, ?, ?, ?, ?)"""

@@ -554,3 +554,47 @@ async def test_async_saver_statement_by_statement_fallback(tmp_path: Path) -> No
         with pytest.raises(ThreadDeletedError):
             await graph.ainvoke({"messages": [HumanMessage("late")]}, cfg("f0"))
         assert len([t async for t in saver.alist(cfg("f1"))]) == 3
+
+
+_PROCESS_SCRIPT = """
+import sys, time
+from langchain_core.messages import HumanMessage
+from langgraph_memory.session import SqliteSaver
+from tests.integration.test_sqlite_saver import chat_graph
+path, name, start_at = sys.argv[1], sys.argv[2], float(sys.argv[3])
+while time.time() < start_at:
+    time.sleep(0.001)
+with SqliteSaver.from_conn_string(path) as saver:
+    graph = chat_graph(saver)
+    for turn in range(5):
+        graph.invoke({"messages": [HumanMessage(f"{name}-{turn}")]}, {"configurable": {"thread_id": name}})
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_processes_starting_together_on_a_fresh_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "multi.sqlite")
+    start_at = time.time() + 8.0  # every process imports first, then all start at once
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PROCESS_SCRIPT, path, f"p{i}", str(start_at)],
+            cwd=str(Path(__file__).resolve().parents[2]),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    results = [p.communicate(timeout=90) for p in procs]
+    for (out, err), proc in zip(results, procs, strict=True):
+        assert proc.returncode == 0, err
+        assert "locked" not in err.lower()
+        assert out.strip() == "ok"
+    with SqliteSaver.from_conn_string(path) as saver:
+        for i in range(4):
+            state = chat_graph(saver).get_state(cfg(f"p{i}"))
+            assert len(state.values["messages"]) == 10
