@@ -277,18 +277,15 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         done: asyncio.Future[Any] = self.loop.create_future()
         self._queue.append((factory, done))
         if not self._draining:
-            # Nobody is committing: commit our batch here, without a task hop.
+            # The drain runs as its own task, so a cancelled caller never strands
+            # the writes batched with its own (they still commit and get results).
             self._draining = True
-            await self._drain(stop_when=done)
-            if self._queue and not self._draining:
-                # Writes queued meanwhile: hand them to a task, do not hold our caller.
-                self._draining = True
-                self._drain_task = asyncio.ensure_future(self._drain())
+            self._drain_task = asyncio.ensure_future(self._drain())
         return await asyncio.shield(done)
 
-    async def _drain(self, stop_when: asyncio.Future[Any] | None = None) -> None:
+    async def _drain(self) -> None:
         try:
-            while self._queue and not (stop_when is not None and stop_when.done()):
+            while self._queue:
                 batch, self._queue = self._queue, []
                 try:
                     outcomes = await self._retrying(partial(self._commit_batch, batch))

@@ -598,3 +598,23 @@ def test_processes_starting_together_on_a_fresh_file(tmp_path: Path) -> None:
         for i in range(4):
             state = chat_graph(saver).get_state(cfg(f"p{i}"))
             assert len(state.values["messages"]) == 10
+
+
+async def test_async_group_commit_survives_cancelled_callers(tmp_path: Path) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "c.sqlite")) as saver:
+        base = {"configurable": {"thread_id": "c", "checkpoint_ns": ""}}
+        stored = await saver.aput(base, empty_checkpoint(), {}, {})
+        tasks = [
+            asyncio.ensure_future(saver.aput_writes(stored, [("ch", i)], f"task-{i}"))
+            for i in range(12)
+        ]
+        await asyncio.sleep(0)
+        for t in tasks[::3]:
+            t.cancel()
+        results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+        assert all(r is None or isinstance(r, asyncio.CancelledError) for r in results)
+        tup = await asyncio.wait_for(saver.aget_tuple(stored), 30)
+        # cancelling a caller does not undo a write already queued for commit
+        assert {w[0] for w in tup.pending_writes} == {f"task-{i}" for i in range(12)}
