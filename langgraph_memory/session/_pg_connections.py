@@ -53,6 +53,26 @@ def validate_pool_options(
         )
 
 
+def session_async_commit(prepare_threshold: int | None, synchronous_commit: bool) -> bool:
+    """Whether the saver's own pool sets ``synchronous_commit=off`` once per connection.
+
+    Saves one statement per write transaction. Not behind pgbouncer in
+    transaction mode (``prepare_threshold=None``), where session settings would
+    leak to other clients sharing the server connection: there each write
+    transaction says ``SET LOCAL`` instead.
+    """
+    return not synchronous_commit and prepare_threshold is not None
+
+
+def configure_async_commit(conn: psycopg.Connection[Any]) -> None:
+    """Pool ``configure`` hook: this connection's commits do not wait for the WAL flush."""
+    conn.execute(SQL.SET_SESSION_ASYNC_COMMIT)
+
+
+async def aconfigure_async_commit(conn: psycopg.AsyncConnection[Any]) -> None:
+    await conn.execute(SQL.SET_SESSION_ASYNC_COMMIT)
+
+
 def connection_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
     """Options of every connection the saver's own pool opens.
 

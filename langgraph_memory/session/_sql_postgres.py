@@ -45,6 +45,8 @@ SET_READ_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 # `synchronous=NORMAL`, and it saves one fsync per checkpoint (LangGraph writes
 # ~7 per turn).
 SET_ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
+# The same once per connection of the saver's own pool (not behind pgbouncer).
+SET_SESSION_ASYNC_COMMIT = "SET synchronous_commit = off"
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 

@@ -197,7 +197,9 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         super().__init__(serde=serde)
         self._connections = connections
         self._pipeline = bool(pipeline)
-        self._synchronous_commit = bool(synchronous_commit)
+        # Each write transaction asks for an asynchronous commit, unless our
+        # own pool already set it once per connection (see from_conn_string).
+        self._set_local_async_commit = not synchronous_commit
         self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
         self._setup_lock = threading.Lock()
         self.is_setup = False
@@ -258,12 +260,14 @@ class PostgresSaver(BaseCheckpointSaver[str]):
             prepare_threshold=prepare_threshold,
             conn_string=conn_string,
         )
+        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = ConnectionPool(
             conn_string,
             min_size=pool_size,
             max_size=pool_size,
             max_idle=max_idle,
             kwargs=PG.connection_kwargs(prepare_threshold),
+            configure=PG.configure_async_commit if session_async else None,
             check=ConnectionPool.check_connection if check_connections else None,
             open=False,
             name="langgraph-memory",
@@ -285,6 +289,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,
         )
+        saver._set_local_async_commit = not synchronous_commit and not session_async
         try:
             saver.setup()
             yield saver
@@ -307,7 +312,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                     # fetches; leaving the block waits for COMMIT's answer.
                     with conn.pipeline():
                         cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
-                        if not read and not self._synchronous_commit:
+                        if not read and self._set_local_async_commit:
                             cur.execute(SQL.SET_ASYNC_COMMIT)
                         result = drive(factory(), _runner(cur, pipelined=True))
                         commit_sent = True
@@ -317,7 +322,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                     cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
                 elif read:  # psycopg itself opens the transaction on the first statement
                     cur.execute(SQL.SET_READ_SNAPSHOT)
-                if not read and not self._synchronous_commit:
+                if not read and self._set_local_async_commit:
                     cur.execute(SQL.SET_ASYNC_COMMIT)
                 result = drive(factory(), _runner(cur, pipelined=False))
                 commit_sent = True

@@ -175,7 +175,9 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         )
         self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
         self._pipeline = bool(pipeline)
-        self._synchronous_commit = bool(synchronous_commit)
+        # Each write transaction asks for an asynchronous commit, unless our
+        # own pool already set it once per connection (see from_conn_string).
+        self._set_local_async_commit = not synchronous_commit
         self._setup_lock = asyncio.Lock()
         self.loop = asyncio.get_running_loop()
         self.is_setup = False
@@ -211,12 +213,14 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
             prepare_threshold=prepare_threshold,
             conn_string=conn_string,
         )
+        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = AsyncConnectionPool(
             conn_string,
             min_size=pool_size,
             max_size=pool_size,
             max_idle=max_idle,
             kwargs=PG.connection_kwargs(prepare_threshold),
+            configure=PG.aconfigure_async_commit if session_async else None,
             check=AsyncConnectionPool.check_connection if check_connections else None,
             open=False,
             name="langgraph-memory-async",
@@ -239,6 +243,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                 synchronous_commit=synchronous_commit,
             )
             saver._connections = _AsyncConnections(pool=pool, conn=None, owns=True)
+            saver._set_local_async_commit = not synchronous_commit and not session_async
             await saver.asetup()
             yield saver
         finally:
@@ -258,7 +263,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                 if self._pipeline and conn.autocommit:
                     async with conn.pipeline():
                         await cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
-                        if not read and not self._synchronous_commit:
+                        if not read and self._set_local_async_commit:
                             await cur.execute(SQL.SET_ASYNC_COMMIT)
                         result = await _adrive(cur, factory(), pipelined=True)
                         commit_sent = True
@@ -268,7 +273,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                     await cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
                 elif read:  # psycopg itself opens the transaction on the first statement
                     await cur.execute(SQL.SET_READ_SNAPSHOT)
-                if not read and not self._synchronous_commit:
+                if not read and self._set_local_async_commit:
                     await cur.execute(SQL.SET_ASYNC_COMMIT)
                 result = await _adrive(cur, factory(), pipelined=False)
                 commit_sent = True

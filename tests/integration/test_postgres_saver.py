@@ -193,12 +193,26 @@ def test_pgbouncer_mode_prepares_nothing(pg_dsn: str) -> None:
                 counts.append(int(row[0]))
         return counts
 
+    def session_setting(saver: PostgresSaver) -> str:
+        pool = saver._connections._pool
+        assert pool is not None
+        with pool.connection() as conn:
+            row = conn.execute("SHOW synchronous_commit").fetchone()
+        assert row is not None
+        return str(row[0])
+
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1, prepare_threshold=None) as saver:
         _turns(saver, "bouncer", 8)
         assert prepared_counts(saver) == [0]
+        # No session state either: asynchronous commit is asked per transaction.
+        assert session_setting(saver) == "on"
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as saver:
         _turns(saver, "bouncer", 8, start=9)
         assert prepared_counts(saver)[0] > 0
+        assert session_setting(saver) == "off"
+    with PostgresSaver.from_conn_string(pg_dsn, pool_size=1, synchronous_commit=True) as saver:
+        assert _turns(saver, "bouncer", 1, start=17)["turn"] == 17
+        assert session_setting(saver) == "on"
 
 
 # ---------------------------------------------------------------- setup
