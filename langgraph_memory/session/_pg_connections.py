@@ -190,8 +190,8 @@ class UnknownRowcount:
             "that statement in _sql_postgres.py so the shell waits for its answer."
         )
 
-    __bool__ = __int__ = __index__ = __eq__ = __ne__ = __lt__ = __gt__ = _refuse  # type: ignore[assignment]
-    __le__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse  # type: ignore[assignment]
+    __bool__ = __int__ = __index__ = __eq__ = __ne__ = __lt__ = __gt__ = _refuse
+    __le__ = __ge__ = __add__ = __radd__ = __sub__ = __rsub__ = _refuse
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -242,7 +242,7 @@ RETRY_SECONDS = 15.0
 
 def retry_delay(attempt: int) -> float:
     """Exponential backoff from 20 ms, capped at 500 ms (``attempt`` counts from 1)."""
-    return min(0.5, 0.01 * (2**attempt))
+    return min(0.5, 0.01 * 2.0**attempt)
 
 
 def should_retry(exc: BaseException, *, idempotent: bool, started: float, now: float) -> bool:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
@@ -398,9 +399,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
                 for version, name, statements in SQL.MIGRATIONS:
                     self._run(
                         PG.migration_txn(
-                            lambda v=version, n=name, s=statements: self._core.migration_txn(
-                                v, n, s
-                            )
+                            partial(self._core.migration_txn, version, name, statements)
                         )
                     )
             except CheckpointStorageError as exc:
@@ -525,7 +524,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
             raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
         for thread_id in thread_ids:
             self._write(
-                PG.thread_txn(thread_id, lambda t=thread_id: self._core.prune_txn(t, strategy))
+                PG.thread_txn(thread_id, partial(self._core.prune_txn, thread_id, strategy))
             )
             self._core.cache.discard_thread(str(thread_id))
 
@@ -572,19 +571,19 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         if policy is not None and policy.thread_ttl_seconds is not None:
             cutoff = now - policy.thread_ttl_seconds
             for tid in expired:
-                if self._write(lambda t=tid: PG.expire_thread_txn(self._core, t, cutoff)):
+                if self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
                     done_expired.append(tid)
                     self._core.cache.discard_thread(tid)
         done_evicted: list[str] = []
         for tid in evicted:
-            if self._write(lambda t=tid: PG.evict_thread_txn(self._core, t)):
+            if self._write(partial(PG.evict_thread_txn, self._core, tid)):
                 done_evicted.append(tid)
                 self._core.cache.discard_thread(tid)
         pruned = 0
         if policy is not None and policy.keep_last is not None:
             keep = policy.keep_last
             for tid in self._read(self._core.live_threads_txn):
-                pruned += self._write(lambda t=tid: PG.sweep_keep_last_txn(self._core, t, keep))
+                pruned += self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
         after = self._read(self._core.size_txn)
         return self._core.report(
             dry_run=False,

@@ -13,6 +13,7 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
@@ -344,16 +345,14 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
                 for version, name, statements in SQL.MIGRATIONS:
                     await self._run(
                         PG.migration_txn(
-                            lambda v=version, n=name, s=statements: self._core.migration_txn(
-                                v, n, s
-                            )
+                            partial(self._core.migration_txn, version, name, statements)
                         )
                     )
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
             self.is_setup = True
 
-    async def setup(self) -> None:  # type: ignore[override]
+    async def setup(self) -> None:
         """Alias of :meth:`asetup` (the official async saver's name)."""
         await self.asetup()
 
@@ -446,7 +445,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
             raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
         for thread_id in thread_ids:
             await self._write(
-                PG.thread_txn(thread_id, lambda t=thread_id: self._core.prune_txn(t, strategy))
+                PG.thread_txn(thread_id, partial(self._core.prune_txn, thread_id, strategy))
             )
             self._core.cache.discard_thread(str(thread_id))
 
@@ -480,21 +479,19 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         if policy is not None and policy.thread_ttl_seconds is not None:
             cutoff = now - policy.thread_ttl_seconds
             for tid in expired:
-                if await self._write(lambda t=tid: PG.expire_thread_txn(self._core, t, cutoff)):
+                if await self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
                     done_expired.append(tid)
                     self._core.cache.discard_thread(tid)
         done_evicted: list[str] = []
         for tid in evicted:
-            if await self._write(lambda t=tid: PG.evict_thread_txn(self._core, t)):
+            if await self._write(partial(PG.evict_thread_txn, self._core, tid)):
                 done_evicted.append(tid)
                 self._core.cache.discard_thread(tid)
         pruned = 0
         if policy is not None and policy.keep_last is not None:
             keep = policy.keep_last
             for tid in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(
-                    lambda t=tid: PG.sweep_keep_last_txn(self._core, t, keep)
-                )
+                pruned += await self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
         after = await self._read(self._core.size_txn)
         return self._core.report(
             dry_run=False,
