@@ -15,6 +15,7 @@ transaction: ``prepare_*`` before it, ``build_*`` after it.
 from __future__ import annotations
 
 import bisect
+import copy
 import json
 import time
 import uuid
@@ -488,6 +489,12 @@ class SaverCore:
         self.serde = serde
         self.cache = ListCache(cache_size)
         self.retention = retention
+
+    def with_serde(self, serde: SerializerProtocol) -> SaverCore:
+        """The same core (SQL, cache, retention) with another serializer."""
+        clone = copy.copy(self)
+        clone.serde = serde
+        return clone
 
     # ---------------------------------------------------------------- migrations
 

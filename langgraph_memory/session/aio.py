@@ -10,7 +10,15 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -78,6 +86,15 @@ async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
             statement = gen.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
+
+
+class _AsyncGroupCommit:
+    """Writes waiting for the next commit, and the task committing them."""
+
+    def __init__(self) -> None:
+        self.queue: list[tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]] = []
+        self.draining = False
+        self.drain_task: asyncio.Future[None] | None = None
 
 
 def check_async_connection(conn: Any) -> None:
@@ -161,9 +178,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         self._worker: Callable[..., Coroutine[Any, Any, Any]] | None = (
             worker if callable(worker) and hasattr(type(conn), "_conn") else None
         )
-        self._queue: list[tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]] = []
-        self._draining = False
-        self._drain_task: asyncio.Future[None] | None = None
+        # Held by reference so a with_allowlist() clone shares the same queue.
+        self._group = _AsyncGroupCommit()
         self.loop = asyncio.get_running_loop()
         self.is_setup = False
 
@@ -275,18 +291,18 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         """
         await self._ensure_setup()
         done: asyncio.Future[Any] = self.loop.create_future()
-        self._queue.append((factory, done))
-        if not self._draining:
+        self._group.queue.append((factory, done))
+        if not self._group.draining:
             # The drain runs as its own task, so a cancelled caller never strands
             # the writes batched with its own (they still commit and get results).
-            self._draining = True
-            self._drain_task = asyncio.ensure_future(self._drain())
+            self._group.draining = True
+            self._group.drain_task = asyncio.ensure_future(self._drain())
         return await asyncio.shield(done)
 
     async def _drain(self) -> None:
         try:
-            while self._queue:
-                batch, self._queue = self._queue, []
+            while self._group.queue:
+                batch, self._group.queue = self._group.queue, []
                 try:
                     outcomes = await self._retrying(partial(self._commit_batch, batch))
                 except BaseException as exc:
@@ -304,13 +320,13 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
                     else:
                         done.set_exception(value)
         except BaseException:
-            for _, done in self._queue:
+            for _, done in self._group.queue:
                 if not done.done():
                     done.set_exception(CheckpointStorageError("the write was interrupted"))
-            self._queue = []
+            self._group.queue = []
             raise
         finally:
-            self._draining = False
+            self._group.draining = False
 
     async def _commit_batch(
         self, batch: list[tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]]
@@ -478,6 +494,14 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         return next_version(current)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
+        """A clone whose serializer accepts ``extra_allowlist``; shares connection,
+        cache and commit queue with this saver."""
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+        return clone  # type: ignore[return-value]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now (see ``SqliteSaver.sweep``)."""

@@ -13,7 +13,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -225,6 +225,15 @@ class _Connections:
                 self._shared.close()
 
 
+class _GroupCommit:
+    """Writes waiting for the next commit, and whether a leader is committing."""
+
+    def __init__(self) -> None:
+        self.queue: list[_QueuedWrite] = []
+        self.changed = threading.Condition()
+        self.leader_active = False
+
+
 class _QueuedWrite:
     """One caller's write waiting for (or done by) a group commit."""
 
@@ -403,9 +412,8 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
-        self._queue: list[_QueuedWrite] = []
-        self._queue_changed = threading.Condition()
-        self._leader_active = False
+        # Held by reference so a with_allowlist() clone shares the same queue.
+        self._group = _GroupCommit()
         self.is_setup = False
 
     @classmethod
@@ -515,23 +523,23 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         """
         self._ensure_setup()
         op = _QueuedWrite(factory)
-        with self._queue_changed:
-            self._queue.append(op)
-            while not op.finished and self._leader_active:
-                self._queue_changed.wait()
+        with self._group.changed:
+            self._group.queue.append(op)
+            while not op.finished and self._group.leader_active:
+                self._group.changed.wait()
             if op.finished:
                 return op.outcome()  # type: ignore[no-any-return]
-            self._leader_active = True
-            batch, self._queue = self._queue, []
+            self._group.leader_active = True
+            batch, self._group.queue = self._group.queue, []
         try:
             self._commit_batch(batch)
         finally:
-            with self._queue_changed:
-                self._leader_active = False
+            with self._group.changed:
+                self._group.leader_active = False
                 for queued in batch:
                     if not queued.finished:  # the leader itself was interrupted
                         queued.fail(CheckpointStorageError("the write was interrupted"))
-                self._queue_changed.notify_all()
+                self._group.changed.notify_all()
         return op.outcome()  # type: ignore[no-any-return]
 
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
@@ -740,6 +748,14 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         return next_version(current)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> SqliteSaver:
+        """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
+        ``compile``); it shares connections, cache and commit queue with this saver."""
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+        return clone  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- retention and storage
 

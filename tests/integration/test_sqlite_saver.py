@@ -618,3 +618,19 @@ async def test_async_group_commit_survives_cancelled_callers(tmp_path: Path) -> 
         tup = await asyncio.wait_for(saver.aget_tuple(stored), 30)
         # cancelling a caller does not undo a write already queued for commit
         assert {w[0] for w in tup.pending_writes} == {f"task-{i}" for i in range(12)}
+
+
+def test_with_allowlist_clone_uses_its_serde_and_shares_the_commit_queue(tmp_path: Path) -> None:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    serde = JsonPlusSerializer(allowed_msgpack_modules=[("collections", "OrderedDict")])
+    with SqliteSaver.from_conn_string(str(tmp_path / "al.sqlite"), serde=serde) as saver:
+        clone = saver.with_allowlist([("langchain_core.messages.ai", "AIMessage")])
+        assert clone is not saver
+        assert clone._core.serde is clone.serde and saver._core.serde is saver.serde
+        assert clone._group is saver._group and clone._core.cache is saver._core.cache
+        graph = chat_graph(saver)  # compile() itself asks for an allowlisted clone
+        out = graph.invoke({"messages": [HumanMessage("hi")]}, cfg("al"))
+        assert (
+            saver.get_tuple(cfg("al")).checkpoint["channel_values"]["messages"] == out["messages"]
+        )
