@@ -44,9 +44,9 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._core import (
-    LIST_PAGE_SIZE,
     Execute,
     Fetch,
+    ListPager,
     ListQuery,
     SaverCore,
     Statement,
@@ -415,19 +415,12 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, read in pages; the lock is released while yielding."""
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = await self._list_page(query, after, size)
+        pager = ListPager(query)
+        while (size := pager.next_size()) is not None:
+            raws, store = await self._list_page(query, pager.after, size)
+            pager.advance(raws, size)
             for raw in raws:
                 yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
 
     async def _list_page(
         self, query: ListQuery, after: tuple[str, str, str] | None, size: int
@@ -573,19 +566,12 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = self._sync(self._list_page(query, after, size))
+        pager = ListPager(query)
+        while (size := pager.next_size()) is not None:
+            raws, store = self._sync(self._list_page(query, pager.after, size))
+            pager.advance(raws, size)
             for raw in raws:
                 yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
 
     def put(
         self,

@@ -38,10 +38,10 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._core import (
-    LIST_PAGE_SIZE,
     Execute,
     ExecuteMany,
     Fetch,
+    ListPager,
     SaverCore,
     Statement,
     Txn,
@@ -642,19 +642,12 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         return self._iter_pages(query)
 
     def _iter_pages(self, query: Any) -> Iterator[CheckpointTuple]:
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = self._list_page(query, after, size)
+        pager = ListPager(query)
+        while (size := pager.next_size()) is not None:
+            raws, store = self._list_page(query, pager.after, size)
+            pager.advance(raws, size)
             for raw in raws:
                 yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
 
     def _list_page(self, query: Any, after: tuple[str, str, str] | None, size: int) -> Any:
         return self._read(lambda: self._core.list_page_txn(query, after, size))
@@ -834,19 +827,12 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = await asyncio.to_thread(self._list_page, query, after, size)
+        pager = ListPager(query)
+        while (size := pager.next_size()) is not None:
+            raws, store = await asyncio.to_thread(self._list_page, query, pager.after, size)
+            pager.advance(raws, size)
             for raw in raws:
                 yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
 
     async def aput(
         self,

@@ -25,7 +25,7 @@ from langgraph_memory.session._channels import (
     ranges_to_json,
     slice_ranges,
 )
-from langgraph_memory.session._core import assemble_items
+from langgraph_memory.session._reads import assemble_items
 from langgraph_memory.session._retention import gaps_between, merge_ranges
 
 

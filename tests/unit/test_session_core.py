@@ -24,12 +24,11 @@ from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
     Fetch,
-    LazyChannelValues,
     SaverCore,
-    decode_chunks,
     drive,
     parse_config,
 )
+from langgraph_memory.session._reads import LazyChannelValues, decode_chunks
 from langgraph_memory.session._retention import (
     SEQ_INFINITY,
     CheckpointSkeleton,
