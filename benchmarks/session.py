@@ -40,16 +40,13 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from benchmarks import _session_drivers as drivers
 from benchmarks._session_savers import (
     ALL_SPECS,
     SaverSpec,
-    disk_bytes,
-    fresh_location,
     unavailable_reason,
 )
-from benchmarks._session_workload import build_chat_graph, thread_config, turn_input
 
 RESULTS_PATH = Path(__file__).with_name("RESULTS-session.md")
 MB = 1024 * 1024
@@ -62,7 +59,13 @@ class Workload:
     long_turns: int = 300
     window: int = 50
     latency_samples: int = 40
+    # Stop sampling a saver's reads after this many seconds (at least 5 samples):
+    # the official savers and InMemorySaver take 0.5-2 s per list(limit=10) here.
+    latency_budget_s: float = 4.0
     reps: int = 3
+    # The official savers are baselines for information (issue 3's "20 in flight"
+    # excepted); measuring them once keeps a full run near 10 minutes.
+    official_reps: int = 1
 
 
 @dataclass
@@ -70,6 +73,7 @@ class LongRun:
     """One 300-turn thread: speed, sizes at each window, read latencies."""
 
     turns_per_s: float
+    cpu_ms_per_turn: float
     sizes: list[int | None]  # bytes after setup, then after each window
     get_tuple_ms: list[float]
     list10_ms: list[float]
@@ -91,117 +95,12 @@ class SaverResult:
     unavailable: str | None = None
     error: str | None = None
     wide: list[float] = field(default_factory=list)  # 20x50 turns/s per rep
+    wide_cpu: list[float] = field(default_factory=list)  # 20x50 CPU ms per turn per rep
     long: list[LongRun] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.unavailable is None and self.error is None
-
-
-# ---------------------------------------------------------------- drivers
-
-
-def _sync_wide(saver: Any, w: Workload, tag: str) -> float:
-    graph = build_chat_graph(saver)
-    ids = [f"{tag}-t{i}" for i in range(w.threads)]
-    start = time.perf_counter()
-    for turn in range(1, w.turns_per_thread + 1):
-        for thread_id in ids:
-            graph.invoke(turn_input(thread_id, turn), thread_config(thread_id))
-    return w.threads * w.turns_per_thread / (time.perf_counter() - start)
-
-
-async def _async_wide(saver: Any, w: Workload, tag: str) -> float:
-    graph = build_chat_graph(saver)
-    ids = [f"{tag}-t{i}" for i in range(w.threads)]
-
-    async def one_thread(thread_id: str) -> None:
-        for turn in range(1, w.turns_per_thread + 1):
-            await graph.ainvoke(turn_input(thread_id, turn), thread_config(thread_id))
-
-    start = time.perf_counter()
-    await asyncio.gather(*(one_thread(t) for t in ids))
-    return w.threads * w.turns_per_thread / (time.perf_counter() - start)
-
-
-def _sync_long(saver: Any, w: Workload, measure: Callable[[], int | None]) -> LongRun:
-    graph = build_chat_graph(saver)
-    thread_id = "long"
-    config = thread_config(thread_id)
-    sizes = [measure()]
-    busy = 0.0
-    for turn in range(1, w.long_turns + 1):
-        start = time.perf_counter()
-        graph.invoke(turn_input(thread_id, turn), config)
-        busy += time.perf_counter() - start
-        if turn % w.window == 0:
-            sizes.append(measure())
-    get_ms, list_ms = [], []
-    for _ in range(w.latency_samples):
-        start = time.perf_counter()
-        found = saver.get_tuple(config)
-        get_ms.append((time.perf_counter() - start) * 1000)
-        assert found is not None
-        start = time.perf_counter()
-        listed = list(saver.list(config, limit=10))
-        list_ms.append((time.perf_counter() - start) * 1000)
-        assert len(listed) == 10
-    return LongRun(w.long_turns / busy, sizes, get_ms, list_ms)
-
-
-async def _async_long(saver: Any, w: Workload, measure: Callable[[], int | None]) -> LongRun:
-    graph = build_chat_graph(saver)
-    thread_id = "long"
-    config = thread_config(thread_id)
-    sizes = [measure()]
-    busy = 0.0
-    for turn in range(1, w.long_turns + 1):
-        start = time.perf_counter()
-        await graph.ainvoke(turn_input(thread_id, turn), config)
-        busy += time.perf_counter() - start
-        if turn % w.window == 0:
-            sizes.append(measure())
-    get_ms, list_ms = [], []
-    for _ in range(w.latency_samples):
-        start = time.perf_counter()
-        found = await saver.aget_tuple(config)
-        get_ms.append((time.perf_counter() - start) * 1000)
-        assert found is not None
-        start = time.perf_counter()
-        listed = [item async for item in saver.alist(config, limit=10)]
-        list_ms.append((time.perf_counter() - start) * 1000)
-        assert len(listed) == 10
-    return LongRun(w.long_turns / busy, sizes, get_ms, list_ms)
-
-
-def _run_wide(spec: SaverSpec, w: Workload, rep: int) -> float:
-    with fresh_location(spec.backend) as location:
-        if spec.mode == "sync":
-            with spec.open_sync(location) as saver:
-                return _sync_wide(saver, w, f"r{rep}")
-
-        async def go() -> float:
-            async with spec.open_async(location) as saver:
-                return await _async_wide(saver, w, f"r{rep}")
-
-        return asyncio.run(go())
-
-
-def _run_long(spec: SaverSpec, w: Workload) -> LongRun:
-    with fresh_location(spec.backend) as location:
-
-        def measure() -> int | None:
-            return disk_bytes(spec.backend, location)
-
-        if spec.mode == "sync":
-            with spec.open_sync(location) as saver:
-                return _sync_long(saver, w, measure)
-
-        async def go() -> LongRun:
-            async with spec.open_async(location) as saver:
-                return await _async_long(saver, w, measure)
-
-        return asyncio.run(go())
 
 
 # ---------------------------------------------------------------- statistics
@@ -252,6 +151,8 @@ class Summary:
     backend: str
     wide: float | None
     long: float | None
+    wide_cpu: float | None
+    long_cpu: float | None
     get_p50: float | None
     get_p95: float | None
     list_p50: float | None
@@ -288,6 +189,10 @@ def _summaries(results: dict[str, SaverResult], w: Workload) -> list[Summary]:
             if other is None or other is res or not other.ok:
                 return None
             theirs = other.wide if attr == "wide" else [run.turns_per_s for run in other.long]
+            if other.spec.family == "official":
+                # Measured fewer times than ours: compare medians, not pairs.
+                a, b = _median(mine), _median(theirs)
+                return a / b if a is not None and b else None
             return _paired_ratio(mine, theirs)
 
         note = res.unavailable or res.error or ""
@@ -299,6 +204,8 @@ def _summaries(results: dict[str, SaverResult], w: Workload) -> list[Summary]:
                 backend=spec.backend,
                 wide=_median(res.wide),
                 long=_median(long_tps),
+                wide_cpu=_median(res.wide_cpu),
+                long_cpu=_median([run.cpu_ms_per_turn for run in longs]),
                 get_p50=_pct(all_get, 0.5),
                 get_p95=_pct(all_get, 0.95),
                 list_p50=_pct(all_list, 0.5),
@@ -465,10 +372,17 @@ def render(
         f"`add_messages` state; each turn is one `invoke`/`ainvoke` with a 20-60 character human "
         f"message and a deterministic {200}-{800} character AI reply. "
         f"`{w.threads}x{w.turns_per_thread}`: {w.threads} threads x {w.turns_per_thread} turns "
-        f"(sync: round-robin from one OS thread; async: {w.threads} threads as concurrent coroutines "
-        f"via `asyncio.gather`, i.e. {w.threads} runs in flight). `1x{w.long_turns}`: one thread, "
-        f"{w.long_turns} turns. {w.reps} repetitions in rotating order; throughput is the median, "
-        f"ratios are medians of per-repetition ratios. Latencies: {w.latency_samples} calls per "
+        f"(sync: round-robin from one OS thread; async: {w.threads} threads as concurrent "
+        f"coroutines via `asyncio.gather`, i.e. {w.threads} runs in flight, in blocks of "
+        f"{drivers.ASYNC_BLOCK_TURNS} turns). `1x{w.long_turns}`: one thread, {w.long_turns} turns. "
+        f"**Interleaved**: all savers of one mode are open at once and take turns in small blocks "
+        f"(one round of {w.threads} turns, one turn of the long thread), each saver's clock "
+        f"running only in its own blocks, so load swings of the shared machine hit all savers "
+        f"alike. {w.reps} repetitions ({min(w.official_reps, w.reps)} with the official savers); "
+        f"throughput is the median; ratios to InMemorySaver are medians of per-repetition ratios, "
+        f"ratios to the official savers are ratios of medians. CPU ms/turn is this process's "
+        f"CPU time (a Postgres server's own CPU is not in it). Latencies: up to "
+        f"{w.latency_samples} calls (at least 5, about {w.latency_budget_s:.0f} s at most) per "
         f"repetition on the finished {w.long_turns}-turn thread. Every saver starts on a fresh "
         f"SQLite file / fresh Postgres database with default settings (no retention policy).",
         "",
@@ -499,9 +413,11 @@ def render(
                 f"{w.threads}x{w.turns_per_thread}",
                 "vs InMemory",
                 "vs official",
+                "CPU ms/turn",
                 f"1x{w.long_turns}",
                 "vs InMemory",
                 "vs official",
+                "CPU ms/turn",
             ],
             [
                 [
@@ -510,9 +426,11 @@ def render(
                     _fmt(s.wide),
                     _fmt_ratio(s.wide_vs_memory),
                     _fmt_ratio(s.wide_vs_official),
+                    _fmt(s.wide_cpu),
                     _fmt(s.long),
                     _fmt_ratio(s.long_vs_memory),
                     _fmt_ratio(s.long_vs_official),
+                    _fmt(s.long_cpu),
                 ]
                 for s in summaries
                 if not s.note
@@ -595,46 +513,72 @@ def run(w: Workload, specs: list[SaverSpec], *, quick: bool, out: Path | None) -
         else:
             print(f"  skip {spec.key}: {reason}", flush=True)
 
-    def attempt(spec: SaverSpec, what: str, fn: Callable[[], Any]) -> Any:
-        res = results[spec.key]
-        if res.error:
-            return None
-        gc.collect()
-        try:
-            return fn()
-        except Exception as exc:  # a failing saver is a result, not a crash of the run
-            res.error = f"{what} failed: {type(exc).__name__}: {exc}"
-            traceback.print_exc()
-            return None
+    def on_error(spec: SaverSpec, what: str, exc: BaseException) -> None:
+        # A failing saver is a result, not a crash of the run.
+        results[spec.key].error = f"{what} failed: {type(exc).__name__}: {exc}"
+        traceback.print_exception(exc)
 
     for rep in range(w.reps):
-        order = (
-            runnable[rep % len(runnable) :] + runnable[: rep % len(runnable)] if runnable else []
-        )
-        for spec in order:
+        members = [
+            s
+            for s in runnable
+            if not results[s.key].error and (s.family != "official" or rep < w.official_reps)
+        ]
+        for mode in ("sync", "async"):
+            group = [s for s in members if s.mode == mode]
+            if not group:
+                continue
+            group = group[rep % len(group) :] + group[: rep % len(group)]
             t0 = time.perf_counter()
-            tps = attempt(
-                spec, f"{w.threads}x{w.turns_per_thread}", lambda s=spec, r=rep: _run_wide(s, w, r)
-            )
-            if tps is not None:
-                results[spec.key].wide.append(tps)
-            # The official savers' 300-turn thread is measured once: its size is
-            # deterministic and at 250 MB it is the slowest part of the run.
-            long = (
-                attempt(spec, f"1x{w.long_turns}", lambda s=spec: _run_long(s, w))
-                if spec.family != "official" or rep == 0
-                else None
-            )
-            if long is not None:
-                results[spec.key].long.append(long)
-            print(
-                f"  rep {rep + 1}/{w.reps} {spec.key:26s} "
-                f"{w.threads}x{w.turns_per_thread}={_fmt(tps)} t/s  "
-                f"1x{w.long_turns}={_fmt(long.turns_per_s if long else None)} t/s  "
-                f"size={_fmt_bytes(long.final_bytes if long else None)}  "
-                f"({time.perf_counter() - t0:.0f} s)",
-                flush=True,
-            )
+            gc.collect()
+            tag = f"r{rep}"
+            if mode == "sync":
+                wide = drivers.sync_wide(group, w.threads, w.turns_per_thread, tag, on_error)
+                gc.collect()
+                long = drivers.sync_long(
+                    group, w.long_turns, w.window, w.latency_samples, w.latency_budget_s, on_error
+                )
+            else:
+                wide = asyncio.run(
+                    drivers.async_wide(group, w.threads, w.turns_per_thread, tag, on_error)
+                )
+                gc.collect()
+                long = asyncio.run(
+                    drivers.async_long(
+                        group,
+                        w.long_turns,
+                        w.window,
+                        w.latency_samples,
+                        w.latency_budget_s,
+                        on_error,
+                    )
+                )
+            for spec in group:
+                res = results[spec.key]
+                if spec.key in wide:
+                    res.wide.append(wide[spec.key].turns_per_s)
+                    res.wide_cpu.append(wide[spec.key].cpu_ms_per_turn)
+                if spec.key in long:
+                    lr = long[spec.key]
+                    res.long.append(
+                        LongRun(
+                            lr.turns_per_s,
+                            lr.cpu_ms_per_turn,
+                            lr.sizes,
+                            lr.get_tuple_ms,
+                            lr.list10_ms,
+                        )
+                    )
+                print(
+                    f"  rep {rep + 1}/{w.reps} {spec.key:28s} "
+                    f"{w.threads}x{w.turns_per_thread}="
+                    f"{_fmt(wide[spec.key].turns_per_s if spec.key in wide else None)} t/s  "
+                    f"1x{w.long_turns}="
+                    f"{_fmt(long[spec.key].turns_per_s if spec.key in long else None)} t/s  "
+                    f"size={_fmt_bytes(long[spec.key].sizes[-1] if spec.key in long else None)}",
+                    flush=True,
+                )
+            print(f"  rep {rep + 1}/{w.reps} {mode} group took {time.perf_counter() - t0:.0f} s")
     summaries = _summaries(results, w)
     verdicts = _verdicts(summaries)
     text = render(summaries, verdicts, w, time.perf_counter() - started, quick)
@@ -653,6 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="5x10 and 1x60 turns, 1 repetition")
     parser.add_argument("--only", choices=("sqlite", "postgres"), help="measure one backend")
     parser.add_argument("--reps", type=int, help="repetitions (default 3, quick 1)")
+    parser.add_argument(
+        "--official-reps", type=int, help="repetitions of the official savers (default 1)"
+    )
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS_PATH.name}")
     parser.add_argument("--savers", help="comma-separated saver keys to run (debugging)")
     args = parser.parse_args(argv)
@@ -665,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.reps:
         w = dataclasses.replace(w, reps=args.reps)
+    if args.official_reps:
+        w = dataclasses.replace(w, official_reps=args.official_reps)
     specs = _select(args.only)
     if args.savers:
         keys = set(args.savers.split(","))

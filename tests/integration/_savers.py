@@ -107,6 +107,14 @@ OURS: tuple[SaverFactory, ...] = (
         "ours-postgres-sync", "postgres", "sync", True, "langgraph_memory.session", "PostgresSaver"
     ),
     SaverFactory(
+        "ours-postgres-sync-class-via-ainvoke",
+        "postgres",
+        "async",
+        True,
+        "langgraph_memory.session",
+        "PostgresSaver",
+    ),
+    SaverFactory(
         "ours-postgres-async",
         "postgres",
         "async",
