@@ -25,6 +25,7 @@ Writes ``benchmarks/RESULTS-longterm.md``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -136,6 +137,12 @@ def run_scenario(
     nrng = np.random.default_rng(seed)
     embeddings = LookupEmbeddings(dims)
     store = ChromaMemoryStore.embedded(workdir / f"store-{name}", embeddings=embeddings)
+    # With --data-dir a built scenario is reused: only the queries run again.
+    marker = workdir / f"built-{name}.json"
+    shape = {"users": users, "per_user": per_user, "dims": dims, "baseline": baseline}
+    built = json.loads(marker.read_text()) if marker.exists() else None
+    if built is not None and built["shape"] != shape:
+        raise SystemExit(f"{marker} was built for {built['shape']}; use another --data-dir")
     baseline_col = None
     if baseline:
         import chromadb
@@ -144,19 +151,19 @@ def run_scenario(
         client = chromadb.PersistentClient(
             path=str(workdir / f"baseline-{name}"), settings=Settings(anonymized_telemetry=False)
         )
-        baseline_col = client.create_collection(
+        baseline_col = client.get_or_create_collection(
             "shared",
             embedding_function=None,
             configuration={"hnsw": {"space": "cosine", "ef_construction": 32}},
         )
     user_ids = [f"user{u:05d}" for u in range(users)]
-    texts_by_user: dict[str, list[str]] = {}
+    texts_by_user: dict[str, list[str]] = built["texts_by_user"] if built else {}
     base_time = datetime.now(UTC) - timedelta(days=60)
     serial = 0
-    store_ingest = 0.0
-    baseline_ingest = 0.0
+    store_ingest = built["store_ingest_s"] if built else 0.0
+    baseline_ingest = built["baseline_ingest_s"] if built else 0.0
     chunk_users = max(1, 5000 // per_user)
-    for start in range(0, users, chunk_users):
+    for start in range(0, 0 if built else users, chunk_users):
         chunk = user_ids[start : start + chunk_users]
         ops: list[PutOp] = []
         ids: list[str] = []
@@ -193,6 +200,17 @@ def run_scenario(
             t0 = time.perf_counter()
             baseline_col.add(ids=ids, embeddings=vectors, documents=docs, metadatas=metas)
             baseline_ingest += time.perf_counter() - t0
+    if built is None:
+        marker.write_text(
+            json.dumps(
+                {
+                    "shape": shape,
+                    "texts_by_user": texts_by_user,
+                    "store_ingest_s": store_ingest,
+                    "baseline_ingest_s": baseline_ingest,
+                }
+            )
+        )
     # Queries: words from one of the user's own memories, and a precomputed vector.
     probes = []
     for _ in range(queries):
@@ -277,8 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--only", choices=["A", "B"], help="run one scenario")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="keep the built stores here and reuse them on the next run (queries only)",
+    )
     args = parser.parse_args(argv)
-    workdir = Path(tempfile.mkdtemp(prefix="lgm-bench-longterm-"))
+    workdir = args.data_dir or Path(tempfile.mkdtemp(prefix="lgm-bench-longterm-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     try:
         results = []
@@ -311,7 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if args.data_dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.perf_counter() - started
     write_results(args, results, elapsed)
     print(f"wrote {args.out} ({elapsed:.0f} s)")
