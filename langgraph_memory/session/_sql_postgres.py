@@ -403,9 +403,34 @@ SELECT_DB_SIZE = f"""
 SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint
 FROM pg_class AS c
 WHERE c.relkind = 'r' AND c.relname = ANY({_TABLE_ARRAY}) AND pg_table_is_visible(c.oid)"""
-# Postgres reuses space freed by deletes after (auto)vacuum; it has no cheap
-# "free pages" count like SQLite's freelist, so report none.
-SELECT_FREE_BYTES = "SELECT 0::bigint"
+# Space in our tables not holding live rows: dead rows, and pages (auto)vacuum
+# freed for reuse but, unlike SQLite's freelist, never gives back to the OS
+# without VACUUM FULL. The sweep's size cap compares `size - free` (live data
+# plus indexes) with `max_bytes`; counting freed space as used would make every
+# later sweep evict again. Live bytes are summed per stored value
+# (pg_column_size: as stored, i.e. compressed) plus ~64 bytes of tuple header
+# and keys per row, so this scans our tables: meant for sweep() and stats.
+SELECT_FREE_BYTES = f"""
+SELECT GREATEST(0,
+    (SELECT COALESCE(SUM(pg_table_size(c.oid)), 0) FROM pg_class AS c
+     WHERE c.relkind = 'r' AND c.relname = ANY({_TABLE_ARRAY}) AND pg_table_is_visible(c.oid))
+  - (SELECT COALESCE(SUM(64 + octet_length(thread_id)), 0) FROM lgm_threads)
+  - (SELECT COALESCE(SUM(64 + octet_length(thread_id) + octet_length(checkpoint_id)
+                         + COALESCE(octet_length(parent_checkpoint_id), 0)
+                         + pg_column_size(checkpoint) + pg_column_size(metadata)), 0)
+     FROM lgm_checkpoints)
+  - (SELECT COALESCE(SUM(64 + octet_length(thread_id) + octet_length(channel)
+                         + octet_length(version) + COALESCE(pg_column_size(value), 0)
+                         + COALESCE(octet_length(ranges), 0)), 0)
+     FROM lgm_channel_values)
+  - (SELECT COALESCE(SUM(64 + octet_length(thread_id) + octet_length(channel)
+                         + pg_column_size(value)), 0)
+     FROM lgm_channel_chunks)
+  - (SELECT COALESCE(SUM(64 + octet_length(thread_id) + octet_length(checkpoint_id)
+                         + octet_length(task_id) + octet_length(channel)
+                         + COALESCE(pg_column_size(value), 0)), 0)
+     FROM lgm_writes)
+)::bigint"""
 # Bytes of stored payload per thread (what deleting the thread would free, roughly).
 SELECT_THREAD_STATS = """
 SELECT t.thread_id,

@@ -492,6 +492,31 @@ def test_sweep_expires_idle_threads_but_skips_one_being_written(pg_dsn: str) -> 
             _turns(saver, "idle-1", 1, start=2)
 
 
+def test_size_cap_evicts_oldest_once_and_counts_freed_space_as_free(pg_dsn: str) -> None:
+    """Deleted rows leave their space in the tables; a second sweep must not evict again."""
+    with PostgresSaver.from_conn_string(pg_dsn, pool_size=2) as saver:
+        for i in range(6):
+            _turns(saver, f"cap-{i}", 6)
+        stats = saver.storage_stats()
+        used = stats.database_bytes - stats.free_bytes
+        per_thread = sum(t.total_bytes for t in stats.threads) // 6
+        # Room for everything but about two threads' payload.
+        cap = used - per_thread * 3 // 2
+    policy = RetentionPolicy(max_bytes=cap)
+    with PostgresSaver.from_conn_string(pg_dsn, pool_size=2, retention=policy) as saver:
+        dry = saver.sweep(dry_run=True)
+        assert dry.evicted_threads[:1] == ("cap-0",)
+        first = saver.sweep()
+        assert first.evicted_threads == dry.evicted_threads
+        assert 1 <= len(first.evicted_threads) <= 3
+        after = saver.storage_stats()
+        assert after.free_bytes > 0  # the evicted rows' space, not yet given back
+        second = saver.sweep()
+        assert second.evicted_threads == ()
+        kept = {t.thread_id for t in after.threads}
+        assert kept == {f"cap-{i}" for i in range(6)} - set(first.evicted_threads)
+
+
 def test_storage_stats_vacuum_and_linear_growth(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as saver:
         payload = []
