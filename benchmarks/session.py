@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import _session_behaviour as behaviour
 from benchmarks import _session_drivers as drivers
 from benchmarks._session_savers import (
     ALL_SPECS,
@@ -355,7 +356,12 @@ def _versions() -> str:
 
 
 def render(
-    summaries: list[Summary], verdicts: list[Verdict], w: Workload, elapsed: float, quick: bool
+    summaries: list[Summary],
+    verdicts: list[Verdict],
+    w: Workload,
+    elapsed: float,
+    quick: bool,
+    behaviour: list[list[str]] | None = None,
 ) -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     head = [
@@ -484,6 +490,29 @@ def render(
             ],
         ),
     ]
+    if behaviour:
+        body += [
+            "",
+            "## Behaviour checks (measured live in this run)",
+            "",
+            "`get_tuple` inside a `list` loop (10 s allowed); a late `put` after `delete_thread`; "
+            "2 processes (async saver) opening a fresh SQLite file at the same instant "
+            "(`setup()` + 1 turn), repeated; for Postgres, 2 savers opening a fresh database at "
+            "the same instant. The asserting versions are in "
+            "`tests/integration/test_session_stress.py` (`LGM_SESSION_TESTS_OFFICIAL=1` runs "
+            "them on the official savers too, reported as XFAIL).",
+            "",
+            _table(
+                [
+                    "saver",
+                    "mode",
+                    "get_tuple in list loop",
+                    "late put after delete",
+                    "fresh-file start race",
+                ],
+                behaviour,
+            ),
+        ]
     skipped = [s for s in summaries if s.note]
     if skipped:
         body += ["", "## Not measured", ""]
@@ -501,7 +530,37 @@ def _select(only: str | None) -> list[SaverSpec]:
     return specs
 
 
-def run(w: Workload, specs: list[SaverSpec], *, quick: bool, out: Path | None) -> list[Verdict]:
+def _behaviour_rows(specs: list[SaverSpec], quick: bool) -> list[list[str]]:
+    rows = []
+    for spec in specs:
+        if spec.backend == "memory":
+            continue
+        print(f"  behaviour checks: {spec.key}", flush=True)
+        race = "n/a"
+        if spec.backend == "sqlite" and spec.mode == "async":
+            race = behaviour.setup_race_check(spec.key, trials=5 if quick else 20)
+        elif spec.backend == "postgres":
+            race = behaviour.postgres_setup_race_check(spec, trials=3 if quick else 5)
+        rows.append(
+            [
+                spec.label,
+                spec.mode,
+                behaviour.list_loop_check(spec),
+                behaviour.late_put_check(spec),
+                race,
+            ]
+        )
+    return rows
+
+
+def run(
+    w: Workload,
+    specs: list[SaverSpec],
+    *,
+    quick: bool,
+    out: Path | None,
+    check_behaviour: bool = True,
+) -> list[Verdict]:
     started = time.perf_counter()
     results: dict[str, SaverResult] = {s.key: SaverResult(s) for s in specs}
     runnable = []
@@ -579,9 +638,10 @@ def run(w: Workload, specs: list[SaverSpec], *, quick: bool, out: Path | None) -
                     flush=True,
                 )
             print(f"  rep {rep + 1}/{w.reps} {mode} group took {time.perf_counter() - t0:.0f} s")
+    behaviour = None if not check_behaviour else _behaviour_rows(runnable, quick)
     summaries = _summaries(results, w)
     verdicts = _verdicts(summaries)
-    text = render(summaries, verdicts, w, time.perf_counter() - started, quick)
+    text = render(summaries, verdicts, w, time.perf_counter() - started, quick, behaviour)
     print()
     print(text)
     if out is not None:
@@ -601,6 +661,9 @@ def main(argv: list[str] | None = None) -> int:
         "--official-reps", type=int, help="repetitions of the official savers (default 1)"
     )
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS_PATH.name}")
+    parser.add_argument(
+        "--no-behaviour", action="store_true", help="skip the live behaviour checks"
+    )
     parser.add_argument("--savers", help="comma-separated saver keys to run (debugging)")
     args = parser.parse_args(argv)
     w = (
@@ -619,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         keys = set(args.savers.split(","))
         specs = [s for s in specs if s.key in keys]
     out = None if args.no_write else RESULTS_PATH
-    run(w, specs, quick=args.quick, out=out)
+    run(w, specs, quick=args.quick, out=out, check_behaviour=not args.no_behaviour)
     # A missed target is a result to read, not a crash: `make bench` goes on.
     return 0
 
