@@ -36,6 +36,11 @@ from typing import Any
 # rewritten as one run; 64 ranges is ~1 KB of JSON and one range scan.
 MAX_RANGES = 64
 
+# A run of new list items is stored as one chunk; cap its size so one append of
+# a huge list does not become one multi-megabyte row (and so a read can bound
+# its index scan: a chunk starts at most this many items before any item it holds).
+MAX_CHUNK_ITEMS = 512
+
 ENCODING_VALUE = "value"
 ENCODING_ITEMS = "items"
 ENCODING_EMPTY = "empty"

@@ -47,6 +47,7 @@ from langgraph_memory.session._channels import (
     ENCODING_EMPTY,
     ENCODING_ITEMS,
     ENCODING_VALUE,
+    MAX_CHUNK_ITEMS,
     CachedList,
     ListCache,
     ListPlan,
@@ -112,9 +113,6 @@ Txn = Generator[Statement, Any, T]
 LIST_PAGE_SIZE = 100
 # Ancestors fetched per step of the DeltaChannel history walk.
 ANCESTOR_BATCH = 256
-# A run of new list items is stored as one chunk; cap its size so one append of
-# a huge list does not become one multi-megabyte row.
-MAX_CHUNK_ITEMS = 512
 
 # ------------------------------------------------------------------ config parsing
 

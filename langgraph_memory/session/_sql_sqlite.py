@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_memory.errors import InvalidFilterError
+from langgraph_memory.session._channels import MAX_CHUNK_ITEMS
 
 DIALECT = "sqlite"
 
@@ -245,10 +246,14 @@ FROM json_each(?) AS j
 CROSS JOIN lgm_channel_values AS cv
   ON cv.thread_id = ? AND cv.checkpoint_ns = ?
  AND cv.channel = json_extract(j.value, '$[0]') AND cv.version = json_extract(j.value, '$[1]')"""
-# Chunks of one channel overlapping item numbers [lo, hi).
-SELECT_CHUNKS = """
+# Chunks of one channel overlapping item numbers [lo, hi) (params: thread, ns,
+# channel, hi, lo). A chunk holds at most MAX_CHUNK_ITEMS items, so one that
+# reaches item `lo` starts after lo - MAX_CHUNK_ITEMS: that bound keeps the index
+# scan to the wanted range even when old items before it were trimmed away.
+SELECT_CHUNKS = f"""
 SELECT seq_lo, seq_hi, type, value FROM lgm_channel_chunks
-WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND seq_lo < ? AND seq_hi > ?
+WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND channel = ?3
+  AND seq_lo < ?4 AND seq_hi > ?5 AND seq_lo > ?5 - {MAX_CHUNK_ITEMS}
 ORDER BY seq_lo"""
 
 SELECT_WRITES = """

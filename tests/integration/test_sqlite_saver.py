@@ -634,3 +634,27 @@ def test_with_allowlist_clone_uses_its_serde_and_shares_the_commit_queue(tmp_pat
         assert (
             saver.get_tuple(cfg("al")).checkpoint["channel_values"]["messages"] == out["messages"]
         )
+
+
+def test_large_list_is_split_into_bounded_chunks_and_reads_back(tmp_path: Path) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "big.sqlite"), cache_size=0) as saver:
+        items = [f"item-{i}" for i in range(1300)]
+        cp = empty_checkpoint()
+        cp["channel_values"] = {"log": items}
+        cp["channel_versions"] = {"log": "1"}
+        base = {"configurable": {"thread_id": "big", "checkpoint_ns": ""}}
+        stored = saver.put(base, cp, {}, {"log": "1"})
+        # keep only the tail, as a summarising node would
+        cp2 = empty_checkpoint()
+        cp2["channel_values"] = {"log": items[1100:]}
+        cp2["channel_versions"] = {"log": "2"}
+        stored2 = saver.put(stored, cp2, {}, {"log": "2"})
+        assert saver.get_tuple(stored).checkpoint["channel_values"]["log"] == items
+        assert saver.get_tuple(stored2).checkpoint["channel_values"]["log"] == items[1100:]
+        with saver._connections.connection() as conn:
+            sizes = [
+                hi - lo for lo, hi in conn.execute("SELECT seq_lo, seq_hi FROM lgm_channel_chunks")
+            ]
+        assert max(sizes) <= 512 and sum(sizes) == 1300 + 200  # no cache: v2 stored whole
