@@ -71,7 +71,7 @@ def is_busy_error(exc: BaseException) -> bool:
 
 def backoff_delay(attempt: int) -> float:
     """Full-jitter exponential backoff: 2 ms doubling up to 250 ms."""
-    return random.uniform(0, min(0.25, 0.002 * (2**attempt)))
+    return random.uniform(0, min(0.25, 0.002 * (2 ** min(attempt, 10))))
 
 
 def check_user_connection(conn: Any) -> None:
