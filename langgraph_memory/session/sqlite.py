@@ -699,7 +699,23 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         self._core.cache.discard_thread(str(thread_id))
 
     def undelete_thread(self, thread_id: str) -> None:
-        """Remove a deleted thread's tombstone so the id can be used again (starting empty)."""
+        """Remove a deleted thread's tombstone so the id can be used again (starting empty).
+
+        Example:
+            >>> from langgraph.checkpoint.base import empty_checkpoint
+            >>> from langgraph_memory.errors import ThreadDeletedError
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     saver.delete_thread("t")
+            ...     try:
+            ...         saver.put(config, empty_checkpoint(), {}, {})
+            ...     except ThreadDeletedError:
+            ...         print("refused")
+            ...     saver.undelete_thread("t")
+            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            refused
+        """
         self._write(lambda: self._core.undelete_thread_txn(thread_id))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
@@ -761,6 +777,14 @@ class SqliteSaver(BaseCheckpointSaver[str]):
 
         Args:
             dry_run: report what would be deleted without deleting anything.
+
+        Example:
+            >>> from langgraph_memory.config import RetentionPolicy
+            >>> policy = RetentionPolicy(keep_last=5, thread_ttl_seconds=30 * 86400)
+            >>> with SqliteSaver.from_conn_string(":memory:", retention=policy) as saver:
+            ...     report = saver.sweep(dry_run=True)
+            ...     report.dry_run, report.deleted_threads
+            (True, ())
         """
         now = time.time()
         expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
@@ -791,7 +815,13 @@ class SqliteSaver(BaseCheckpointSaver[str]):
         )
 
     def storage_stats(self, thread_id: str | None = None) -> StorageStats:
-        """File size, free pages and per-thread payload bytes and checkpoint counts."""
+        """File size, free pages and per-thread payload bytes and checkpoint counts.
+
+        Example:
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     saver.storage_stats().thread_count
+            0
+        """
         return self._read(lambda: self._core.stats_txn(thread_id))
 
     def vacuum(self, *, full: bool = False) -> int:
