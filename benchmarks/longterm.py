@@ -269,6 +269,59 @@ def run_scenario(
     }
 
 
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+
+
+def _tsv(name: str) -> list[tuple[str, str]]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [
+        (a, b) for a, b in (line.split("\t") for line in lines if line and not line.startswith("#"))
+    ]
+
+
+def retrieval_quality(workdir: Path) -> dict[str, dict[int, float]]:
+    """Recall@5/10 of keyword-only, vector-only and fusion on tests/data/retrieval_*.tsv."""
+    from langgraph_memory.config import ScoringWeights
+    from langgraph_memory.embeddings import HashingEmbeddings
+
+    memories, queries = _tsv("retrieval_memories.tsv"), _tsv("retrieval_queries.tsv")
+    stores = {}
+    for label, emb in (("hybrid", HashingEmbeddings(dimensions=384)), ("keyword", None)):
+        target = workdir / f"quality-{label}"
+        shutil.rmtree(target, ignore_errors=True)
+        store = ChromaMemoryStore.embedded(target, embeddings=emb)
+        for memory_id, text in memories:
+            store.put_memory(MemoryRecord(text=text, user_id="quality", id=memory_id))
+        stores[label] = store
+    plain = {"recency": 0.0, "importance": 0.0, "min_relevance": 0.0}
+    rankers = {
+        "keyword-only (FTS5 BM25)": (stores["keyword"], ScoringWeights(keyword_share=1.0, **plain)),
+        "vector-only (HashingEmbeddings)": (
+            stores["hybrid"],
+            ScoringWeights(keyword_share=0.0, **plain),
+        ),
+        "fusion (keyword_share=0.5)": (stores["hybrid"], ScoringWeights(**plain)),
+    }
+    out: dict[str, dict[int, float]] = {}
+    for label, (store, weights) in rankers.items():
+        out[label] = {}
+        for k in (5, 10):
+            hits = sum(
+                target
+                in [
+                    m.record.id
+                    for m in store.search_memories(
+                        "quality", query, limit=k, weights=weights, min_relevance=0.0
+                    )
+                ]
+                for target, query in queries
+            )
+            out[label][k] = hits / len(queries)
+    for store in stores.values():
+        store.close()
+    return out
+
+
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
     ours, theirs = result["ours"], result["theirs"]
     row = {
@@ -294,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--b-per-user", type=int, default=20)
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--only", choices=["A", "B"], help="run one scenario")
+    parser.add_argument("--no-quality", action="store_true", help="skip the recall@k table")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument(
         "--data-dir",
@@ -334,16 +388,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{result['baseline_ingest_s']:.0f} s | layout {result['layout']}",
                 flush=True,
             )
+        quality = None if args.no_quality else retrieval_quality(workdir)
+        if quality:
+            for label, by_k in quality.items():
+                print(f"  {label}: recall@5 {by_k[5]:.2f}, recall@10 {by_k[10]:.2f}")
     finally:
         if args.data_dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    write_results(args, results, elapsed)
+    write_results(args, results, elapsed, quality)
     print(f"wrote {args.out} ({elapsed:.0f} s)")
     return 0 if all(r["meets_target"] for r in results) else 1
 
 
-def write_results(args: argparse.Namespace, results: list[dict[str, Any]], elapsed: float) -> None:
+def write_results(
+    args: argparse.Namespace,
+    results: list[dict[str, Any]],
+    elapsed: float,
+    quality: dict[str, dict[int, float]] | None,
+) -> None:
     lines = [
         "# Long-term store: recall latency",
         "",
@@ -379,6 +442,16 @@ def write_results(args: argparse.Namespace, results: list[dict[str, Any]], elaps
         "`where={'user_id': ...}`, `n_results=5` (HNSW `ef_construction=32` to keep the run short).",
         "",
     ]
+    if quality:
+        lines += [
+            "## Retrieval quality (tests/data/retrieval_*.tsv: 300 memories, 100 paraphrased "
+            "queries, half Chinese)",
+            "",
+            "| ranker | recall@5 | recall@10 |",
+            "|---|---|---|",
+            *(f"| {label} | {by_k[5]:.2f} | {by_k[10]:.2f} |" for label, by_k in quality.items()),
+            "",
+        ]
     args.out.write_text("\n".join(lines), encoding="utf-8")
 
 
