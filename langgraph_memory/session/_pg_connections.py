@@ -31,8 +31,14 @@ DEFAULT_MAX_IDLE = 600.0
 
 
 def validate_pool_options(
-    *, pool_size: int, max_idle: float, prepare_threshold: int | None, conn_string: Any
-) -> None:
+    *,
+    pool_size: int,
+    min_pool_size: int | None,
+    max_idle: float,
+    prepare_threshold: int | None,
+    conn_string: Any,
+) -> int:
+    """Check ``from_conn_string``'s options; return the pool's minimum size."""
     if not isinstance(conn_string, str) or not conn_string:
         raise ConfigurationError(
             f"conn_string={conn_string!r}; pass a libpq DSN such as "
@@ -40,6 +46,16 @@ def validate_pool_options(
         )
     if not isinstance(pool_size, int) or isinstance(pool_size, bool) or pool_size < 1:
         raise ConfigurationError(f"pool_size={pool_size!r}; use an integer >= 1.")
+    if min_pool_size is None:
+        min_pool_size = pool_size
+    if (
+        not isinstance(min_pool_size, int)
+        or isinstance(min_pool_size, bool)
+        or not 0 <= min_pool_size <= pool_size
+    ):
+        raise ConfigurationError(
+            f"min_pool_size={min_pool_size!r}; use an integer from 0 to pool_size={pool_size}."
+        )
     if not isinstance(max_idle, (int, float)) or max_idle <= 0:
         raise ConfigurationError(f"max_idle={max_idle!r}; use seconds > 0.")
     if prepare_threshold is not None and (
@@ -51,6 +67,7 @@ def validate_pool_options(
             f"prepare_threshold={prepare_threshold!r}; use an integer >= 0, or None to never "
             "prepare statements server-side (needed behind pgbouncer in transaction mode)."
         )
+    return min_pool_size
 
 
 def session_async_commit(prepare_threshold: int | None, synchronous_commit: bool) -> bool:

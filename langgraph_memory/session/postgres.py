@@ -212,6 +212,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         conn_string: str,
         *,
         pool_size: int = PG.DEFAULT_POOL_SIZE,
+        min_pool_size: int | None = None,
         max_idle: float = PG.DEFAULT_MAX_IDLE,
         prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
         pipeline: bool = True,
@@ -226,9 +227,13 @@ class PostgresSaver(BaseCheckpointSaver[str]):
 
         Args:
             conn_string: libpq DSN, e.g. ``postgresql://user:pw@host:5432/db``.
-            pool_size: connections kept open; concurrent calls beyond it wait.
-            max_idle: seconds an unused connection lives before the pool
-                replaces it (keep it below any proxy's idle timeout).
+            pool_size: most connections open at once; calls beyond it wait
+                for one (each call holds a connection for one transaction).
+            min_pool_size: connections kept open even when idle (default:
+                ``pool_size``, so bursts never wait for a connect).
+            max_idle: seconds an idle connection above ``min_pool_size`` stays
+                open; keep it below a proxy's idle timeout. (Connections the
+                server or a proxy dropped anyway are replaced on use.)
             prepare_threshold: runs before a statement is prepared server-side;
                 ``None`` never prepares, which pgbouncer in transaction mode needs.
             pipeline: send the statements of a transaction in psycopg pipeline
@@ -255,8 +260,9 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        PG.validate_pool_options(
+        min_size = PG.validate_pool_options(
             pool_size=pool_size,
+            min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
             conn_string=conn_string,
@@ -264,7 +270,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = ConnectionPool(
             conn_string,
-            min_size=pool_size,
+            min_size=min_size,
             max_size=pool_size,
             max_idle=max_idle,
             kwargs=PG.connection_kwargs(prepare_threshold),
@@ -278,7 +284,7 @@ class PostgresSaver(BaseCheckpointSaver[str]):
         except psycopg.Error as exc:
             pool.close()
             raise CheckpointStorageError(
-                f"could not open {pool_size} connections to Postgres within "
+                f"could not open {min_size} connection(s) to Postgres within "
                 f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
             ) from exc
         saver = cls.__new__(cls)

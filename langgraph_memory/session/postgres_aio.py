@@ -190,6 +190,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         conn_string: str,
         *,
         pool_size: int = PG.DEFAULT_POOL_SIZE,
+        min_pool_size: int | None = None,
         max_idle: float = PG.DEFAULT_MAX_IDLE,
         prepare_threshold: int | None = PG.DEFAULT_PREPARE_THRESHOLD,
         pipeline: bool = True,
@@ -208,8 +209,9 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        PG.validate_pool_options(
+        min_size = PG.validate_pool_options(
             pool_size=pool_size,
+            min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
             conn_string=conn_string,
@@ -217,7 +219,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = AsyncConnectionPool(
             conn_string,
-            min_size=pool_size,
+            min_size=min_size,
             max_size=pool_size,
             max_idle=max_idle,
             kwargs=PG.connection_kwargs(prepare_threshold),
@@ -231,7 +233,7 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         except psycopg.Error as exc:
             await pool.close()
             raise CheckpointStorageError(
-                f"could not open {pool_size} connections to Postgres within "
+                f"could not open {min_size} connection(s) to Postgres within "
                 f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
             ) from exc
         try:

@@ -27,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from benchmarks._session_workload import build_chat_graph, reply_text, thread_config, turn_input
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
+    CheckpointStorageError,
     ConfigurationError,
     InvalidConnectionError,
     InvalidFilterError,
@@ -124,6 +125,7 @@ def test_bad_options_are_typed_errors(pg_dsn: str) -> None:
         ("pool_size=0", {"pool_size": 0}),
         ("prepare_threshold=-1", {"prepare_threshold": -1}),
         ("max_idle=0", {"max_idle": 0}),
+        ("min_pool_size=5", {"pool_size": 4, "min_pool_size": 5}),
     ]
     for message, kwargs in bad:
         with (
@@ -153,6 +155,23 @@ def test_user_connection_without_autocommit_and_with_dict_rows(pg_dsn: str) -> N
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as fresh:
         state = build_chat_graph(fresh).get_state(thread_config("plain"))
         assert len(state.values["messages"]) == 6
+
+
+def test_pool_grows_from_its_minimum_under_load(pg_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn, pool_size=4, min_pool_size=1) as saver:
+        with ThreadPoolExecutor(4) as pool:
+            outs = list(pool.map(lambda i: _turns(saver, f"grow-{i}", 3), range(4)))
+        assert [o["turn"] for o in outs] == [3, 3, 3, 3]
+
+
+def test_unreachable_server_is_a_storage_error_naming_the_fix() -> None:
+    with (
+        pytest.raises(CheckpointStorageError, match="check the DSN"),
+        PostgresSaver.from_conn_string(
+            "postgresql://postgres@127.0.0.1:1/none", pool_size=1, connect_timeout=1
+        ),
+    ):
+        pass
 
 
 def test_user_pool_sync(pg_dsn: str) -> None:
