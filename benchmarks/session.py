@@ -362,15 +362,14 @@ def render(
     elapsed: float,
     quick: bool,
     behaviour: list[list[str]] | None = None,
+    title: str = "Session-memory benchmark",
 ) -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else (0.0, 0.0, 0.0)
     head = [
-        "# Session-memory benchmark"
-        + (" (QUICK smoke run: not a real measurement)" if quick else ""),
+        f"## {title}" + (" (QUICK smoke run: not a real measurement)" if quick else ""),
         "",
-        f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC} by `python -m benchmarks.session"
-        + (" --quick" if quick else "")
-        + f"` in {elapsed:.0f} s on {os.cpu_count()} CPUs (load average at the end "
+        f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC} by "
+        f"`{' '.join(['python -m benchmarks.session', *sys.argv[1:]])}` in {elapsed:.0f} s on {os.cpu_count()} CPUs (load average at the end "
         f"{load[0]:.1f}; the machine is shared, so read ratios, not absolute numbers), "
         f"Python {platform.python_version()}; {_versions()}.",
         "",
@@ -384,7 +383,7 @@ def render(
         f"**Interleaved**: all savers of one mode are open at once and take turns in small blocks "
         f"(one round of {w.threads} turns, one turn of the long thread), each saver's clock "
         f"running only in its own blocks, so load swings of the shared machine hit all savers "
-        f"alike. {w.reps} repetitions ({min(w.official_reps, w.reps)} with the official savers); "
+        f"alike. Repetitions: {w.reps} ({min(w.official_reps, w.reps)} with the official savers); "
         f"throughput is the median; ratios to InMemorySaver are medians of per-repetition ratios, "
         f"ratios to the official savers are ratios of medians. CPU ms/turn is this process's "
         f"CPU time (a Postgres server's own CPU is not in it). Latencies: up to "
@@ -392,7 +391,7 @@ def render(
         f"repetition on the finished {w.long_turns}-turn thread. Every saver starts on a fresh "
         f"SQLite file / fresh Postgres database with default settings (no retention policy).",
         "",
-        "## Targets",
+        "### Targets",
         "",
     ]
     verdict_rows = [
@@ -410,7 +409,7 @@ def render(
         if verdict_rows
         else "No saver of ours was available in this run, so no target could be checked.",
         "",
-        "## Throughput (turns/s, median)",
+        "### Throughput (turns/s, median)",
         "",
         _table(
             [
@@ -443,7 +442,7 @@ def render(
             ],
         ),
         "",
-        f"## Reads on the {w.long_turns}-turn thread (ms)",
+        f"### Reads on the {w.long_turns}-turn thread (ms)",
         "",
         _table(
             [
@@ -468,7 +467,7 @@ def render(
             ],
         ),
         "",
-        f"## Storage of the {w.long_turns}-turn thread",
+        f"### Storage of the {w.long_turns}-turn thread",
         "",
         "SQLite: file + WAL after `wal_checkpoint(TRUNCATE)`; Postgres: `pg_total_relation_size` "
         f"of the saver's tables. Bytes per turn in each {w.window}-turn window, growth = last / first.",
@@ -493,7 +492,7 @@ def render(
     if behaviour:
         body += [
             "",
-            "## Behaviour checks (measured live in this run)",
+            "### Behaviour checks (measured live in this run)",
             "",
             "`get_tuple` inside a `list` loop (10 s allowed); a late `put` after `delete_thread`; "
             "2 processes (async saver) opening a fresh SQLite file at the same instant "
@@ -515,7 +514,7 @@ def render(
         ]
     skipped = [s for s in summaries if s.note]
     if skipped:
-        body += ["", "## Not measured", ""]
+        body += ["", "### Not measured", ""]
         body += [f"- {s.label} ({s.mode}): {s.note}" for s in skipped]
     return "\n".join(head + body) + "\n"
 
@@ -641,13 +640,47 @@ def run(
     behaviour = None if not check_behaviour else _behaviour_rows(runnable, quick)
     summaries = _summaries(results, w)
     verdicts = _verdicts(summaries)
-    text = render(summaries, verdicts, w, time.perf_counter() - started, quick, behaviour)
-    print()
-    print(text)
+    elapsed = time.perf_counter() - started
+    measured = {s.backend for s in runnable}
+    for backend, issue in (("sqlite", 2), ("postgres", 3)):
+        if backend not in measured:
+            continue
+        labels = {s.label for s in specs if s.backend == backend}
+        text = render(
+            [s for s in summaries if s.backend in ("memory", backend)],
+            [v for v in verdicts if v.issue == issue],
+            w,
+            elapsed,
+            quick,
+            None if behaviour is None else [r for r in behaviour if r[0] in labels],
+            title=f"{'SQLite' if backend == 'sqlite' else 'Postgres'} savers (issue {issue})",
+        )
+        print()
+        print(text)
+        if out is not None:
+            part = out.with_name(f"{out.stem}-{backend}.md")
+            part.write_text(text)
+            print(f"wrote {part}")
     if out is not None:
-        out.write_text(text)
+        out.write_text(_combined(out))
         print(f"wrote {out}")
     return verdicts
+
+
+def _combined(out: Path) -> str:
+    """RESULTS-session.md: each backend's part from the latest run that measured it."""
+    parts = [
+        out.with_name(f"{out.stem}-{backend}.md").read_text()
+        for backend in ("sqlite", "postgres")
+        if out.with_name(f"{out.stem}-{backend}.md").exists()
+    ]
+    intro = (
+        "# Session-memory benchmark\n\n"
+        "`python -m benchmarks.session` (`make bench-session`) measures every saver in one "
+        "run; `--only sqlite|postgres` measures one backend and refreshes only its part below "
+        "(each part is also kept as `RESULTS-session-<backend>.md` and says when it was run).\n"
+    )
+    return intro + "\n" + "\n".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -681,7 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.savers:
         keys = set(args.savers.split(","))
         specs = [s for s in specs if s.key in keys]
-    out = None if args.no_write else RESULTS_PATH
+    # A quick smoke run never overwrites the real results.
+    out = None if args.no_write or args.quick else RESULTS_PATH
     run(w, specs, quick=args.quick, out=out, check_behaviour=not args.no_behaviour)
     # A missed target is a result to read, not a crash: `make bench` goes on.
     return 0
