@@ -470,6 +470,30 @@ def test_record_dicts_cannot_be_planted_in_another_users_namespace(
     assert store.get_memory("alice", planted["id"]) is None
 
 
+def test_chromas_default_embedder_is_never_attached_or_called(
+    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chroma's default embedder downloads a model: no collection may carry it."""
+    import chromadb.api.types as chroma_types
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("Chroma's default (downloading) embedder was called")
+
+    monkeypatch.setattr(chroma_types.DefaultEmbeddingFunction, "__call__", refuse)
+    store = make_store(dedicated_threshold=3)
+    for i in range(5):  # through a shard and a promotion into a dedicated collection
+        store.put_memory(mem("emb", f"fact {i} about rowing"))
+    assert len(store.search_memories("emb", "rowing", limit=10)) == 5
+    opened = list(store.vectors._collections.values())
+    assert len(opened) == 2  # the shard and the dedicated collection
+    for collection in opened:
+        assert collection._embedding_function is None
+        # A collection created with Chroma's default would record {"name": "default"}.
+        recorded = (collection.configuration_json or {}).get("embedding_function") or {}
+        assert recorded.get("name") != "default", recorded
+    store.forget_user("emb")
+
+
 def test_chroma_receives_no_text_and_no_user_ids(make_store: StoreFactory) -> None:
     store = make_store()
     store.put_memory(mem("alice", "Secret garden in Kyoto"))
