@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -223,6 +225,8 @@ class PreparedPut:
     metadata: str
     values: list[PreparedValue]
     now: float
+    # Write the thread's activity row in this put (else only read its tombstone).
+    touch_thread: bool = True
 
 
 @dataclass(slots=True)
@@ -283,6 +287,54 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+# ------------------------------------------------------------------ thread activity
+
+# A thread's activity time (what the idle TTL measures) is written at most this
+# often per process; the puts in between only *read* the tombstone, which
+# dirties no page. The TTL is days, so a one-second lag is invisible, and a put
+# saves a page write in the log.
+ACTIVITY_WRITE_SECONDS = 1.0
+
+
+class ThreadActivity:
+    """Per-process memory of when each thread's row was last written, and how many
+    puts it has had since its last retention pass (LRU-bounded)."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[str, list[float]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def needs_write(self, thread_id: str, now: float) -> bool:
+        with self._lock:
+            entry = self._entries.get(thread_id)
+            return entry is None or now - entry[0] >= ACTIVITY_WRITE_SECONDS
+
+    def record_put(self, thread_id: str, now: float, *, wrote: bool) -> int:
+        """Count a committed put; returns puts since the last retention pass."""
+        with self._lock:
+            entry = self._entries.get(thread_id)
+            if entry is None:
+                entry = self._entries[thread_id] = [now, 0.0]
+            self._entries.move_to_end(thread_id)
+            if wrote:
+                entry[0] = now
+            entry[1] += 1
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+            return int(entry[1])
+
+    def reset_puts(self, thread_id: str) -> None:
+        with self._lock:
+            entry = self._entries.get(thread_id)
+            if entry is not None:
+                entry[1] = 0.0
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._entries.pop(thread_id, None)
+
+
 # ------------------------------------------------------------------ the core
 
 
@@ -315,6 +367,10 @@ class SaverCore:
         self.serde = serde
         self.cache = ListCache(cache_size)
         self.retention = retention
+        self.activity = ThreadActivity()
+        # Dialects whose write lock covers the whole database may skip the
+        # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
+        self._single_writer = bool(getattr(sql, "SINGLE_WRITER", False))
 
     def with_serde(self, serde: SerializerProtocol) -> SaverCore:
         """The same core (SQL, cache, retention) with another serializer."""
@@ -369,6 +425,7 @@ class SaverCore:
         meta = get_serializable_checkpoint_metadata(config, metadata)
         meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
         run_id = meta.get("run_id")
+        now = time.time()
         prepared: list[PreparedValue] = []
         for channel, version in new_versions.items():
             ver = version_key(version)
@@ -392,7 +449,8 @@ class SaverCore:
             body=blob,
             metadata=meta_text,
             values=prepared,
-            now=time.time(),
+            now=now,
+            touch_thread=not self._single_writer or self.activity.needs_write(key.thread_id, now),
         )
 
     def _prepared_list(
@@ -411,17 +469,18 @@ class SaverCore:
     def put_txn(self, p: PreparedPut) -> Txn[PutOutcome]:
         sql = self.sql
         key = p.key
-        rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
-        if not rows:
+        if p.touch_thread:
+            # Creates/touches the thread row; a tombstone makes it return no row.
+            rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
+            deleted = not rows
+        else:
+            deleted = bool((yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))))
+        if deleted:
             raise ThreadDeletedError(
                 f"thread_id={key.thread_id!r} was deleted; deleted threads stay deleted. "
                 "Use a new thread id, or call undelete_thread() first to reuse this one."
             )
-        policy = self.retention
-        retention_due = bool(
-            policy is not None and policy.keep_last is not None and rows[0][0] >= policy.apply_every
-        )
-        outcome = PutOutcome(retention_due=retention_due)
+        outcome = PutOutcome(retention_due=False)
         plain_rows: list[tuple[Any, ...]] = []
         for pv in p.values:
             if pv.encoding != ENCODING_ITEMS:
@@ -510,6 +569,12 @@ class SaverCore:
                 cache_key,
                 CachedList(version, tuple(pv.value), pv.plan.marks, ranges),
             )
+        puts = self.activity.record_put(key.thread_id, p.now, wrote=p.touch_thread)
+        policy = self.retention
+        if policy is not None and policy.keep_last is not None and puts >= policy.apply_every:
+            # keep_last is applied incrementally, every `apply_every` puts of this process.
+            outcome.retention_due = True
+            self.activity.reset_puts(key.thread_id)
         return checkpoint_config(key.thread_id, key.checkpoint_ns, p.checkpoint_id)
 
     # ---------------------------------------------------------------- put_writes
@@ -933,6 +998,7 @@ class SaverCore:
     def delete_thread_txn(self, thread_id: str, *, tombstone: bool = True) -> Txn[None]:
         sql = self.sql
         tid = parse_thread_id(thread_id)
+        self.activity.forget(tid)
         for stmt in (
             sql.DELETE_THREAD_CHECKPOINTS,
             sql.DELETE_THREAD_WRITES,
@@ -945,7 +1011,9 @@ class SaverCore:
             yield Execute(sql.TOMBSTONE_THREAD, (tid, now, now, now))
 
     def undelete_thread_txn(self, thread_id: str) -> Txn[None]:
-        yield Execute(self.sql.CLEAR_TOMBSTONE, (parse_thread_id(thread_id),))
+        tid = parse_thread_id(thread_id)
+        self.activity.forget(tid)
+        yield Execute(self.sql.CLEAR_TOMBSTONE, (tid,))
 
     def delete_for_runs_txn(self, run_ids: Sequence[str]) -> Txn[int]:
         ids = [str(r) for r in run_ids]

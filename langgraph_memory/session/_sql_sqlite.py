@@ -28,6 +28,11 @@ from langgraph_memory.errors import InvalidFilterError
 from langgraph_memory.session._channels import MAX_CHUNK_ITEMS
 
 DIALECT = "sqlite"
+# One writer at a time for the whole file (SQLite's write lock): a put need not
+# lock its thread row to serialise with other puts of that thread, so most puts
+# only *read* the tombstone (see ACTIVITY_WRITE_SECONDS in _core.py). A dialect
+# without this flag (Postgres: row locks) writes the thread row on every put.
+SINGLE_WRITER = True
 
 # ------------------------------------------------------------------ connection
 

@@ -181,6 +181,8 @@ class ScriptedDb:
         if isinstance(statement, Fetch):
             if statement.sql == SQL.UPSERT_THREAD_ON_PUT:
                 return [] if self.tombstoned else [(self.puts + 1,)]
+            if statement.sql == SQL.SELECT_TOMBSTONE:
+                return [(1.0,)] if self.tombstoned else []
             if statement.sql == SQL.SELECT_NEXT_ITEM_SEQ:
                 return [(0,)]
             return [(1,)]
@@ -242,13 +244,33 @@ def test_put_into_tombstoned_thread_raises_before_writing() -> None:
     assert not any(isinstance(s, (Execute, ExecuteMany)) for s in db.statements)
 
 
-def test_retention_due_after_apply_every_puts() -> None:
-    core = SaverCore(SQL, SERDE, retention=RetentionPolicy(keep_last=3, apply_every=10))
-    prepared = core.prepare_put(
-        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, _checkpoint({}, {}), {}, {}
-    )
-    assert not drive(core.put_txn(prepared), ScriptedDb(puts_so_far=3)).retention_due
-    assert drive(core.put_txn(prepared), ScriptedDb(puts_so_far=9)).retention_due
+def test_retention_due_every_apply_every_puts_and_thread_row_written_once_a_second() -> None:
+    core = SaverCore(SQL, SERDE, retention=RetentionPolicy(keep_last=3, apply_every=4))
+    due = []
+    touched = []
+    for _ in range(9):
+        prepared = core.prepare_put(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, _checkpoint({}, {}), {}, {}
+        )
+        touched.append(prepared.touch_thread)
+        db = ScriptedDb()
+        outcome = drive(core.put_txn(prepared), db)
+        core.finish_put(prepared, outcome)
+        due.append(outcome.retention_due)
+    assert due == [False, False, False, True, False, False, False, True, False]
+    # the first put writes the thread row; the next ones within a second only read it
+    assert touched[0] and not any(touched[1:])
+
+
+def test_put_after_another_process_deleted_the_thread_is_refused() -> None:
+    core = SaverCore(SQL, SERDE)
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    first = core.prepare_put(config, _checkpoint({}, {}), {}, {})
+    core.finish_put(first, drive(core.put_txn(first), ScriptedDb()))
+    late = core.prepare_put(config, _checkpoint({}, {}), {}, {})
+    assert not late.touch_thread  # the read-only tombstone check path
+    with pytest.raises(ThreadDeletedError):
+        drive(core.put_txn(late), ScriptedDb(tombstoned=True))
 
 
 def test_bad_constructor_arguments() -> None:
