@@ -225,9 +225,15 @@ RETURNING 1"""
 SELECT_CHANNEL_VERSION_EXISTS = """
 SELECT 1 FROM lgm_channel_values
 WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+# Chunks of a channel never overlap and are numbered upwards, so the chunk with
+# the highest seq_lo also has the highest seq_hi: one step down the primary-key
+# index instead of MAX(seq_hi) over every chunk of a long thread.
 SELECT_NEXT_ITEM_SEQ = """
-SELECT COALESCE(MAX(seq_hi), 0) FROM lgm_channel_chunks
-WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s"""
+SELECT COALESCE((
+    SELECT seq_hi FROM lgm_channel_chunks
+    WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s
+    ORDER BY seq_lo DESC LIMIT 1
+), 0)"""
 INSERT_CHUNK = """
 INSERT INTO lgm_channel_chunks (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
 VALUES (%s, %s, %s, %s, %s, %s, %s)"""
