@@ -66,6 +66,7 @@ from langgraph_memory.session._reads import (
     LazyChannelValues,
     RawCheckpoint,
     RawValue,
+    msgpack_array_header,
 )
 from langgraph_memory.session._retention import (
     CheckpointSkeleton,
@@ -115,6 +116,49 @@ Txn = Generator[Statement, Any, T]
 LIST_PAGE_SIZE = 100
 # Ancestors fetched per step of the DeltaChannel history walk.
 ANCESTOR_BATCH = 256
+
+# Small chunks inside each block of this many item numbers are merged once
+# the block is complete (see SaverCore._compact_block).
+COMPACT_BLOCK = 32
+
+
+def _msgpack_array_body(blob: bytes) -> tuple[int, bytes] | None:
+    """(element count, element bytes) of a msgpack array, or None if not an array."""
+    if not blob:
+        return None
+    head = blob[0]
+    if 0x90 <= head <= 0x9F:
+        return head & 0x0F, blob[1:]
+    if head == 0xDC:
+        return int.from_bytes(blob[1:3], "big"), blob[3:]
+    if head == 0xDD:
+        return int.from_bytes(blob[1:5], "big"), blob[5:]
+    return None
+
+
+def merge_msgpack_chunks(
+    rows: Sequence[Sequence[Any]],
+) -> tuple[int, int, str, bytes] | None:
+    """One chunk ``(seq_lo, seq_hi, "msgpack", blob)`` from contiguous msgpack chunks.
+
+    Returns None (do not merge) unless every row is a msgpack array whose
+    length matches its ``[seq_lo, seq_hi)`` and the rows are contiguous.
+    """
+    bodies: list[bytes] = []
+    total = 0
+    expected_lo = int(rows[0][0])
+    for seq_lo, seq_hi, c_type, blob in rows:
+        if c_type != "msgpack" or int(seq_lo) != expected_lo:
+            return None
+        parsed = _msgpack_array_body(bytes(blob))
+        if parsed is None or parsed[0] != int(seq_hi) - int(seq_lo):
+            return None
+        bodies.append(parsed[1])
+        total += parsed[0]
+        expected_lo = int(seq_hi)
+    header = msgpack_array_header(total)
+    return int(rows[0][0]), expected_lo, "msgpack", header + b"".join(bodies)
+
 
 # ------------------------------------------------------------------ config parsing
 
@@ -551,7 +595,33 @@ class SaverCore:
                     for offset, count, c_type, c_blob in pv.chunks
                 ],
             )
+            end = first_seq + len(plan.new_items)
+            if first_seq // COMPACT_BLOCK != end // COMPACT_BLOCK:
+                yield from self._compact_block(base, (end // COMPACT_BLOCK) * COMPACT_BLOCK)
         outcome.stored_lists[pv.channel] = (pv.version, ranges)
+
+    def _compact_block(self, base: tuple[str, str, str], boundary: int) -> Txn[None]:
+        """Merge the small chunks lying wholly inside the block just completed.
+
+        A put appending one message makes a one-message chunk, and reading a
+        long thread would mean fetching hundreds of rows. Chunks only hold item
+        numbers (versions store ranges of numbers, not chunk ids), so merging
+        them changes no version: each item is rewritten at most once more, and
+        a read fetches ~1 row per COMPACT_BLOCK items. msgpack chunks merge as
+        bytes (arrays concatenate), without decoding.
+        """
+        select = getattr(self.sql, "SELECT_CHUNKS_IN_SPAN", None)
+        if select is None:
+            return  # the dialect does not support compaction
+        lo = boundary - COMPACT_BLOCK
+        rows = yield Fetch(select, (*base, lo, boundary))
+        if len(rows) < 2:
+            return
+        merged = merge_msgpack_chunks(rows)
+        if merged is None:
+            return
+        yield Execute(self.sql.DELETE_CHUNKS_IN_GAP, (*base, lo, boundary))
+        yield Execute(self.sql.INSERT_CHUNK, (*base, *merged))
 
     def finish_put(self, p: PreparedPut, outcome: PutOutcome) -> RunnableConfig:
         """After commit: remember the stored lists so the next put is a delta."""

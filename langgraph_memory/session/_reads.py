@@ -19,7 +19,7 @@ from langgraph_memory.session._channels import Range
 # ------------------------------------------------------------------ decoding helpers
 
 
-def _msgpack_array_header(n: int) -> bytes:
+def msgpack_array_header(n: int) -> bytes:
     if n < 16:
         return bytes((0x90 | n,))
     if n < 1 << 16:
@@ -40,7 +40,7 @@ def decode_chunks(
     if not chunks:
         return []
     if all(c[2] == "msgpack" for c in chunks):
-        blob = _msgpack_array_header(len(chunks)) + b"".join(c[3] for c in chunks)
+        blob = msgpack_array_header(len(chunks)) + b"".join(c[3] for c in chunks)
         decoded = serde.loads_typed(("msgpack", blob))
         return [(c[0], c[1], list(items)) for c, items in zip(chunks, decoded, strict=True)]
     return [(c[0], c[1], list(serde.loads_typed((c[2], c[3])))) for c in chunks]

@@ -314,6 +314,11 @@ WHERE thread_id = ? AND checkpoint_ns = ?"""
 DELETE_CHANNEL_VALUE = """
 DELETE FROM lgm_channel_values
 WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+# Chunks lying wholly inside [lo, hi), in order (compaction of a completed block).
+SELECT_CHUNKS_IN_SPAN = """
+SELECT seq_lo, seq_hi, type, value FROM lgm_channel_chunks
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND seq_lo >= ? AND seq_hi <= ?
+ORDER BY seq_lo"""
 # Chunks lying wholly inside a gap no kept version references.
 DELETE_CHUNKS_IN_GAP = """
 DELETE FROM lgm_channel_chunks
