@@ -337,3 +337,29 @@ def test_threads_to_evict_oldest_first_until_under_cap() -> None:
     assert threads_to_evict(
         activity, payload, used_bytes=350, max_bytes=200, already_deleted=["old"]
     ) == ["mid"]
+
+
+def test_merge_msgpack_chunks_concatenates_without_decoding() -> None:
+    from langgraph_memory.session._core import merge_msgpack_chunks
+
+    items = [HumanMessage(f"m{i}", id=str(i)) for i in range(20)]
+    rows = []
+    for lo in range(0, 20, 3):
+        part = items[lo : lo + 3]
+        t, b = SERDE.dumps_typed(part)
+        rows.append((lo, lo + len(part), t, b))
+    merged = merge_msgpack_chunks(rows)
+    assert merged is not None
+    lo, hi, c_type, blob = merged
+    assert (lo, hi, c_type) == (0, 20, "msgpack")
+    assert SERDE.loads_typed((c_type, blob)) == items
+    # gaps, foreign types or a wrong count are never merged
+    assert merge_msgpack_chunks([rows[0], rows[2]]) is None
+    assert (
+        merge_msgpack_chunks([(0, 1, "pickle", b"\x91\x01"), (1, 2, "msgpack", b"\x91\x02")])
+        is None
+    )
+    assert (
+        merge_msgpack_chunks([(0, 2, "msgpack", b"\x91\x01"), (2, 3, "msgpack", b"\x91\x02")])
+        is None
+    )
