@@ -11,13 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class MemoryType(str, Enum):
@@ -171,6 +171,8 @@ class ForgetReceipt:
     keyword_rows_deleted: int
     threads_deleted: int
     completed_at: datetime
+    # Jobs, queued message ids and audit rows removed from the memory writer's queue.
+    queue_rows_deleted: int = 0
 
 
 @runtime_checkable
@@ -223,5 +225,9 @@ class LongTermMemory(Protocol):
     async def adelete_memory(self, user_id: str, memory_id: str) -> None: ...
     def touch(self, user_id: str, memory_ids: Sequence[str]) -> None: ...
     async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None: ...
-    def forget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt: ...
-    async def aforget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt: ...
+    def forget_user(
+        self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
+    ) -> ForgetReceipt: ...
+    async def aforget_user(
+        self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
+    ) -> ForgetReceipt: ...

@@ -1397,15 +1397,20 @@ class ChromaMemoryStore(BaseStore):
         memories = sum(1 for r in rows if r[3] is not None)
         return memories, keyword_rows
 
-    def forget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt:
-        """Remove every trace of a user: memories and items, keyword index, vectors, and
-        (given a checkpointer) every thread whose checkpoint metadata has this ``user_id``.
+    def forget_user(
+        self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
+    ) -> ForgetReceipt:
+        """Remove every trace of a user: memories and items, keyword index, vectors,
+        (given a ``MemoryWriter`` queue) its jobs and audit rows, and (given a
+        checkpointer) every thread whose checkpoint metadata has this ``user_id``.
 
         Returns a receipt with counts only. Text leaves the disk: FTS5 is optimised,
-        the SQLite file vacuumed and its WAL truncated.
+        the SQLite file vacuumed and its WAL truncated; the checkpointer is vacuumed
+        too when it has ``vacuum()`` (the queue normally lives in its file).
         """
         user_id = validate_user_id(user_id)
         memories, keyword_rows = self._forget_store(user_id)
+        queue_rows = int(memory_queue.forget_user(user_id)) if memory_queue is not None else 0
         threads = 0
         if checkpointer is not None:
             thread_ids = {
@@ -1415,47 +1420,59 @@ class ChromaMemoryStore(BaseStore):
             for thread_id in thread_ids:
                 checkpointer.delete_thread(thread_id)
             threads = len(thread_ids)
-            if thread_ids and callable(getattr(checkpointer, "vacuum", None)):
+            if (thread_ids or queue_rows) and callable(getattr(checkpointer, "vacuum", None)):
                 checkpointer.vacuum()
-        return ForgetReceipt(
-            user_id_hash=fingerprint_user_id(user_id),
-            memories_deleted=memories,
-            keyword_rows_deleted=keyword_rows,
-            threads_deleted=threads,
-            completed_at=datetime.now(UTC),
-        )
+        return _forget_receipt(user_id, memories, keyword_rows, threads, queue_rows)
 
-    async def aforget_user(self, user_id: str, *, checkpointer: Any = None) -> ForgetReceipt:
+    async def aforget_user(
+        self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
+    ) -> ForgetReceipt:
         user_id = validate_user_id(user_id)
+        if checkpointer is not None and not _has_async_api(checkpointer):
+            # A sync-only saver: run the whole sync path off the event loop.
+            return await asyncio.to_thread(
+                self.forget_user, user_id, checkpointer=checkpointer, memory_queue=memory_queue
+            )
         memories, keyword_rows = await asyncio.to_thread(self._forget_store, user_id)
+        queue_rows = (
+            int(await asyncio.to_thread(memory_queue.forget_user, user_id))
+            if memory_queue is not None
+            else 0
+        )
         threads = 0
         if checkpointer is not None:
-            try:
-                thread_ids = {
-                    t.config["configurable"]["thread_id"]
-                    async for t in checkpointer.alist(None, filter={"user_id": user_id})
-                }
-                for thread_id in thread_ids:
-                    await checkpointer.adelete_thread(thread_id)
-                vacuum = getattr(checkpointer, "avacuum", None)
-                if thread_ids and callable(vacuum):
-                    await vacuum()
-            except NotImplementedError:  # a sync-only saver
-                receipt = await asyncio.to_thread(
-                    lambda: self.forget_user(user_id, checkpointer=checkpointer)
-                )
-                return ForgetReceipt(
-                    user_id_hash=receipt.user_id_hash,
-                    memories_deleted=memories,
-                    keyword_rows_deleted=keyword_rows,
-                    threads_deleted=receipt.threads_deleted,
-                    completed_at=receipt.completed_at,
-                )
+            thread_ids = {
+                t.config["configurable"]["thread_id"]
+                async for t in checkpointer.alist(None, filter={"user_id": user_id})
+            }
+            for thread_id in thread_ids:
+                await checkpointer.adelete_thread(thread_id)
             threads = len(thread_ids)
-        return ForgetReceipt(
-            user_id_hash=fingerprint_user_id(user_id),
-            memories_deleted=memories,
-            keyword_rows_deleted=keyword_rows,
-            threads_deleted=threads,
-            completed_at=datetime.now(UTC),
-        )
+            vacuum = getattr(checkpointer, "avacuum", None)
+            if (thread_ids or queue_rows) and callable(vacuum):
+                await vacuum()
+        return _forget_receipt(user_id, memories, keyword_rows, threads, queue_rows)
+
+
+def _has_async_api(checkpointer: Any) -> bool:
+    """Whether ``alist``/``adelete_thread`` are implemented (not BaseCheckpointSaver's stubs)."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    cls = type(checkpointer)
+    return all(
+        getattr(cls, name, None) is not getattr(BaseCheckpointSaver, name)
+        for name in ("alist", "adelete_thread")
+    )
+
+
+def _forget_receipt(
+    user_id: str, memories: int, keyword_rows: int, threads: int, queue_rows: int
+) -> ForgetReceipt:
+    return ForgetReceipt(
+        user_id_hash=fingerprint_user_id(user_id),
+        memories_deleted=memories,
+        keyword_rows_deleted=keyword_rows,
+        threads_deleted=threads,
+        completed_at=datetime.now(UTC),
+        queue_rows_deleted=queue_rows,
+    )

@@ -227,3 +227,29 @@ def test_forget_user_with_project_saver_scrubs_the_checkpoint_file(
         assert receipt.threads_deleted == 1
     assert not files_with(tmp_path, ALICE_MARKERS[0])
     assert found_on_disk(tmp_path, BOB_MARKERS[0])
+
+
+def test_forget_user_empties_the_memory_writer_queue(
+    tmp_path: Path, store: ChromaMemoryStore
+) -> None:
+    """Queued turns and audit rows hold conversation text: forget_user removes them
+    from the checkpoint file the queue shares, and the other user's stay."""
+    from langchain_core.messages import HumanMessage
+
+    from langgraph_memory.nodes.queue import SqliteMemoryQueue
+    from langgraph_memory.session import SqliteSaver as ProjectSqliteSaver
+
+    path = tmp_path / "checkpoints.sqlite"
+    with (
+        ProjectSqliteSaver.from_conn_string(str(path)) as saver,
+        SqliteMemoryQueue.from_conn_string(path) as queue,
+    ):
+        saver.setup()
+        for user, marker in (("alice", ALICE_MARKERS[0]), ("bob", BOB_MARKERS[0])):
+            queue.enqueue(user, f"{user}-t", [HumanMessage(f"remember {marker}", id=f"{user}-m1")])
+        assert found_on_disk(tmp_path, ALICE_MARKERS[0])
+        receipt = store.forget_user("alice", checkpointer=saver, memory_queue=queue)
+        assert receipt.queue_rows_deleted >= 1
+        assert [job.user_id for job in queue.pending()] == ["bob"]
+    assert not files_with(tmp_path, ALICE_MARKERS[0])
+    assert found_on_disk(tmp_path, BOB_MARKERS[0])
