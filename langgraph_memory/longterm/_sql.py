@@ -67,7 +67,31 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE TABLE IF NOT EXISTS lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
+    (
+        # Per-partition term lists: every indexed token carries its partition's
+        # scope prefix (rows.term_scope), so a query term's posting list holds one
+        # user's rows instead of every user's (keyword search p50 5.5 ms -> well
+        # under 1 ms at 100 users x 1000). The old table's stored bodies are
+        # rewritten by ``lgm_scope_tokens`` (a Python function the catalog
+        # registers before migrating), so existing files keep working.
+        "0002_partition_scoped_terms",
+        (
+            """
+            CREATE VIRTUAL TABLE lt_keywords USING fts5(
+                body, tokenize = 'unicode61 remove_diacritics 0'
+            )
+            """,
+            """
+            INSERT INTO lt_keywords (rowid, body)
+            SELECT f.rowid, lgm_scope_tokens(i.partition, f.body)
+            FROM lt_fts f JOIN lt_items i ON i.rowid = f.rowid
+            """,
+            "DROP TABLE lt_fts",
+        ),
+    ),
 )
+# Name of the SQL function migration 0002 calls: (partition, body) -> scoped body.
+SCOPE_TOKENS_FUNCTION: Final = "lgm_scope_tokens"
 
 CREATE_MIGRATIONS_TABLE: Final = (
     "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
@@ -116,8 +140,8 @@ ON CONFLICT (partition, namespace, key) DO UPDATE SET
 RETURNING rowid
 """
 DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
-DELETE_FTS_ROW: Final = "DELETE FROM lt_fts WHERE rowid = ?"
-INSERT_FTS_ROW: Final = "INSERT INTO lt_fts (rowid, part, body) VALUES (?, ?, ?)"
+DELETE_FTS_ROW: Final = "DELETE FROM lt_keywords WHERE rowid = ?"
+INSERT_FTS_ROW: Final = "INSERT INTO lt_keywords (rowid, body) VALUES (?, ?)"
 REFRESH_TTL: Final = (
     "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
     "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
@@ -133,14 +157,18 @@ TOUCH_ITEM: Final = (
     "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
 )
 
-# Keyword search: the partition token is AND-ed in FTS5 itself, so BM25 is only
-# computed for this partition's matches (not for every user's). The weight 0 on
-# ``part`` keeps the partition token out of the score.
+# Keyword search. Query terms carry the partition's scope prefix, so FTS5 only
+# reads (and BM25 only scores) this partition's rows; ``partition = ?`` is still
+# bound, so a scope-prefix collision could never return another user's row.
+# The inner query ranks (rowid, score) pairs only: sorting whole rows with their
+# JSON values cost more than the ranking; the winners' rows are joined after.
 KEYWORD_SEARCH_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS_I}, -bm25(lt_fts, 0.0, 1.0) AS score "
-    "FROM lt_fts JOIN lt_items i ON i.rowid = lt_fts.rowid "
-    "WHERE lt_fts MATCH ? AND i.partition = ? AND {where} "
-    "ORDER BY bm25(lt_fts, 0.0, 1.0) LIMIT ?"
+    "WITH top AS ("
+    "SELECT lt_keywords.rowid AS hit, -bm25(lt_keywords) AS score "
+    "FROM lt_keywords JOIN lt_items ON lt_items.rowid = lt_keywords.rowid "
+    "WHERE lt_keywords MATCH ? AND partition = ? AND {where} "
+    "ORDER BY score DESC LIMIT ?) "
+    f"SELECT {ITEM_COLUMNS_I}, top.score FROM top JOIN lt_items i ON i.rowid = top.hit"
 )
 SELECT_ITEMS_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
@@ -170,12 +198,14 @@ SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 W
 DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
 DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
 
-# Per-connection view of FTS5's term statistics (document frequency per term).
+# Per-connection view of FTS5's term statistics (document frequency per scoped
+# term, i.e. per partition).
 CREATE_VOCAB_VIEW: Final = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lt_fts_vocab USING fts5vocab(main, lt_fts, 'row')"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.lt_keywords_vocab "
+    "USING fts5vocab(main, lt_keywords, 'row')"
 )
-SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_fts_vocab WHERE term IN ({marks})"
-COUNT_INDEXED: Final = "SELECT count(*) FROM lt_items"
+SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_keywords_vocab WHERE term IN ({marks})"
+COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
 
 SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
 UPSERT_META: Final = (
@@ -185,6 +215,6 @@ UPSERT_META: Final = (
 
 # Rewrites the FTS5 b-tree without the deleted rows' tokens; VACUUM and a WAL
 # truncation then drop the freed pages from the file itself.
-FTS_OPTIMIZE: Final = "INSERT INTO lt_fts (lt_fts) VALUES ('optimize')"
+FTS_OPTIMIZE: Final = "INSERT INTO lt_keywords (lt_keywords) VALUES ('optimize')"
 VACUUM: Final = "VACUUM"
 WAL_TRUNCATE: Final = "PRAGMA wal_checkpoint(TRUNCATE)"

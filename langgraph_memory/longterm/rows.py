@@ -69,6 +69,24 @@ def partition_token(partition: str) -> str:
     return "p" + hashlib.blake2b(partition.encode(), digest_size=12).hexdigest()
 
 
+def term_scope(partition: str) -> str:
+    """The prefix that makes a keyword term belong to one partition's term list.
+
+    FTS5 keeps one posting list per term for the whole file, so an unscoped
+    "coffee" lists every user's rows and a query reads them all (5.5 ms at 100k
+    memories, growing with the store). Prefixed with this, a term lists one
+    partition's rows only. 40 bits: two partitions sharing a prefix would only
+    share posting lists (cost), never results, since every query also binds
+    ``partition = ?``. Hex after a letter, so prefix + term stays one unicode61 token.
+
+    Example:
+        >>> scope = term_scope("alice")
+        >>> len(scope), scope[0], scope == term_scope("alice") != term_scope("bob")
+        (11, 'u', True)
+    """
+    return "u" + hashlib.blake2b(partition.encode(), digest_size=5).hexdigest()
+
+
 def to_ts(value: datetime | None) -> float | None:
     if value is None:
         return None

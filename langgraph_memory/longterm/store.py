@@ -71,15 +71,15 @@ from langgraph_memory.longterm.rows import (
     ItemRow,
     item_id_for,
     looks_like_record,
-    partition_token,
     record_columns,
     redact_value,
     row_to_item,
     row_to_record,
+    term_scope,
     texts_to_index,
     to_ts,
 )
-from langgraph_memory.longterm.tokenize import index_text, match_expression, query_tokens
+from langgraph_memory.longterm.tokenize import match_expression, query_tokens, scoped_index_text
 from langgraph_memory.longterm.vectors import (
     ChromaVectors,
     PartitionVectorCache,
@@ -540,7 +540,7 @@ class ChromaMemoryStore(BaseStore):
         filter_sql, filter_params = build_value_filter(value_filter)
         clauses.append(filter_sql)
         params.extend(filter_params)
-        # Unqualified columns are unambiguous in the FTS join too (lt_fts has only part, body).
+        # Unqualified columns are unambiguous in the FTS join too (lt_keywords has only body).
         return " AND ".join(clauses), params
 
     def _search(
@@ -624,7 +624,7 @@ class ChromaMemoryStore(BaseStore):
             entry = (list(found), normalised_matrix(list(found.values()), dims))
             self.vector_cache.put(partition, version, *entry)
         ids, matrix = entry
-        return ids, {item_id: i for i, item_id in enumerate(ids)}, matrix
+        return ids, self.vector_cache.positions(partition, ids), matrix
 
     def _vector_scores(
         self,
@@ -655,6 +655,30 @@ class ChromaMemoryStore(BaseStore):
             return best, known
         return self.vectors.ann_search(collection, query_vector, min(pool + 10, count)), {}
 
+    def _shard_cosines(
+        self,
+        partition: str,
+        layout: tuple[str, bool, int, int],
+        rows: Sequence[ItemRow],
+        query_vector: Sequence[float],
+    ) -> dict[str, float]:
+        """Exact cosine of each eligible row of a shard-tier partition.
+
+        From the in-process cache when enabled (the partition's few vectors, keyed
+        by its version like dedicated ones): an embedded Chroma get-by-id costs
+        ~2.5 ms even for 20 ids, a cached 20 x 384 product a few microseconds.
+        """
+        collection, _, _, version = layout
+        if self.vector_cache.max_bytes <= 0:
+            return self.vectors.exact_search(collection, [r.item_id for r in rows], query_vector)
+        ids, position, matrix = self._cached_vectors(partition, collection, version)
+        if not ids:
+            return {}
+        q = np.asarray(query_vector, dtype=np.float32)
+        norm = float(np.linalg.norm(q))
+        sims = matrix @ (q / norm if norm else q)
+        return {r.item_id: float(sims[position[r.item_id]]) for r in rows if r.item_id in position}
+
     def _hybrid_hits(
         self,
         partition: str,
@@ -671,16 +695,16 @@ class ChromaMemoryStore(BaseStore):
         (another user's, a superseded version) is silently dropped.
         """
         hits: dict[str, _Hit] = {}
-        terms = query_tokens(query)
-        common = self.catalog.common_terms(terms, COMMON_TERM_SHARE) if terms else set()
+        scope = term_scope(partition)
+        terms = [scope + t for t in query_tokens(query)]
+        common = self.catalog.common_terms(partition, terms, COMMON_TERM_SHARE) if terms else set()
         if common and len(common) < len(terms):
             terms = [t for t in terms if t not in common]
         expression = match_expression(terms)
         if expression is not None:
-            match = f'part : "{partition_token(partition)}" AND body : ({expression})'
             keyword_rows = self.catalog.query(
                 _sql.KEYWORD_SEARCH_TEMPLATE.format(where=where),
-                [match, partition, *params, pool],
+                [expression, partition, *params, pool],
             )
             for raw in keyword_rows:
                 row = ItemRow.from_tuple(raw)
@@ -698,9 +722,7 @@ class ChromaMemoryStore(BaseStore):
                 f"WHERE partition = ? AND has_vector = 1 AND {where}",
                 [partition, *params],
             )
-            exact = self.vectors.exact_search(
-                layout[0], [r.item_id for r in shard_rows], query_vector
-            )
+            exact = self._shard_cosines(partition, layout, shard_rows, query_vector)
             for item_id, hit in hits.items():
                 hit.cosine = exact.get(item_id)
             scored_rows = sorted(
@@ -782,11 +804,9 @@ class ChromaMemoryStore(BaseStore):
                         ),
                     ).fetchone()[0]
                     conn.execute(_sql.DELETE_FTS_ROW, (rowid,))
-                    body = index_text("\n".join(put.texts))
+                    body = scoped_index_text("\n".join(put.texts), term_scope(put.partition))
                     if body:
-                        conn.execute(
-                            _sql.INSERT_FTS_ROW, (rowid, partition_token(put.partition), body)
-                        )
+                        conn.execute(_sql.INSERT_FTS_ROW, (rowid, body))
                 if has_vector:
                     ids, vecs = upserts.setdefault(put.partition, ([], []))
                     ids.append(item_id)

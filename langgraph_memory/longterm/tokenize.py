@@ -151,6 +151,21 @@ def index_text(text: str) -> str:
     return " ".join(index_tokens(text))
 
 
+def scoped_index_text(text: str, scope: str) -> str:
+    """:func:`index_text` with every token prefixed by a partition's ``scope``.
+
+    Example:
+        >>> scoped_index_text("对海鲜过敏", "uab")
+        'uab对 uab海 uab鲜 uab过 uab敏 uab对海 uab海鲜 uab鲜过 uab过敏'
+    """
+    return scope_tokens(index_text(text), scope)
+
+
+def scope_tokens(body: str, scope: str) -> str:
+    """Prefix every space-separated token of an indexed ``body`` with ``scope``."""
+    return " ".join(scope + token for token in body.split())
+
+
 def query_tokens(text: str) -> list[str]:
     """Distinct query tokens, stopwords dropped, first occurrence order."""
     return list(dict.fromkeys(tokens(text, drop_stopwords=True)))
