@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -546,6 +546,15 @@ class PostgresSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         return next_version(current)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> PostgresSaver:
+        """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
+        ``compile``); it shares connections and cache with this saver, but its core
+        decodes with the clone's serializer."""
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+        return clone  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- retention and storage
 

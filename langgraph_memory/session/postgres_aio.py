@@ -11,7 +11,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -462,6 +470,15 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         return next_version(current)
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncPostgresSaver:
+        """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
+        ``compile``); it shares connections and cache with this saver, but its core
+        decodes with the clone's serializer."""
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+        return clone  # type: ignore[return-value]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now; safe while others write (see ``PostgresSaver.sweep``)."""

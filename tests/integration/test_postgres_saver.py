@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Sequence
@@ -399,6 +400,57 @@ async def test_async_deleted_thread_stays_deleted(pg_dsn: str) -> None:
         with pytest.raises(ThreadDeletedError):
             await _aturns(saver, "agone", 1, start=2)
         assert _checkpoint_ids(pg_dsn, "agone") == set()
+
+
+@dataclasses.dataclass
+class AllowlistedPoint:
+    """A type the strict serializer blocks until ``with_allowlist`` admits it."""
+
+    x: int
+
+
+def _strict_serde() -> Any:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    return JsonPlusSerializer(allowed_msgpack_modules=[("collections", "OrderedDict")])
+
+
+def _point_checkpoint() -> tuple[Any, dict[str, Any]]:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"point": AllowlistedPoint(7)}
+    checkpoint["channel_versions"] = {"point": "1"}
+    return checkpoint, {"configurable": {"thread_id": "allow", "checkpoint_ns": ""}}
+
+
+ALLOW_POINT = [(AllowlistedPoint.__module__, "AllowlistedPoint")]
+
+
+def test_with_allowlist_clone_decodes_with_its_own_serde(pg_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn, serde=_strict_serde(), cache_size=0) as saver:
+        clone = saver.with_allowlist(ALLOW_POINT)
+        assert clone is not saver and clone._core.serde is clone.serde
+        assert saver._core.serde is saver.serde
+        checkpoint, config = _point_checkpoint()
+        stored = clone.put(config, checkpoint, {}, {"point": "1"})
+        # the clone admits the type; the original saver still blocks it (a plain dict)
+        assert clone.get_tuple(stored).checkpoint["channel_values"]["point"] == AllowlistedPoint(7)
+        assert saver.get_tuple(stored).checkpoint["channel_values"]["point"] == {"x": 7}
+
+
+async def test_async_with_allowlist_clone_decodes_with_its_own_serde(pg_dsn: str) -> None:
+    async with AsyncPostgresSaver.from_conn_string(
+        pg_dsn, serde=_strict_serde(), cache_size=0
+    ) as saver:
+        clone = saver.with_allowlist(ALLOW_POINT)
+        assert clone is not saver and clone._core.serde is clone.serde
+        checkpoint, config = _point_checkpoint()
+        stored = await clone.aput(config, checkpoint, {}, {"point": "1"})
+        tup = await clone.aget_tuple(stored)
+        assert tup.checkpoint["channel_values"]["point"] == AllowlistedPoint(7)
+        tup = await saver.aget_tuple(stored)
+        assert tup.checkpoint["channel_values"]["point"] == {"x": 7}
 
 
 def test_delete_racing_a_put_never_leaves_rows_behind(pg_dsn: str) -> None:
