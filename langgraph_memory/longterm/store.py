@@ -737,9 +737,12 @@ class ChromaMemoryStore(BaseStore):
         missing = [i for i in best if i not in hits]
         if missing:
             marks = ", ".join("?" for _ in missing)
+            # ``+partition`` keeps the planner on the item_id index: given
+            # ``partition = ? AND namespace = ?`` it preferred walking the whole
+            # partition (6.6 ms at 10k memories, vs ~0.2 ms for 30 id lookups).
             vector_rows = self.catalog.items(
                 f"SELECT {_sql.ITEM_COLUMNS} FROM lt_items "
-                f"WHERE partition = ? AND item_id IN ({marks}) AND {where}",
+                f"WHERE +partition = ? AND item_id IN ({marks}) AND {where}",
                 [partition, *missing, *params],
             )
             ranked_rows = sorted(vector_rows, key=lambda r: -best[r.item_id])[:pool]
