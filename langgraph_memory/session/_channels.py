@@ -163,14 +163,18 @@ def plan_list_encoding(value: list[Any], cached: CachedList | None) -> ListPlan:
     new_marks: list[Any] = []
     prefix = 0
     limit = min(n_old, n_new)
+    # The hot loop of every put (one pass over the whole list): fingerprint()
+    # inlined, since a function call per item costs more than the check itself.
+    append_mark = new_marks.append
     while prefix < limit:
         item = value[prefix]
         if item is not old_items[prefix]:
             break
-        mark = fingerprint(item)
+        fields = getattr(item, "__dict__", None)
+        mark = None if fields is None else tuple(fields.values())
         if mark != old_marks[prefix]:
             break
-        new_marks.append(mark)
+        append_mark(mark)
         prefix += 1
 
     segments: list[tuple[str, int, int]] = []
@@ -294,7 +298,8 @@ class ListCache:
         if entry is None or entry.version != version:
             return None
         for item, mark in zip(entry.items, entry.marks, strict=True):
-            if fingerprint(item) != mark:
+            fields = getattr(item, "__dict__", None)  # fingerprint(item), inlined
+            if (None if fields is None else tuple(fields.values())) != mark:
                 self.discard(key)
                 return None
         return list(entry.items)

@@ -222,14 +222,22 @@ INSERT INTO lgm_channel_values
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT DO NOTHING
 RETURNING 1"""
-SELECT_CHANNEL_VERSION_EXISTS = """
-SELECT 1 FROM lgm_channel_values
-WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
 # Chunks of a channel never overlap and are numbered upwards, so the chunk with
 # the highest seq_lo also has the highest seq_hi: one step down the primary-key
 # index instead of MAX(seq_hi) over every chunk of a long thread.
 SELECT_NEXT_ITEM_SEQ = """
 SELECT COALESCE((
+    SELECT seq_hi FROM lgm_channel_chunks
+    WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s
+    ORDER BY seq_lo DESC LIMIT 1
+), 0)"""
+# An append to a stored list needs both answers; one statement, not two
+# (a put appends to `messages` twice per turn).
+SELECT_BASE_EXISTS_AND_NEXT_ITEM_SEQ = """
+SELECT EXISTS (
+    SELECT 1 FROM lgm_channel_values
+    WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s
+), COALESCE((
     SELECT seq_hi FROM lgm_channel_chunks
     WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s
     ORDER BY seq_lo DESC LIMIT 1

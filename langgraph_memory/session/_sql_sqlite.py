@@ -189,13 +189,21 @@ INSERT_CHANNEL_VALUE = """
 INSERT OR IGNORE INTO lgm_channel_values
     (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
-SELECT_CHANNEL_VERSION_EXISTS = """
-SELECT 1 FROM lgm_channel_values
-WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
 # Chunks never overlap, so the last chunk by seq_lo ends highest: one index
 # probe instead of MAX(seq_hi) over every chunk of the channel.
 SELECT_NEXT_ITEM_SEQ = """
 SELECT COALESCE((
+    SELECT seq_hi FROM lgm_channel_chunks
+    WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?
+    ORDER BY seq_lo DESC LIMIT 1
+), 0)"""
+# An append to a stored list needs both answers; one statement, not two
+# (a put appends to `messages` twice per turn).
+SELECT_BASE_EXISTS_AND_NEXT_ITEM_SEQ = """
+SELECT EXISTS (
+    SELECT 1 FROM lgm_channel_values
+    WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?
+), COALESCE((
     SELECT seq_hi FROM lgm_channel_chunks
     WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?
     ORDER BY seq_lo DESC LIMIT 1

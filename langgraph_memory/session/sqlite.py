@@ -212,6 +212,20 @@ class _Connections:
         finally:
             self._checkin(conn)
 
+    def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work(conn)`` on a connection; what :meth:`connection` does, without
+        a generator-based context manager on every put (the hot path)."""
+        if self._closed:
+            raise CheckpointStorageError("the saver is closed; open a new one.")
+        if self._shared is not None:
+            with self._lock:
+                return work(self._shared)
+        conn = self._checkout()
+        try:
+            return work(conn)
+        finally:
+            self._checkin(conn)
+
     def close(self) -> None:
         with self._pool_lock:
             self._closed = True
@@ -505,11 +519,8 @@ class SqliteSaver(BaseCheckpointSaver[str]):
                 time.sleep(backoff_delay(attempt))
 
     def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
-        def attempt() -> T:
-            with self._connections.connection() as conn:
-                return run_transaction(conn, begin, factory)
-
-        return self._retrying(attempt)
+        run = self._connections.run
+        return self._retrying(lambda: run(lambda conn: run_transaction(conn, begin, factory)))
 
     def _write(self, factory: Callable[[], Txn[T]]) -> T:
         """Run one write transaction, committed before this returns (group commit).
@@ -545,12 +556,9 @@ class SqliteSaver(BaseCheckpointSaver[str]):
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
         factories = [queued.factory for queued in batch]
 
-        def attempt() -> list[tuple[bool, Any]]:
-            with self._connections.connection() as conn:
-                return commit_batch(conn, factories)
-
+        run = self._connections.run
         try:
-            outcomes = self._retrying(attempt)
+            outcomes = self._retrying(lambda: run(lambda conn: commit_batch(conn, factories)))
         except Exception as exc:
             for queued in batch:
                 queued.fail(exc)

@@ -185,6 +185,8 @@ class ScriptedDb:
                 return [(1.0,)] if self.tombstoned else []
             if statement.sql == SQL.SELECT_NEXT_ITEM_SEQ:
                 return [(0,)]
+            if statement.sql == SQL.SELECT_BASE_EXISTS_AND_NEXT_ITEM_SEQ:
+                return [(1, 0)]
             return [(1,)]
         if isinstance(statement, Execute):
             return 1
