@@ -15,7 +15,6 @@ from collections.abc import (
     Callable,
     Collection,
     Coroutine,
-    Iterator,
     Mapping,
     Sequence,
 )
@@ -43,6 +42,7 @@ from langgraph_memory.errors import (
     MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
+from langgraph_memory.session._bridges import LoopSyncTwins
 from langgraph_memory.session._core import (
     Execute,
     Fetch,
@@ -118,7 +118,7 @@ def check_async_connection(conn: Any) -> None:
         )
 
 
-class AsyncSqliteSaver(BaseCheckpointSaver[str]):
+class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     """The SQLite checkpointer over ``aiosqlite``, for ``graph.ainvoke``/``astream``.
 
     Same storage, retention and guarantees as :class:`SqliteSaver` (they share
@@ -149,6 +149,8 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
         >>> asyncio.run(main())
         2
     """
+
+    _SYNC_ALTERNATIVE = "SqliteSaver"
 
     def __init__(
         self,
@@ -538,81 +540,3 @@ class AsyncSqliteSaver(BaseCheckpointSaver[str]):
             await self._script(SQL.INCREMENTAL_VACUUM)
         await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
         return await self._read(self._core.size_txn)
-
-    # ---------------------------------------------------------------- sync twins (from other threads)
-
-    def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        try:
-            if asyncio.get_running_loop() is self.loop:
-                coro.close()
-                raise asyncio.InvalidStateError(
-                    "Synchronous calls to AsyncSqliteSaver are only allowed from a different "
-                    "thread than its event loop. From the loop, use the a* methods "
-                    "(graph.ainvoke / aget_state) or use SqliteSaver, which serves both."
-                )
-        except RuntimeError:
-            pass
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._sync(self.aget_tuple(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = self._sync(self._list_page(query, pager.after, size))
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._sync(self.aput_writes(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._sync(self.adelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._sync(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._sync(self.aprune(thread_ids, strategy=strategy))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        return self._sync(self.aget_delta_channel_history(config=config, channels=channels))
-
-    def sweep(self, dry_run: bool = False) -> SweepReport:
-        return self._sync(self.asweep(dry_run))
-
-    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return self._sync(self.astorage_stats(thread_id))
-
-    def vacuum(self, *, full: bool = False) -> int:
-        return self._sync(self.avacuum(full=full))

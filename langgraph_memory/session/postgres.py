@@ -10,11 +10,10 @@ drives the same core on ``psycopg.AsyncConnection``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -37,6 +36,7 @@ from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _sql_postgres as SQL
+from langgraph_memory.session._bridges import ThreadedAsyncTwins
 from langgraph_memory.session._core import (
     LIST_PAGE_SIZE,
     Execute,
@@ -116,7 +116,7 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
     return run
 
 
-class PostgresSaver(BaseCheckpointSaver[str]):
+class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on Postgres: linear storage, retention, real pool concurrency.
 
     Every call borrows its own connection from a psycopg pool (no lock around
@@ -631,83 +631,3 @@ class PostgresSaver(BaseCheckpointSaver[str]):
             finally:
                 conn.autocommit = was_autocommit
         return self._read(self._core.size_txn)
-
-    # ---------------------------------------------------------------- async twins
-
-    async def asetup(self) -> None:
-        await asyncio.to_thread(self.setup)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = await asyncio.to_thread(self._list_page, query, after, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aundelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.undelete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
-
-    async def asweep(self, dry_run: bool = False) -> SweepReport:
-        return await asyncio.to_thread(self.sweep, dry_run)
-
-    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return await asyncio.to_thread(self.storage_stats, thread_id)
-
-    async def avacuum(self, *, full: bool = False) -> int:
-        return await asyncio.to_thread(lambda: self.vacuum(full=full))

@@ -15,8 +15,6 @@ from collections.abc import (
     AsyncIterator,
     Callable,
     Collection,
-    Coroutine,
-    Iterator,
     Mapping,
     Sequence,
 )
@@ -42,6 +40,7 @@ from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _sql_postgres as SQL
+from langgraph_memory.session._bridges import LoopSyncTwins
 from langgraph_memory.session._core import (
     LIST_PAGE_SIZE,
     Execute,
@@ -123,7 +122,7 @@ async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool
         return stop.value  # type: ignore[no-any-return]
 
 
-class AsyncPostgresSaver(BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     """The Postgres checkpointer on asyncio, for ``graph.ainvoke``/``astream``.
 
     Same storage, retention and guarantees as
@@ -164,6 +163,8 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
         >>> if dsn:  # a Postgres DSN, e.g. postgresql://postgres@127.0.0.1:5432/postgres
         ...     asyncio.run(main())
     """
+
+    _SYNC_ALTERNATIVE = "PostgresSaver"
 
     def __init__(
         self,
@@ -536,91 +537,3 @@ class AsyncPostgresSaver(BaseCheckpointSaver[str]):
             finally:
                 await conn.set_autocommit(was_autocommit)
         return await self._read(self._core.size_txn)
-
-    # ---------------------------------------------------------------- sync twins (from other threads)
-
-    def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        try:
-            if asyncio.get_running_loop() is self.loop:
-                coro.close()
-                raise asyncio.InvalidStateError(
-                    "Synchronous calls to AsyncPostgresSaver are only allowed from a different "
-                    "thread than its event loop. From the loop, use the a* methods "
-                    "(graph.ainvoke / aget_state), or use PostgresSaver, which serves both."
-                )
-        except RuntimeError:
-            pass
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self._sync(self.aget_tuple(config))
-
-    def list(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> Iterator[CheckpointTuple]:
-        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = self._sync(self._list_page(query, after, size))
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
-
-    def put(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
-
-    def put_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self._sync(self.aput_writes(config, writes, task_id, task_path))
-
-    def delete_thread(self, thread_id: str) -> None:
-        self._sync(self.adelete_thread(thread_id))
-
-    def undelete_thread(self, thread_id: str) -> None:
-        self._sync(self.aundelete_thread(thread_id))
-
-    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self._sync(self.adelete_for_runs(run_ids))
-
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self._sync(self.aprune(thread_ids, strategy=strategy))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        return self._sync(self.aget_delta_channel_history(config=config, channels=channels))
-
-    def sweep(self, dry_run: bool = False) -> SweepReport:
-        return self._sync(self.asweep(dry_run))
-
-    def storage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return self._sync(self.astorage_stats(thread_id))
-
-    def vacuum(self, *, full: bool = False) -> int:
-        return self._sync(self.avacuum(full=full))

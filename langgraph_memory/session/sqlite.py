@@ -8,12 +8,11 @@ worker thread, so one saver object serves both ``graph.invoke`` and
 
 from __future__ import annotations
 
-import asyncio
 import random
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -37,6 +36,7 @@ from langgraph_memory.errors import (
     MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
+from langgraph_memory.session._bridges import ThreadedAsyncTwins
 from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
@@ -357,7 +357,7 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     return run
 
 
-class SqliteSaver(BaseCheckpointSaver[str]):
+class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
 
     One object serves ``graph.invoke`` and ``graph.ainvoke`` (its ``a*`` methods
@@ -847,76 +847,3 @@ class SqliteSaver(BaseCheckpointSaver[str]):
             self._script(SQL.INCREMENTAL_VACUUM)
         self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
         return self._read(self._core.size_txn)
-
-    # ---------------------------------------------------------------- async twins
-
-    async def asetup(self) -> None:
-        await asyncio.to_thread(self.setup)
-
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await asyncio.to_thread(self.get_tuple, config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = await asyncio.to_thread(self._list_page, query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.delete_thread, thread_id)
-
-    async def aundelete_thread(self, thread_id: str) -> None:
-        await asyncio.to_thread(self.undelete_thread, thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.delete_for_runs, run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await asyncio.to_thread(self.copy_thread, source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await asyncio.to_thread(self.prune, thread_ids, strategy=strategy)
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        return await asyncio.to_thread(
-            lambda: self.get_delta_channel_history(config=config, channels=channels)
-        )
-
-    async def asweep(self, dry_run: bool = False) -> SweepReport:
-        return await asyncio.to_thread(self.sweep, dry_run)
-
-    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return await asyncio.to_thread(self.storage_stats, thread_id)
-
-    async def avacuum(self, *, full: bool = False) -> int:
-        return await asyncio.to_thread(lambda: self.vacuum(full=full))

@@ -453,6 +453,12 @@ def test_sync_api_of_async_saver_from_another_thread(tmp_path: Path) -> None:
             assert len(listed) == 3
             with pytest.raises(asyncio.InvalidStateError):
                 saver.get_tuple(cfg("s"))
+            # the shared sync bridge also gives AsyncSqliteSaver a sync undelete_thread
+            await saver.adelete_thread("s")
+            with pytest.raises(ThreadDeletedError):
+                await chat_graph(saver).ainvoke({"messages": [HumanMessage("hi")]}, cfg("s"))
+            await asyncio.to_thread(saver.undelete_thread, "s")
+            await chat_graph(saver).ainvoke({"messages": [HumanMessage("again")]}, cfg("s"))
 
     asyncio.run(main())
 
