@@ -845,8 +845,9 @@ class ChromaMemoryStore(BaseStore):
             conn.execute(_sql.INSERT_PARTITION, (partition, name))
             layout = (name, False, 0, 0)
         name, dedicated, count, _ = layout
-        if delta:
-            conn.execute(_sql.ADD_VECTOR_COUNT, (delta, partition))
+        # Always, even with delta 0: a changed vector under an existing id must bump
+        # the version too, or an in-process vector cache would keep the old one.
+        conn.execute(_sql.ADD_VECTOR_COUNT, (delta, partition))
         if dedicated or count + delta <= self.dedicated_threshold:
             return name
         target = dedicated_collection_name(self.collection_prefix, partition)
