@@ -21,10 +21,12 @@ without clashing. Differences from SQLite:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from langgraph_memory.errors import InvalidFilterError
+from langgraph_memory.session._list_where import build_list_where
 
 DIALECT = "postgres"
 
@@ -504,45 +506,6 @@ def metadata_predicates(metadata_filter: Mapping[str, Any]) -> tuple[list[str], 
     return predicates, params
 
 
-def list_where(
-    *,
-    thread_id: str | None,
-    checkpoint_ns: str | None,
-    checkpoint_id: str | None,
-    before_id: str | None,
-    metadata_filter: Mapping[str, Any] | None,
-    after_key: Sequence[str] | None,
-) -> tuple[str, list[Any]]:
-    """The WHERE clause of one ``list()`` page and its parameters.
-
-    ``after_key`` is the (checkpoint_id, thread_id, checkpoint_ns) of the last row
-    of the previous page: pages are fetched by keyset, so memory stays bounded
-    by the page size and no cursor or transaction stays open between pages.
-    """
-    wheres: list[str] = []
-    params: list[Any] = []
-    if thread_id is not None:
-        wheres.append("thread_id = %s")
-        params.append(thread_id)
-    if checkpoint_ns is not None:
-        wheres.append("checkpoint_ns = %s")
-        params.append(checkpoint_ns)
-    if checkpoint_id is not None:
-        wheres.append("checkpoint_id = %s")
-        params.append(checkpoint_id)
-    if metadata_filter:
-        preds, values = metadata_predicates(metadata_filter)
-        wheres.extend(preds)
-        params.extend(values)
-    if before_id is not None:
-        wheres.append("checkpoint_id < %s")
-        params.append(before_id)
-    if after_key is not None:
-        if thread_id is not None and checkpoint_ns is not None:
-            # One (thread, ns): the id alone orders rows, and the PK index serves it.
-            wheres.append("checkpoint_id < %s")
-            params.append(after_key[0])
-        else:
-            wheres.append("(checkpoint_id, thread_id, checkpoint_ns) < (%s, %s, %s)")
-            params.extend(after_key)
-    return ("WHERE " + " AND ".join(wheres) if wheres else ""), params
+# One list() page's WHERE clause: the shared builder with this dialect's
+# placeholder and metadata predicates (see ``_list_where.py``).
+list_where = partial(build_list_where, "%s", metadata_predicates)
