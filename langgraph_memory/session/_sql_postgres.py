@@ -161,7 +161,169 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        2,
+        "one-call put and put_writes functions",
+        # What a put or put_writes sends in the common case: one statement, run
+        # in its own implicit transaction (no BEGIN/COMMIT, one round trip, a
+        # plan cached server-side). They cover the happy path only: whenever
+        # the core would branch (tombstone, a list base retention removed, a
+        # version already stored, a block of list items to compact) they raise
+        # FAST_PATH_REFUSED, rolling back, and the shell runs the core's own
+        # transaction instead. So the core stays the one full implementation.
+        (
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_checkpoint(
+                p_thread_id TEXT, p_ns TEXT, p_now DOUBLE PRECISION, p_async_commit BOOLEAN,
+                p_checkpoint_id TEXT, p_parent_id TEXT, p_run_id TEXT, p_type TEXT,
+                p_body BYTEA, p_metadata JSONB, p_rows JSONB, p_blobs BYTEA[],
+                p_compact_block INTEGER
+            ) RETURNS BIGINT[] LANGUAGE plpgsql AS $fn$
+            DECLARE
+                -- p_rows: {"v": [[channel, version, encoding, type, blob]],
+                --          "l": [[channel, version, base, segments, new items]],
+                --          "c": [[list, offset, count, type, blob]]};
+                -- list and blob are 1-based positions in "l" and p_blobs.
+                lst JSONB;
+                first_seq BIGINT;
+                firsts BIGINT[] := '{}';
+                seg JSONB;
+                lo BIGINT;
+                hi BIGINT;
+                ranges JSONB;
+                last_index INTEGER;
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                -- Touches the thread and takes its row lock; no row: tombstoned.
+                INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+                VALUES (p_thread_id, p_now, p_now, 1)
+                ON CONFLICT (thread_id) DO UPDATE SET
+                    updated_at = excluded.updated_at,
+                    puts_since_retention = lgm_threads.puts_since_retention + 1
+                WHERE lgm_threads.deleted_at IS NULL;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
+                END IF;
+                FOR lst IN SELECT value FROM jsonb_array_elements(p_rows->'l') LOOP
+                    IF lst->>2 IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM lgm_channel_values
+                        WHERE thread_id = p_thread_id AND checkpoint_ns = p_ns
+                          AND channel = lst->>0 AND version = lst->>2
+                    ) THEN
+                        RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'list base gone';
+                    END IF;
+                    first_seq := 0;
+                    IF (lst->>4)::BIGINT > 0 THEN
+                        SELECT COALESCE((
+                            SELECT seq_hi FROM lgm_channel_chunks
+                            WHERE thread_id = p_thread_id AND checkpoint_ns = p_ns
+                              AND channel = lst->>0
+                            ORDER BY seq_lo DESC LIMIT 1
+                        ), 0) INTO first_seq;
+                        IF first_seq / p_compact_block
+                           <> (first_seq + (lst->>4)::BIGINT) / p_compact_block THEN
+                            RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'compaction due';
+                        END IF;
+                    END IF;
+                    -- ListPlan.resolve_ranges: "old" segments are item numbers,
+                    -- "new" ones offsets from first_seq; adjacent ranges merge.
+                    ranges := '[]'::jsonb;
+                    FOR seg IN SELECT value FROM jsonb_array_elements(lst->3) LOOP
+                        lo := (seg->>1)::BIGINT;
+                        hi := (seg->>2)::BIGINT;
+                        IF seg->>0 = 'new' THEN
+                            lo := lo + first_seq;
+                            hi := hi + first_seq;
+                        END IF;
+                        CONTINUE WHEN hi <= lo;
+                        last_index := jsonb_array_length(ranges) - 1;
+                        IF last_index >= 0 AND (ranges->last_index->>1)::BIGINT = lo THEN
+                            ranges := jsonb_set(ranges, ARRAY[last_index::TEXT, '1'], to_jsonb(hi));
+                        ELSE
+                            ranges := ranges || jsonb_build_array(jsonb_build_array(lo, hi));
+                        END IF;
+                    END LOOP;
+                    INSERT INTO lgm_channel_values
+                        (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+                    VALUES (p_thread_id, p_ns, lst->>0, lst->>1, 'items', NULL, NULL, ranges::TEXT)
+                    ON CONFLICT DO NOTHING;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'version stored';
+                    END IF;
+                    firsts := firsts || first_seq;
+                END LOOP;
+                INSERT INTO lgm_channel_chunks
+                    (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+                SELECT p_thread_id, p_ns, p_rows->'l'->((c.value->>0)::INTEGER - 1)->>0,
+                       firsts[(c.value->>0)::INTEGER] + (c.value->>1)::BIGINT,
+                       firsts[(c.value->>0)::INTEGER] + (c.value->>1)::BIGINT
+                           + (c.value->>2)::BIGINT,
+                       c.value->>3, p_blobs[(c.value->>4)::INTEGER]
+                FROM jsonb_array_elements(p_rows->'c') AS c;
+                INSERT INTO lgm_channel_values
+                    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+                SELECT p_thread_id, p_ns, v.value->>0, v.value->>1, v.value->>2, v.value->>3,
+                       p_blobs[(v.value->>4)::INTEGER], NULL
+                FROM jsonb_array_elements(p_rows->'v') AS v
+                ON CONFLICT DO NOTHING;
+                INSERT INTO lgm_checkpoints
+                    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type,
+                     checkpoint, metadata)
+                VALUES (p_thread_id, p_ns, p_checkpoint_id, p_parent_id, p_run_id, p_type,
+                        p_body, p_metadata)
+                ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+                    parent_checkpoint_id = excluded.parent_checkpoint_id,
+                    run_id = excluded.run_id,
+                    type = excluded.type,
+                    checkpoint = excluded.checkpoint,
+                    metadata = excluded.metadata;
+                RETURN firsts;
+            END
+            $fn$""",
+            # Regular (idempotent) writes only. p_rows: [[idx, channel, type]],
+            # the i-th value in p_blobs.
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_writes(
+                p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
+                p_task_path TEXT, p_async_commit BOOLEAN, p_rows JSONB, p_blobs BYTEA[]
+            ) RETURNS VOID LANGUAGE plpgsql AS $fn$
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                -- What SELECT_TOMBSTONE does as planned (its filter runs below
+                -- the row lock): only a committed tombstone is seen, and writes
+                -- never wait for a put holding the thread's row.
+                PERFORM 1 FROM lgm_threads
+                WHERE thread_id = p_thread_id AND deleted_at IS NOT NULL FOR SHARE;
+                IF FOUND THEN
+                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
+                END IF;
+                INSERT INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
+                     type, value)
+                SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
+                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2, p_blobs[w.ordinality]
+                FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS w
+                ON CONFLICT DO NOTHING;
+            END
+            $fn$""",
+        ),
+    ),
 )
+
+# The SQLSTATE the functions above raise to hand a call back to the core.
+FAST_PATH_REFUSED = "LGM01"
+# Blobs go as one binary bytea[] (%b: no hex escaping); everything else about
+# the rows as one JSON document (psycopg's per-element array dumping costs more
+# client CPU than the whole call otherwise).
+CALL_PUT_CHECKPOINT = (
+    "SELECT lgm_put_checkpoint(%s, %s, %s, %s, %s, %s, %s, %s, %b, %s::jsonb, %s::jsonb, "
+    "%b::bytea[], %s)"
+)
+CALL_PUT_WRITES = "SELECT lgm_put_writes(%s, %s, %s, %s, %s, %s, %s::jsonb, %b::bytea[])"
 
 # ------------------------------------------------------------------ threads / tombstones
 

@@ -35,6 +35,7 @@ from psycopg_pool import ConnectionPool
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session import _pg_connections as PG
+from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._bridges import ThreadedAsyncTwins
 from langgraph_memory.session._core import (
@@ -309,11 +310,17 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- running transactions
 
-    def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
+    def _attempt(self, factory: Callable[[], Txn[T]], read: bool, single: bool) -> T:
         with self._connections.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
             commit_sent = False
             try:
+                if single and conn.autocommit:
+                    # One statement is its own transaction: no BEGIN/COMMIT,
+                    # one round trip. It may commit before a lost connection
+                    # is noticed, hence "sent".
+                    commit_sent = True
+                    return drive(factory(), _runner(cur, pipelined=False))
                 if self._pipeline and conn.autocommit:
                     # BEGIN, the queued writes and COMMIT ride along with the
                     # fetches; leaving the block waits for COMMIT's answer.
@@ -356,14 +363,21 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
                 cur.close()
 
     def _run(
-        self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
+        self,
+        factory: Callable[[], Txn[T]],
+        *,
+        read: bool = False,
+        idempotent: bool = True,
+        single: bool = False,
     ) -> T:
         attempt = 0
         started = time.monotonic()
         while True:
             try:
-                return self._attempt(factory, read)
+                return self._attempt(factory, read, single)
             except psycopg.Error as exc:
+                if FAST.is_refusal(exc):
+                    raise FAST.FastPathRefused from exc
                 attempt += 1
                 if PG.should_retry(
                     exc, idempotent=idempotent, started=started, now=time.monotonic()
@@ -376,9 +390,18 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
 
-    def _write(self, factory: Callable[[], Txn[T]], *, idempotent: bool = True) -> T:
+    def _write(
+        self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
+    ) -> T:
         self._ensure_setup()
-        return self._run(factory, idempotent=idempotent)
+        return self._run(factory, idempotent=idempotent, single=single)
+
+    def _write_fast(self, factory: Callable[[], Txn[T]]) -> T | None:
+        """Run a one-call fast path (``_pg_fast``); ``None`` if it left the call to the core."""
+        try:
+            return self._write(factory, single=True)
+        except FAST.FastPathRefused:
+            return None
 
     def _read(self, factory: Callable[[], Txn[T]]) -> T:
         self._ensure_setup()
@@ -466,7 +489,10 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = self._write(lambda: self._core.put_txn(prepared))
+        async_commit = self._set_local_async_commit
+        outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
+        if outcome is None:
+            outcome = self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             keep = self._core.retention.keep_last
@@ -488,7 +514,9 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        self._write(lambda: self._core.writes_txn(prepared))
+        fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
+        if fast is None or not self._write_fast(fast):
+            self._write(lambda: self._core.writes_txn(prepared))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.

@@ -39,6 +39,7 @@ from psycopg_pool import AsyncConnectionPool
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session import _pg_connections as PG
+from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._bridges import LoopSyncTwins
 from langgraph_memory.session._core import (
@@ -267,11 +268,15 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- running transactions
 
-    async def _attempt(self, factory: Callable[[], Txn[T]], read: bool) -> T:
+    async def _attempt(self, factory: Callable[[], Txn[T]], read: bool, single: bool) -> T:
         async with self._connections.connection() as conn:
             cur = conn.cursor(row_factory=tuple_row)
             commit_sent = False
             try:
+                if single and conn.autocommit:
+                    # One statement is its own transaction (see PostgresSaver._attempt).
+                    commit_sent = True
+                    return await _adrive(cur, factory(), pipelined=False)
                 if self._pipeline and conn.autocommit:
                     async with conn.pipeline():
                         await cur.execute(SQL.BEGIN_READ if read else SQL.BEGIN_WRITE)
@@ -312,14 +317,21 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
                 await cur.close()
 
     async def _run(
-        self, factory: Callable[[], Txn[T]], *, read: bool = False, idempotent: bool = True
+        self,
+        factory: Callable[[], Txn[T]],
+        *,
+        read: bool = False,
+        idempotent: bool = True,
+        single: bool = False,
     ) -> T:
         attempt = 0
         started = time.monotonic()
         while True:
             try:
-                return await self._attempt(factory, read)
+                return await self._attempt(factory, read, single)
             except psycopg.Error as exc:
+                if FAST.is_refusal(exc):
+                    raise FAST.FastPathRefused from exc
                 attempt += 1
                 if PG.should_retry(
                     exc, idempotent=idempotent, started=started, now=time.monotonic()
@@ -332,9 +344,18 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
 
-    async def _write(self, factory: Callable[[], Txn[T]], *, idempotent: bool = True) -> T:
+    async def _write(
+        self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
+    ) -> T:
         await self._ensure_setup()
-        return await self._run(factory, idempotent=idempotent)
+        return await self._run(factory, idempotent=idempotent, single=single)
+
+    async def _write_fast(self, factory: Callable[[], Txn[T]]) -> T | None:
+        """Run a one-call fast path (``_pg_fast``); ``None`` if it left the call to the core."""
+        try:
+            return await self._write(factory, single=True)
+        except FAST.FastPathRefused:
+            return None
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
         await self._ensure_setup()
@@ -410,7 +431,10 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        async_commit = self._set_local_async_commit
+        outcome = await self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
+        if outcome is None:
+            outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             keep = self._core.retention.keep_last
@@ -427,7 +451,9 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        await self._write(lambda: self._core.writes_txn(prepared))
+        fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
+        if fast is None or not await self._write_fast(fast):
+            await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread and tombstone its id (see ``PostgresSaver.delete_thread``)."""
