@@ -49,6 +49,7 @@ from langgraph_memory.session._core import (
     Txn,
     drive,
 )
+from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._versions import next_version
 
@@ -202,7 +203,9 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         # Each write transaction asks for an asynchronous commit, unless our
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = SaverCore(
+            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+        )
         self._setup_lock = threading.Lock()
         self.is_setup = False
 
@@ -581,7 +584,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         decodes with the clone's serializer."""
         clone = super().with_allowlist(extra_allowlist)
         if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+            clone._core = self._core.with_serde(CompressedDicts(clone.serde))  # type: ignore[attr-defined]
         return clone  # type: ignore[return-value]
 
     # ---------------------------------------------------------------- retention and storage

@@ -51,6 +51,7 @@ from langgraph_memory.session._core import (
     SaverCore,
     Txn,
 )
+from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._versions import next_version
 
@@ -184,7 +185,9 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             conn=conn if kind == "conn" else None,  # type: ignore[arg-type]
             owns=False,
         )
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = SaverCore(
+            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+        )
         self._pipeline = bool(pipeline)
         # Each write transaction asks for an asynchronous commit, unless our
         # own pool already set it once per connection (see from_conn_string).
@@ -504,7 +507,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         decodes with the clone's serializer."""
         clone = super().with_allowlist(extra_allowlist)
         if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
+            clone._core = self._core.with_serde(CompressedDicts(clone.serde))  # type: ignore[attr-defined]
         return clone  # type: ignore[return-value]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
