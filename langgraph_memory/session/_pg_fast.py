@@ -19,7 +19,8 @@ runs I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -45,24 +46,40 @@ def is_refusal(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.Error) and exc.sqlstate == SQL.FAST_PATH_REFUSED
 
 
-def put_txn(p: PreparedPut, *, async_commit: bool) -> Txn[PutOutcome]:
-    """``SaverCore.put_txn``'s common case as one function call (same rows, same outcome)."""
-    key = p.key
-    blobs: list[bytes] = []
+class Blobs:
+    """The binary values of one call, sent as one ``bytea[]``; rows refer to them
+    by 1-based position (SQL arrays), so no blob is ever escaped into JSON."""
 
-    def blob_ref(blob: bytes | None) -> int | None:
+    def __init__(self) -> None:
+        self.values: list[bytes] = []
+
+    def ref(self, blob: bytes | None) -> int | None:
         if blob is None:
             return None
-        blobs.append(blob)
-        return len(blobs)  # 1-based, as SQL arrays
+        self.values.append(blob)
+        return len(self.values)
 
+    def param(self) -> list[bytes] | None:
+        return self.values or None
+
+
+@dataclass(frozen=True, slots=True)
+class PutCall:
+    """One put packed for ``lgm_put_checkpoint``: its JSON rows and what it stores."""
+
+    rows: dict[str, list[list[Any]]]
+    body: int
+    lists: tuple[tuple[str, str, ListPlan], ...]  # (channel, version, plan) in row order
+
+
+def pack_put(p: PreparedPut, blobs: Blobs) -> PutCall:
     plain: list[list[Any]] = []
     lists: list[list[Any]] = []
     chunks: list[list[Any]] = []
     stored: list[tuple[str, str, ListPlan]] = []
     for pv in p.values:
         if pv.encoding != ENCODING_ITEMS:
-            plain.append([pv.channel, pv.version, pv.encoding, pv.type, blob_ref(pv.blob)])
+            plain.append([pv.channel, pv.version, pv.encoding, pv.type, blobs.ref(pv.blob)])
             continue
         plan = pv.plan
         assert plan is not None
@@ -71,7 +88,26 @@ def put_txn(p: PreparedPut, *, async_commit: bool) -> Txn[PutOutcome]:
         )
         stored.append((pv.channel, pv.version, plan))
         for offset, count, c_type, c_blob in pv.chunks:
-            chunks.append([len(lists), offset, count, c_type, blob_ref(c_blob)])
+            chunks.append([len(lists), offset, count, c_type, blobs.ref(c_blob)])
+    body = blobs.ref(p.body)
+    assert body is not None
+    return PutCall({"v": plain, "l": lists, "c": chunks}, body, tuple(stored))
+
+
+def put_outcome(call: PutCall, firsts: Sequence[int] | None) -> PutOutcome:
+    """The core's ``PutOutcome`` from the first item number the function gave each list."""
+    outcome = PutOutcome(retention_due=False)
+    for (channel, version, plan), first in zip(call.lists, firsts or (), strict=True):
+        # The function stored exactly these ranges (the same resolution rule).
+        outcome.stored_lists[channel] = (version, plan.resolve_ranges(int(first)))
+    return outcome
+
+
+def put_txn(p: PreparedPut, *, async_commit: bool) -> Txn[PutOutcome]:
+    """``SaverCore.put_txn``'s common case as one function call (same rows, same outcome)."""
+    key = p.key
+    blobs = Blobs()
+    call = pack_put(p, blobs)
     rows = yield Fetch(
         SQL.CALL_PUT_CHECKPOINT,
         (
@@ -85,34 +121,92 @@ def put_txn(p: PreparedPut, *, async_commit: bool) -> Txn[PutOutcome]:
             p.type,
             p.body,
             p.metadata,
-            json.dumps({"v": plain, "l": lists, "c": chunks}, separators=(",", ":")),
-            blobs or None,
+            json.dumps(call.rows, separators=(",", ":")),
+            blobs.param(),
             COMPACT_BLOCK,
         ),
     )
-    firsts: list[int] = rows[0][0] or []
-    outcome = PutOutcome(retention_due=False)
-    for (channel, version, plan), first in zip(stored, firsts, strict=True):
-        # The function stored exactly these ranges (the same resolution rule).
-        outcome.stored_lists[channel] = (version, plan.resolve_ranges(int(first)))
-    return outcome
+    return put_outcome(call, rows[0][0])
+
+
+def fast_writes(p: PreparedWrites) -> bool:
+    """Whether ``lgm_put_writes`` can store these writes. Special writes (errors,
+    interrupts) replace earlier rows and stay on the core's path."""
+    return not p.replace and bool(p.rows)
+
+
+def pack_writes(p: PreparedWrites, blobs: Blobs) -> list[list[Any]]:
+    # Rows are (thread_id, ns, checkpoint_id, task_id, task_path, idx, channel, type, blob).
+    return [[r[5], r[6], r[7], blobs.ref(r[8])] for r in p.rows]
 
 
 def writes_txn(p: PreparedWrites, *, async_commit: bool) -> Callable[[], Txn[bool]] | None:
-    """``SaverCore.writes_txn`` as one function call (its factory), or ``None`` for
-    special writes (errors, interrupts), which replace earlier rows and stay on
-    the core's path. The transaction returns ``True`` (stored)."""
-    if p.replace or not p.rows:
+    """``SaverCore.writes_txn`` as one function call (its factory), or ``None`` when
+    not :func:`fast_writes`. The transaction returns ``True`` (stored)."""
+    if not fast_writes(p):
         return None
     return partial(_writes_call, p, async_commit)
 
 
 def _writes_call(p: PreparedWrites, async_commit: bool) -> Txn[bool]:
-    # Rows are (thread_id, ns, checkpoint_id, task_id, task_path, idx, channel, type, blob).
+    blobs = Blobs()
+    rows = json.dumps(pack_writes(p, blobs), separators=(",", ":"))
     tid, ns, cid, task_id, task_path = p.rows[0][:5]
-    described = json.dumps([[r[5], r[6], r[7]] for r in p.rows], separators=(",", ":"))
     yield Fetch(
         SQL.CALL_PUT_WRITES,
-        (tid, ns, cid, task_id, task_path, async_commit, described, [r[8] for r in p.rows]),
+        (tid, ns, cid, task_id, task_path, async_commit, rows, blobs.param()),
     )
     return True
+
+
+# ------------------------------------------------------------------ group commit (async saver)
+
+BatchItem = PreparedPut | PreparedWrites
+
+
+def batch_txn(items: Sequence[BatchItem], *, async_commit: bool) -> Txn[list[Any]]:
+    """Puts and regular writes of concurrent callers in one ``lgm_put_batch`` call.
+
+    Returns one answer per item, in order: a ``PutOutcome`` (put stored),
+    ``True`` (writes stored) or ``None`` (refused: that caller runs the core's
+    transaction). Items go to the server sorted by thread id, so concurrent
+    batches take thread row locks in one order (no deadlock between them).
+    """
+    blobs = Blobs()
+    order = sorted(range(len(items)), key=lambda i: items[i].key.thread_id)
+    packed: list[list[Any]] = []
+    calls: dict[int, PutCall] = {}
+    for i in order:
+        item = items[i]
+        key = item.key
+        if isinstance(item, PreparedPut):
+            call = calls[i] = pack_put(item, blobs)
+            packed.append(
+                [
+                    "p",
+                    key.thread_id,
+                    key.checkpoint_ns,
+                    item.now,
+                    item.checkpoint_id,
+                    item.parent_id,
+                    item.run_id,
+                    item.type,
+                    call.body,
+                    item.metadata,
+                    call.rows,
+                ]
+            )
+        else:
+            first = item.rows[0]
+            packed.append(["w", first[0], first[1], first[2], first[3], first[4]])
+            packed[-1].append(pack_writes(item, blobs))
+    rows = yield Fetch(
+        SQL.CALL_PUT_BATCH,
+        (json.dumps(packed, separators=(",", ":")), blobs.param(), async_commit, COMPACT_BLOCK),
+    )
+    answers: list[Any] = [None] * len(items)
+    for i, answer in zip(order, rows[0][0], strict=True):
+        if answer is None:
+            continue
+        answers[i] = put_outcome(calls[i], answer) if i in calls else True
+    return answers

@@ -282,8 +282,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 RETURN firsts;
             END
             $fn$""",
-            # Regular (idempotent) writes only. p_rows: [[idx, channel, type]],
-            # the i-th value in p_blobs.
+            # Regular (idempotent) writes only. p_rows: [[idx, channel, type, blob]],
+            # blob a 1-based position in p_blobs.
             """
             CREATE OR REPLACE FUNCTION lgm_put_writes(
                 p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
@@ -305,9 +305,56 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
                      type, value)
                 SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
-                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2, p_blobs[w.ordinality]
-                FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS w
+                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
+                       p_blobs[(w.value->>3)::INTEGER]
+                FROM jsonb_array_elements(p_rows) AS w
                 ON CONFLICT DO NOTHING;
+            END
+            $fn$""",
+            # Group commit for the async saver: the puts and writes that
+            # concurrent coroutines issued in the same moment, in one call and
+            # one transaction. Each item runs in its own subtransaction, so one
+            # refused item (its answer is null, and its caller takes the core's
+            # path) does not undo the others. A put whose thread row another
+            # transaction holds is refused at once (NOWAIT) rather than making
+            # every other item of the batch wait behind that lock. Items come
+            # sorted by thread, so two batches lock threads in the same order.
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_batch(
+                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
+            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+            DECLARE
+                -- put:    ["p", thread, ns, now, id, parent, run, type, body, metadata, rows]
+                -- writes: ["w", thread, ns, checkpoint, task, path, rows]
+                item JSONB;
+                answers JSONB := '[]'::jsonb;
+                firsts BIGINT[];
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
+                    BEGIN
+                        IF item->>0 = 'p' THEN
+                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
+                            FOR NO KEY UPDATE NOWAIT;
+                            firsts := lgm_put_checkpoint(
+                                item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
+                                item->>4, item->>5, item->>6, item->>7,
+                                p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
+                                p_blobs, p_compact_block);
+                            answers := answers || jsonb_build_array(to_jsonb(firsts));
+                        ELSE
+                            PERFORM lgm_put_writes(
+                                item->>1, item->>2, item->>3, item->>4, item->>5, false,
+                                item->6, p_blobs);
+                            answers := answers || jsonb_build_array(true);
+                        END IF;
+                    EXCEPTION WHEN SQLSTATE 'LGM01' OR lock_not_available THEN
+                        answers := answers || jsonb_build_array(NULL::JSONB);
+                    END;
+                END LOOP;
+                RETURN answers;
             END
             $fn$""",
         ),
@@ -324,6 +371,7 @@ CALL_PUT_CHECKPOINT = (
     "%b::bytea[], %s)"
 )
 CALL_PUT_WRITES = "SELECT lgm_put_writes(%s, %s, %s, %s, %s, %s, %s::jsonb, %b::bytea[])"
+CALL_PUT_BATCH = "SELECT lgm_put_batch(%s::jsonb, %b::bytea[], %s, %s)"
 
 # ------------------------------------------------------------------ threads / tombstones
 

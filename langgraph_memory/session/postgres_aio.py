@@ -13,6 +13,7 @@ import contextlib
 import time
 from collections.abc import (
     AsyncIterator,
+    Awaitable,
     Callable,
     Collection,
     Mapping,
@@ -96,6 +97,54 @@ class _AsyncConnections:
         self._closed = True
         if self._owns and self._pool is not None:
             await self._pool.close()
+
+
+class _GroupCommit:
+    """Puts and writes that concurrent coroutines issue in the same moment go to
+    Postgres as one ``lgm_put_batch`` call: one round trip, one commit, and the
+    client's per-statement cost (pool checkout, execute, wait) paid once.
+
+    The first item of a batch schedules its flush as a task; the coroutines
+    already queued to run in this loop iteration run first and join it. Each
+    caller still returns only after the batch committed. Several batches run
+    at once on different pooled connections (a new batch starts while the
+    previous one is in flight), so there is no global serialisation.
+    """
+
+    def __init__(self, run: Callable[[list[FAST.BatchItem]], Awaitable[list[Any]]]) -> None:
+        self._run = run
+        self._pending: list[tuple[FAST.BatchItem, asyncio.Future[Any]]] = []
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    async def submit(self, item: FAST.BatchItem) -> Any:
+        """The item's answer (see ``_pg_fast.batch_txn``); ``None``: take the core's path."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        self._pending.append((item, answer))
+        if len(self._pending) == 1:
+            flush = loop.create_task(self._flush())
+            self._flushes.add(flush)  # a strong reference until it is done
+            flush.add_done_callback(self._flushes.discard)
+        return await answer
+
+    async def _flush(self) -> None:
+        batch, self._pending = self._pending, []
+        try:
+            answers = await self._run([item for item, _ in batch])
+        except BaseException as exc:
+            for _, answer in batch:
+                if answer.done():
+                    continue  # its caller was cancelled
+                if isinstance(exc, asyncio.CancelledError):
+                    answer.cancel()
+                else:
+                    answer.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for (_, answer), result in zip(batch, answers, strict=True):
+            if not answer.done():
+                answer.set_result(result)
 
 
 async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool) -> T:
@@ -193,6 +242,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
         self._setup_lock = asyncio.Lock()
+        self._group_commit = _GroupCommit(self._write_batch)
         self.loop = asyncio.get_running_loop()
         self.is_setup = False
 
@@ -353,12 +403,11 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._ensure_setup()
         return await self._run(factory, idempotent=idempotent, single=single)
 
-    async def _write_fast(self, factory: Callable[[], Txn[T]]) -> T | None:
-        """Run a one-call fast path (``_pg_fast``); ``None`` if it left the call to the core."""
-        try:
-            return await self._write(factory, single=True)
-        except FAST.FastPathRefused:
-            return None
+    async def _write_batch(self, items: list[FAST.BatchItem]) -> list[Any]:
+        async_commit = self._set_local_async_commit
+        return await self._write(
+            partial(FAST.batch_txn, items, async_commit=async_commit), single=True
+        )
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
         await self._ensure_setup()
@@ -434,8 +483,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        async_commit = self._set_local_async_commit
-        outcome = await self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
+        outcome = await self._group_commit.submit(prepared)
         if outcome is None:
             outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
@@ -454,8 +502,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
-        if fast is None or not await self._write_fast(fast):
+        if not (FAST.fast_writes(prepared) and await self._group_commit.submit(prepared)):
             await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
