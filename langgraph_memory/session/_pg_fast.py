@@ -37,6 +37,10 @@ from langgraph_memory.session._core import (
     Txn,
 )
 
+# The functions refuse a put that completes a block of list items when the core
+# would compact it; NULL (this dialect has no SELECT_CHUNKS_IN_SPAN) never refuses.
+COMPACT_EVERY = COMPACT_BLOCK if hasattr(SQL, "SELECT_CHUNKS_IN_SPAN") else None
+
 
 class FastPathRefused(Exception):
     """The one-call function left this call to the core's transaction (nothing was written)."""
@@ -123,7 +127,7 @@ def put_txn(p: PreparedPut, *, async_commit: bool) -> Txn[PutOutcome]:
             p.metadata,
             json.dumps(call.rows, separators=(",", ":")),
             blobs.param(),
-            COMPACT_BLOCK,
+            COMPACT_EVERY,
         ),
     )
     return put_outcome(call, rows[0][0])
@@ -202,7 +206,7 @@ def batch_txn(items: Sequence[BatchItem], *, async_commit: bool) -> Txn[list[Any
             packed[-1].append(pack_writes(item, blobs))
     rows = yield Fetch(
         SQL.CALL_PUT_BATCH,
-        (json.dumps(packed, separators=(",", ":")), blobs.param(), async_commit, COMPACT_BLOCK),
+        (json.dumps(packed, separators=(",", ":")), blobs.param(), async_commit, COMPACT_EVERY),
     )
     answers: list[Any] = [None] * len(items)
     for i, answer in zip(order, rows[0][0], strict=True):

@@ -1,0 +1,194 @@
+"""The Postgres savers' one-call paths (``_pg_fast.py``) against a real server.
+
+``put``/``put_writes`` go to server-side functions in one statement, the async
+saver groups concurrent calls into one ``lgm_put_batch``, and checkpoint
+bodies are zlib-compressed. Each must store exactly what the core's own
+transactions store, and hand every case the functions do not cover (tombstone,
+a list base removed by another instance, compaction, a locked thread) back to
+the core without losing or duplicating anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import zlib
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from benchmarks._session_workload import build_chat_graph, thread_config, turn_input
+from langgraph_memory.errors import ThreadDeletedError
+from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
+from langgraph_memory.session import _pg_fast as FAST
+from langgraph_memory.session._core import COMPACT_BLOCK
+from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
+
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
+
+
+def _turns(saver: Any, thread_id: str, turns: int, start: int = 1) -> Any:
+    graph = build_chat_graph(saver)
+    out = None
+    for turn in range(start, start + turns):
+        out = graph.invoke(turn_input(thread_id, turn), thread_config(thread_id))
+    return out
+
+
+def _rows(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def _storage_shape(dsn: str, thread_id: str) -> tuple[list[Any], list[Any]]:
+    """What a thread's lists look like in storage: each version's item ranges
+    (in version order) and its chunks' item numbers (version ids are random)."""
+    ranges = _rows(
+        dsn,
+        "SELECT channel, ranges FROM lgm_channel_values WHERE thread_id = %s "
+        "AND encoding = 'items' ORDER BY channel, version",
+        thread_id,
+    )
+    chunks = _rows(
+        dsn,
+        "SELECT channel, seq_lo, seq_hi FROM lgm_channel_chunks WHERE thread_id = %s "
+        "ORDER BY channel, seq_lo",
+        thread_id,
+    )
+    return [(ch, [tuple(r) for r in json.loads(rg)]) for ch, rg in ranges], chunks
+
+
+def test_one_call_put_stores_what_the_core_transaction_stores(pg_dsn: str) -> None:
+    """Same turns through the functions and through the core: same list ranges,
+    same chunk numbering, same state read back."""
+    turns = COMPACT_BLOCK  # two items per turn: past two block boundaries
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        fast_out = _turns(saver, "fast", turns)
+        core_saver = PostgresSaver.from_conn_string(pg_dsn)
+        with core_saver as core:
+            core._write_fast = lambda factory: None  # type: ignore[method-assign]
+            core_out = _turns(core, "core", turns)
+    assert _storage_shape(pg_dsn, "fast") == _storage_shape(pg_dsn, "core")
+    assert [m.content for m in fast_out["messages"]] != []
+    assert len(fast_out["messages"]) == len(core_out["messages"]) == 2 * turns
+    # and a fresh saver (empty cache) reads it back whole, in order
+    with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        state = reader.get_tuple(thread_config("fast"))
+        assert state is not None
+        assert state.checkpoint["channel_values"]["messages"] == fast_out["messages"]
+
+
+def test_list_base_removed_by_another_instance_falls_back_and_loses_nothing(pg_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        _turns(saver, "t", 3)
+        # Another instance's retention removed every list version this saver's
+        # cache would build the next put on.
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                "DELETE FROM lgm_channel_values WHERE thread_id = 't' AND encoding = 'items'"
+            )
+        out = _turns(saver, "t", 1, start=4)
+    with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        state = reader.get_tuple(thread_config("t"))
+        assert state is not None
+        assert state.checkpoint["channel_values"]["messages"] == out["messages"]
+        assert len(out["messages"]) == 8
+
+
+def test_tombstoned_thread_is_refused_on_both_paths(pg_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        first = _turns(saver, "gone", 1)
+        assert first is not None
+        saver.delete_thread("gone")
+        with pytest.raises(ThreadDeletedError):
+            _turns(saver, "gone", 1, start=2)
+    assert _rows(pg_dsn, "SELECT count(*) FROM lgm_checkpoints WHERE thread_id = 'gone'") == [(0,)]
+
+
+async def test_group_commit_batches_concurrent_calls_and_keeps_every_turn(pg_dsn: str) -> None:
+    sizes: list[int] = []
+    real_batch = FAST.batch_txn
+
+    def counting_batch(items: Any, **kwargs: Any) -> Any:
+        sizes.append(len(items))
+        return real_batch(items, **kwargs)
+
+    FAST.batch_txn = counting_batch  # type: ignore[assignment]
+    try:
+        async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
+            graph = build_chat_graph(saver)
+
+            async def one(thread_id: str) -> Any:
+                out = None
+                for turn in range(1, 6):
+                    out = await graph.ainvoke(turn_input(thread_id, turn), thread_config(thread_id))
+                return out
+
+            outs = await asyncio.gather(*(one(f"g{i}") for i in range(12)))
+    finally:
+        FAST.batch_txn = real_batch  # type: ignore[assignment]
+    assert max(sizes) > 1, "concurrent calls were never grouped"
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        for i, out in enumerate(outs):
+            state = await reader.aget_tuple(thread_config(f"g{i}"))
+            assert state is not None
+            assert state.checkpoint["channel_values"]["messages"] == out["messages"]
+            assert len(out["messages"]) == 10
+            history = [c async for c in reader.alist(thread_config(f"g{i}"))]
+            assert len(history) == 5 * 5  # five checkpoints per turn, none lost
+
+
+async def test_batch_item_on_a_locked_thread_takes_the_core_path(pg_dsn: str) -> None:
+    """A put whose thread row is held elsewhere is refused by the batch (NOWAIT)
+    and then waits on its own connection; the rest of its batch commits at once."""
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
+        graph = build_chat_graph(saver)
+        for tid in ("busy", "free"):
+            await graph.ainvoke(turn_input(tid, 1), thread_config(tid))
+        blocker = await psycopg.AsyncConnection.connect(pg_dsn)
+        try:
+            await blocker.execute("SELECT 1 FROM lgm_threads WHERE thread_id = 'busy' FOR UPDATE")
+            busy = asyncio.create_task(graph.ainvoke(turn_input("busy", 2), thread_config("busy")))
+            free = await asyncio.wait_for(
+                graph.ainvoke(turn_input("free", 2), thread_config("free")), 20
+            )
+            assert len(free["messages"]) == 4
+            await asyncio.sleep(0.2)
+            assert not busy.done()
+            await blocker.rollback()
+            assert len((await asyncio.wait_for(busy, 20))["messages"]) == 4
+        finally:
+            await blocker.close()
+
+
+def test_checkpoint_bodies_are_stored_compressed_and_plain_rows_still_decode(
+    pg_dsn: str,
+) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        _turns(saver, "z", 2)
+    stored = _rows(pg_dsn, "SELECT type, octet_length(checkpoint) FROM lgm_checkpoints")
+    assert {t for t, _ in stored} == {"msgpack", "msgpack" + SUFFIX}
+    # only bodies too small to gain (a thread's first checkpoints) stay plain
+    assert all(size < MIN_BYTES for t, size in stored if t == "msgpack")
+    # Rows written before compression (plain msgpack) decode as before.
+    serde = CompressedDicts(JsonPlusSerializer())
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for cid, blob in conn.execute(
+            "SELECT checkpoint_id, checkpoint FROM lgm_checkpoints "
+            "WHERE thread_id = 'z' AND type = 'msgpack+zlib'"
+        ).fetchall():
+            conn.execute(
+                "UPDATE lgm_checkpoints SET type = 'msgpack', checkpoint = %s "
+                "WHERE thread_id = 'z' AND checkpoint_id = %s",
+                (zlib.decompress(blob), cid),
+            )
+    with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        state = reader.get_tuple(thread_config("z"))
+        assert state is not None and len(state.checkpoint["channel_values"]["messages"]) == 4
+    small = {"a": 1}
+    assert serde.dumps_typed(small)[0] == "msgpack"  # too small to be worth it
+    big = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(20)}}
+    packed = serde.dumps_typed(big)
+    assert packed[0] == "msgpack" + SUFFIX and serde.loads_typed(packed) == big
