@@ -19,12 +19,15 @@ runs I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import psycopg
+from langchain_core.runnables import RunnableConfig
 
 from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._channels import ENCODING_ITEMS, ListPlan
@@ -34,8 +37,14 @@ from langgraph_memory.session._core import (
     PreparedPut,
     PreparedWrites,
     PutOutcome,
+    SaverCore,
+    Statement,
     Txn,
+    drive,
+    parse_config,
+    version_key,
 )
+from langgraph_memory.session._reads import ChunkStore, RawCheckpoint
 
 # The functions refuse a put that completes a block of list items when the core
 # would compact it; NULL (this dialect has no SELECT_CHUNKS_IN_SPAN) never refuses.
@@ -214,3 +223,81 @@ def batch_txn(items: Sequence[BatchItem], *, async_commit: bool) -> Txn[list[Any
             continue
         answers[i] = put_outcome(calls[i], answer) if i in calls else True
     return answers
+
+
+# ------------------------------------------------------------------ get_tuple in one statement
+
+
+class PrefetchMiss(Exception):
+    """The one-statement read did not hold what the core asked for; read the usual way."""
+
+
+class LatestVersions:
+    """Per (thread, ns), the [channel, version] pairs of the latest checkpoint this
+    process wrote or read: what the next ``get_tuple`` will most likely need.
+
+    Only a guess: the read checks it against the checkpoint it actually finds
+    (another instance may have written a newer one) and misses if it differs.
+    """
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._pairs: OrderedDict[tuple[str, str], list[list[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, thread_id: str, ns: str, versions: Mapping[str, Any]) -> None:
+        pairs = [[ch, version_key(v)] for ch, v in versions.items()]
+        with self._lock:
+            self._pairs[(thread_id, ns)] = pairs
+            self._pairs.move_to_end((thread_id, ns))
+            while len(self._pairs) > self.capacity:
+                self._pairs.popitem(last=False)
+
+    def guess(self, thread_id: str, ns: str) -> list[list[str]]:
+        with self._lock:
+            return self._pairs.get((thread_id, ns), [])
+
+
+def latest_txn(
+    core: SaverCore, config: RunnableConfig, guess: list[list[str]]
+) -> Txn[tuple[RawCheckpoint, ChunkStore] | None]:
+    """``SaverCore.get_tuple_txn`` for the latest checkpoint, in one statement.
+
+    The core's own generator runs unchanged; its queries are answered from the
+    one prefetched row instead of the server. A query the row cannot answer
+    (values outside ``guess``, list chunks the cache lacks, another checkpoint)
+    raises :class:`PrefetchMiss` and the shell runs the core's transaction.
+    """
+    key = parse_config(config)
+    rows = yield Fetch(
+        SQL.SELECT_LATEST_PREFETCH,
+        (key.thread_id, key.checkpoint_ns, json.dumps(guess, separators=(",", ":"))),
+    )
+    row = rows[0] if rows else None
+    guessed = {(ch, ver) for ch, ver in guess}
+
+    def answer(statement: Statement) -> Any:
+        if type(statement) is not Fetch:
+            raise PrefetchMiss
+        if statement.sql == SQL.SELECT_LATEST_CHECKPOINT:
+            return [row[:7]] if row is not None else []
+        if row is None:
+            raise PrefetchMiss
+        if statement.sql == SQL.SELECT_CHANNEL_VALUES:
+            wanted = {(ch, ver) for ch, ver in json.loads(statement.params[0])}
+            if not wanted <= guessed:
+                raise PrefetchMiss
+            return [r for r in zip(*_columns(row, 7, 13), strict=True) if (r[0], r[1]) in wanted]
+        if statement.sql == SQL.SELECT_WRITES and statement.params[2] == row[2]:
+            return list(zip(*_columns(row, 13, 19), strict=True))
+        raise PrefetchMiss
+
+    return drive(core.get_tuple_txn(config), answer)
+
+
+def _columns(row: Sequence[Any], start: int, stop: int) -> list[list[Any]]:
+    """Parallel arrays of one aggregate (NULL when it matched no rows)."""
+    arrays = row[start:stop]
+    if arrays[0] is None:
+        return [[] for _ in arrays]
+    return list(arrays)

@@ -489,6 +489,37 @@ SELECT_LATEST_CHECKPOINT = f"""
 SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints
 WHERE thread_id = %s AND checkpoint_ns = %s
 ORDER BY checkpoint_id DESC LIMIT 1"""
+# get_tuple's common case in one statement (see ``_pg_fast.latest_txn``): the
+# latest checkpoint, the values of the [channel, version] pairs (JSON) this
+# process expects it to reference, and its writes, each as parallel arrays in
+# the columns of SELECT_CHANNEL_VALUES / SELECT_WRITES. One statement is one
+# snapshot, so the parts agree with each other whoever wrote them.
+SELECT_LATEST_PREFETCH = """
+SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type,
+       c.checkpoint, c.metadata::text,
+       v.channels, v.versions, v.encodings, v.types, v.blobs, v.ranges,
+       w.tasks, w.channels, w.types, w.blobs, w.paths, w.idxs
+FROM (
+    SELECT * FROM lgm_checkpoints WHERE thread_id = %s AND checkpoint_ns = %s
+    ORDER BY checkpoint_id DESC LIMIT 1
+) AS c
+LEFT JOIN LATERAL (
+    SELECT array_agg(cv.channel) AS channels, array_agg(cv.version) AS versions,
+           array_agg(cv.encoding) AS encodings, array_agg(cv.type) AS types,
+           array_agg(cv.value) AS blobs, array_agg(cv.ranges) AS ranges
+    FROM jsonb_array_elements(%s::jsonb) AS j(pair)
+    JOIN lgm_channel_values AS cv
+      ON cv.thread_id = c.thread_id AND cv.checkpoint_ns = c.checkpoint_ns
+     AND cv.channel = j.pair->>0 AND cv.version = j.pair->>1
+) AS v ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(wr.task_id) AS tasks, array_agg(wr.channel) AS channels,
+           array_agg(wr.type) AS types, array_agg(wr.value) AS blobs,
+           array_agg(wr.task_path) AS paths, array_agg(wr.idx) AS idxs
+    FROM lgm_writes AS wr
+    WHERE wr.thread_id = c.thread_id AND wr.checkpoint_ns = c.checkpoint_ns
+      AND wr.checkpoint_id = c.checkpoint_id
+) AS w ON true"""
 # `{where}` is built by `list_where()` below from validated pieces only.
 SELECT_CHECKPOINT_PAGE = f"""
 SELECT {_CHECKPOINT_COLUMNS} FROM lgm_checkpoints

@@ -48,6 +48,7 @@ from langgraph_memory.session._core import (
     Statement,
     Txn,
     drive,
+    parse_config,
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
@@ -206,6 +207,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._core = SaverCore(
             SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
         )
+        self._latest = FAST.LatestVersions()
         self._setup_lock = threading.Lock()
         self.is_setup = False
 
@@ -406,9 +408,9 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         except FAST.FastPathRefused:
             return None
 
-    def _read(self, factory: Callable[[], Txn[T]]) -> T:
+    def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
         self._ensure_setup()
-        return self._run(factory, read=True)
+        return self._run(factory, read=True, single=single)
 
     # ---------------------------------------------------------------- setup
 
@@ -442,7 +444,20 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
-        loaded = self._read(lambda: self._core.get_tuple_txn(config))
+        key = parse_config(config)
+        if key.checkpoint_id is None:
+            # The latest checkpoint in one statement when this process knows
+            # which values it references (see _pg_fast.latest_txn).
+            guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
+            try:
+                loaded = self._read(lambda: FAST.latest_txn(self._core, config, guess), single=True)
+            except FAST.PrefetchMiss:
+                loaded = self._read(lambda: self._core.get_tuple_txn(config))
+        else:
+            loaded = self._read(lambda: self._core.get_tuple_txn(config))
+        if loaded is not None:
+            raw = loaded[0]
+            self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.channel_versions)
         return self._core.build_tuple(loaded)
 
     def list(
@@ -497,6 +512,8 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         if outcome is None:
             outcome = self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
+        key = prepared.key
+        self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
         if outcome.retention_due and self._core.retention is not None:
             keep = self._core.retention.keep_last
             assert keep is not None

@@ -51,6 +51,7 @@ from langgraph_memory.session._core import (
     ListQuery,
     SaverCore,
     Txn,
+    parse_config,
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
@@ -241,6 +242,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         # Each write transaction asks for an asynchronous commit, unless our
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
+        self._latest = FAST.LatestVersions()
         self._setup_lock = asyncio.Lock()
         self._group_commit = _GroupCommit(self._write_batch)
         self.loop = asyncio.get_running_loop()
@@ -409,9 +411,9 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             partial(FAST.batch_txn, items, async_commit=async_commit), single=True
         )
 
-    async def _read(self, factory: Callable[[], Txn[T]]) -> T:
+    async def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
         await self._ensure_setup()
-        return await self._run(factory, read=True)
+        return await self._run(factory, read=True, single=single)
 
     # ---------------------------------------------------------------- setup
 
@@ -443,7 +445,20 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        key = parse_config(config)
+        if key.checkpoint_id is None:
+            guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
+            try:
+                loaded = await self._read(
+                    lambda: FAST.latest_txn(self._core, config, guess), single=True
+                )
+            except FAST.PrefetchMiss:
+                loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        else:
+            loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        if loaded is not None:
+            raw = loaded[0]
+            self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.channel_versions)
         return self._core.build_tuple(loaded)
 
     async def alist(
@@ -487,6 +502,8 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         if outcome is None:
             outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
+        key = prepared.key
+        self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
         if outcome.retention_due and self._core.retention is not None:
             keep = self._core.retention.keep_last
             assert keep is not None

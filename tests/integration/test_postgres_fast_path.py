@@ -192,3 +192,41 @@ def test_checkpoint_bodies_are_stored_compressed_and_plain_rows_still_decode(
     big = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(20)}}
     packed = serde.dumps_typed(big)
     assert packed[0] == "msgpack" + SUFFIX and serde.loads_typed(packed) == big
+
+
+def test_one_statement_read_never_serves_a_stale_checkpoint_across_instances(
+    pg_dsn: str,
+) -> None:
+    """Two app instances take turns on one thread: each get_tuple must see the
+    other's latest checkpoint, though its own memory still guesses its own."""
+    hits: list[bool] = []
+    real_latest = FAST.latest_txn
+
+    def recording_latest(core: Any, config: Any, guess: Any) -> Any:
+        try:
+            loaded = yield from real_latest(core, config, guess)
+        except FAST.PrefetchMiss:
+            hits.append(False)
+            raise
+        hits.append(True)
+        return loaded
+
+    FAST.latest_txn = recording_latest  # type: ignore[assignment]
+    try:
+        with (
+            PostgresSaver.from_conn_string(pg_dsn) as a,
+            PostgresSaver.from_conn_string(pg_dsn) as b,
+        ):
+            graph_a, graph_b = build_chat_graph(a), build_chat_graph(b)
+            out = None
+            for turn in range(1, 9):
+                graph = graph_a if turn % 2 else graph_b
+                out = graph.invoke(turn_input("shared", turn), thread_config("shared"))
+                assert len(out["messages"]) == 2 * turn  # nothing lost, nothing stale
+                assert out["turn"] == turn
+            # the same instance twice in a row reads in one statement
+            again = graph_b.invoke(turn_input("shared", 9), thread_config("shared"))
+            assert len(again["messages"]) == 18
+    finally:
+        FAST.latest_txn = real_latest  # type: ignore[assignment]
+    assert False in hits and True in hits
