@@ -20,8 +20,8 @@ from langgraph_memory.longterm import _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
 from langgraph_memory.longterm.tokenize import scope_tokens
 
-# Term statistics are refreshed this often (seconds): they only decide which
-# near-zero-IDF terms to leave out of a query, so minutes-old counts are fine.
+# A partition's item count is refreshed this often (seconds): it only scales the
+# "common term" cut-off, so a minutes-old count is fine.
 TERM_STATS_TTL = 300.0
 # Below this many items a partition's query is cheap whatever its terms, and
 # dropping "common" terms of a handful of memories would only change rankings.
@@ -47,7 +47,6 @@ class SqliteCatalog:
         self.conn.create_function(_sql.SCOPE_TOKENS_FUNCTION, 2, _scope_body, deterministic=True)
         self._migrate()
         self.conn.execute(_sql.CREATE_VOCAB_VIEW)
-        self._doc_freq: dict[str, int] = {}
         self._partition_items: dict[str, int] = {}
         self._stats_at = float("-inf")
 
@@ -96,20 +95,33 @@ class SqliteCatalog:
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
         return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
 
-    def common_terms(
+    def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float
-    ) -> set[str]:
-        """Scoped terms found in more than ``max_share`` of the partition's items.
+    ) -> list[str]:
+        """The query terms worth asking FTS5 for, from each term's document frequency.
 
-        FTS5 clamps the IDF of such terms to almost nothing, so they barely move
-        BM25, yet computing BM25 for every row they match dominates a query's
-        cost ("user" in 56% of 10k memories: 7 ms with it, 2 ms without).
-        Partitions under ``MIN_ITEMS_FOR_TERM_PRUNING`` items keep every term.
+        FTS5 computes BM25 for every matching row and, per row, for every query
+        term, so a query's cost is matching rows x terms. Two kinds of term are
+        left out:
+
+        * terms no item of the partition contains: they add nothing to any
+          row's score (12 of 12 dialogue-question terms, 10 matched nothing at
+          10k memories). The counts are read fresh for every query (~0.1 ms), so
+          a memory written a moment ago is never missed;
+        * terms found in more than ``max_share`` of the partition's items
+          (unless every query term is): FTS5 clamps their IDF to almost
+          nothing, yet they matched most rows ("user" in 56% of 10k memories:
+          7 ms with it, 2 ms without).
+
+        Partitions under ``MIN_ITEMS_FOR_TERM_PRUNING`` items keep every term:
+        their queries are cheap whatever the terms.
         """
+        unique = list(dict.fromkeys(scoped_terms))
+        if not unique:
+            return []
         with self.lock:
             now = time.monotonic()
             if now - self._stats_at > TERM_STATS_TTL:
-                self._doc_freq.clear()
                 self._partition_items.clear()
                 self._stats_at = now
             items = self._partition_items.get(partition)
@@ -117,18 +129,20 @@ class SqliteCatalog:
                 row = self.conn.execute(_sql.COUNT_PARTITION_ITEMS, (partition,)).fetchone()
                 items = self._partition_items[partition] = int(row[0])
             if items < MIN_ITEMS_FOR_TERM_PRUNING:
-                return set()
-            unknown = [t for t in dict.fromkeys(scoped_terms) if t not in self._doc_freq]
-            for start in range(0, len(unknown), 200):
-                chunk = unknown[start : start + 200]
+                return unique
+            doc_freq: dict[str, int] = {}
+            for start in range(0, len(unique), 200):
+                chunk = unique[start : start + 200]
                 marks = ", ".join("?" for _ in chunk)
-                found = dict(
+                doc_freq.update(
                     self.conn.execute(_sql.SELECT_TERM_DOC_FREQ.format(marks=marks), chunk)
                 )
-                for term in chunk:
-                    self._doc_freq[term] = int(found.get(term, 0))
-            limit = max_share * items
-            return {t for t in scoped_terms if self._doc_freq.get(t, 0) > limit}
+        common = {t for t in unique if doc_freq.get(t, 0) > max_share * items}
+        if len(common) == len(unique):
+            return unique  # nothing but common terms: better than no keyword side at all
+        # A query whose only matching terms are common gets no keyword hits: its
+        # vector side ranks alone (the retrieval-quality test measures this).
+        return [t for t in unique if t not in common and doc_freq.get(t, 0) > 0]
 
     def meta(self, name: str) -> str | None:
         rows = self.query(_sql.SELECT_META, (name,))
