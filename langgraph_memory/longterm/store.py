@@ -133,6 +133,9 @@ DEFAULT_SHARDS = 64
 # Keyword matches ranked before the catalog filter: 2x the pool, so a few
 # superseded or expired winners still leave a full pool (else an exact fallback).
 RANK_FIRST_OVERFETCH = 2
+# Recall's pinned search shares the query's keyword pass while the user has at
+# most this many memories of the pinned types (their rowids are bound in SQL).
+MAX_SHARED_PINNED_ROWS = 500
 # Query terms found in more than half of all memories are left out of the FTS5
 # query (unless every term is that common): their IDF is ~0, their cost is not.
 COMMON_TERM_SHARE = 0.5
@@ -172,6 +175,16 @@ class RecalledMemories(NamedTuple):
     pinned: list[ScoredMemory]
 
 
+@dataclass(frozen=True, slots=True)
+class _RankedKeywords:
+    """Keyword matches already ranked by BM25 for one search, best first, before
+    the catalog filter: ``(rowid, score)`` pairs, and whether they are every
+    match of that search (else the pairs are a top cut-off)."""
+
+    pairs: list[tuple[int, float]]
+    exhaustive: bool
+
+
 @dataclass(slots=True)
 class _QueryPlan:
     """One query's shared inputs: planned FTS5 expression, layout, query vector."""
@@ -182,6 +195,10 @@ class _QueryPlan:
     layout: tuple[str, bool, int, int] | None
     # (ids, id -> row, cosine per row) of a cached partition, filled on first use.
     cached_scores: tuple[list[str], dict[str, int], np.ndarray] | None = None
+
+
+def _candidate_pool(limit: int) -> int:
+    return max(MIN_CANDIDATE_POOL, limit * 5)
 
 
 def _redact_checked(redactor: Redactor, text: str) -> str:
@@ -705,6 +722,30 @@ class ChromaMemoryStore(BaseStore):
             return {}
         return {r.item_id: float(sims[position[r.item_id]]) for r in rows if r.item_id in position}
 
+    def _filter_ranked(
+        self,
+        partition: str,
+        where: str,
+        params: list[Any],
+        pool: int,
+        ranked: _RankedKeywords,
+    ) -> list[Any] | None:
+        """The top ``pool`` of ``ranked`` that pass the filter, as keyword rows
+        (item columns + score); ``None`` when too few passed and more matches exist
+        beyond the cut-off (the caller then ranks after filtering)."""
+        if not ranked.pairs:
+            return [] if ranked.exhaustive else None
+        score = dict(ranked.pairs)
+        marks = ", ".join("?" for _ in score)
+        rows = self.catalog.query(
+            _sql.SELECT_ROWS_BY_ROWID_TEMPLATE.format(marks=marks, where=where),
+            [*score, partition, *params],
+        )
+        if len(rows) < pool and not ranked.exhaustive:
+            return None
+        rows.sort(key=lambda raw: -score[raw[0]])
+        return [(*raw, score[raw[0]]) for raw in rows[:pool]]
+
     def _hybrid_hits(
         self,
         plan: _QueryPlan,
@@ -713,12 +754,15 @@ class ChromaMemoryStore(BaseStore):
         pool: int,
         *,
         rank_first: bool = False,
+        ranked: _RankedKeywords | None = None,
     ) -> list[_Hit]:
         """Candidates from the keyword index and the vector index, merged by row.
 
         ``rank_first``: the filter keeps most rows (no type/key/value filter), so
         keyword matches are ranked before the catalog join (see
         ``KEYWORD_RANK_THEN_FILTER_TEMPLATE``), with an exact fallback.
+        ``ranked``: keyword matches this search's caller already ranked (recall's
+        shared pass); only filtered here, with the same fallback.
 
         Vector candidates only become hits through a catalog query bound to
         ``partition = ?`` and the caller's ``where``: an id from anywhere else
@@ -727,8 +771,10 @@ class ChromaMemoryStore(BaseStore):
         partition = plan.partition
         hits: dict[str, _Hit] = {}
         if plan.match is not None:
-            keyword_rows = None
-            if rank_first:
+            keyword_rows: list[Any] | None = None
+            if ranked is not None:
+                keyword_rows = self._filter_ranked(partition, where, params, pool, ranked)
+            elif rank_first:
                 ranked_limit = pool * RANK_FIRST_OVERFETCH
                 winners = self.catalog.query(
                     _sql.KEYWORD_RANK_THEN_FILTER_TEMPLATE.format(where=where),
@@ -1127,6 +1173,66 @@ class ChromaMemoryStore(BaseStore):
     async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         await asyncio.to_thread(self.touch, user_id, list(memory_ids))
 
+    def _memory_where(
+        self,
+        user_id: str,
+        now_ts: float,
+        types: Sequence[MemoryType] | None,
+        keys: Sequence[str] | None = None,
+        include_history: bool = False,
+        as_of: datetime | None = None,
+    ) -> tuple[str, list[Any]]:
+        memory_filter = build_memory_state_filter(
+            now_ts=now_ts,
+            include_history=include_history,
+            as_of_ts=to_ts(as_of),
+            types=types,
+            keys=keys,
+        )
+        return self._scope_where(
+            user_id, self._memory_namespace(user_id), now=now_ts, memory_filter=memory_filter
+        )
+
+    def _shared_keyword_pass(
+        self,
+        plan: _QueryPlan,
+        pool: int,
+        pinned_where: tuple[str, list[Any]],
+        pinned_pool: int,
+    ) -> tuple[_RankedKeywords, _RankedKeywords] | None:
+        """BM25 once for a recall turn's two searches (see ``KEYWORD_RANK_SHARED_TEMPLATE``).
+
+        ``None`` when there is nothing to share (no keyword terms) or the pinned
+        search is not selective (more than ``MAX_SHARED_PINNED_ROWS`` eligible
+        rows): each search then ranks on its own.
+        """
+        if plan.match is None:
+            return None
+        where, params = pinned_where
+        eligible = [
+            r[0]
+            for r in self.catalog.query(
+                _sql.SELECT_ROWIDS_BY_TYPE_TEMPLATE.format(where=where),
+                [plan.partition, *params],
+            )
+        ]
+        if len(eligible) > MAX_SHARED_PINNED_ROWS:
+            return None
+        ranked_limit = pool * RANK_FIRST_OVERFETCH
+        marks = ", ".join("?" for _ in eligible)
+        rows = self.catalog.query(
+            _sql.KEYWORD_RANK_SHARED_TEMPLATE.format(marks=marks),
+            [plan.match, ranked_limit, *eligible, pinned_pool],
+        )
+        main = [(int(r[0]), float(r[1])) for r in rows if not r[2]]
+        pinned = [(int(r[0]), float(r[1])) for r in rows if r[2]]
+        # The pinned pairs are the top among *eligible* rows: every one passes the
+        # filter, so fewer than the pool means there are no more.
+        return (
+            _RankedKeywords(main, exhaustive=len(main) < ranked_limit),
+            _RankedKeywords(pinned, exhaustive=True),
+        )
+
     def _search_memories_core(
         self,
         user_id: str,
@@ -1143,24 +1249,22 @@ class ChromaMemoryStore(BaseStore):
         weights: ScoringWeights,
         now: datetime | None,
         plan: _QueryPlan | None = None,
+        ranked: _RankedKeywords | None = None,
     ) -> list[ScoredMemory]:
         now_dt = now or datetime.now(UTC)
-        now_ts = now_dt.timestamp()
-        memory_filter = build_memory_state_filter(
-            now_ts=now_ts,
-            include_history=include_history,
-            as_of_ts=to_ts(as_of),
-            types=types,
-            keys=keys,
+        where, params = self._memory_where(
+            user_id, now_dt.timestamp(), types, keys, include_history, as_of
         )
-        where, params = self._scope_where(
-            user_id, self._memory_namespace(user_id), now=now_ts, memory_filter=memory_filter
-        )
-        pool = max(MIN_CANDIDATE_POOL, limit * 5)
+        pool = _candidate_pool(limit)
         if plan is None:
             plan = self._plan_query(user_id, query, query_vector)
         hits = self._hybrid_hits(
-            plan, where, params, pool, rank_first=types is None and keys is None
+            plan,
+            where,
+            params,
+            pool,
+            rank_first=types is None and keys is None,
+            ranked=ranked,
         )
         if self.embeddings is None:
             weights = ScoringWeights(
@@ -1171,7 +1275,7 @@ class ChromaMemoryStore(BaseStore):
                 keyword_share=1.0,
                 min_relevance=weights.min_relevance,
             )
-        ranked = rank_candidates(
+        winners = rank_candidates(
             (
                 Candidate(
                     ref=h.row,
@@ -1194,7 +1298,7 @@ class ChromaMemoryStore(BaseStore):
                 score=parts.final,
                 breakdown=parts if explain else None,
             )
-            for candidate, parts in ranked[:limit]
+            for candidate, parts in winners[:limit]
         ]
 
     def _recall_core(
@@ -1214,6 +1318,13 @@ class ChromaMemoryStore(BaseStore):
         """Both searches of a recall turn over one query plan (terms, layout, cosines)."""
         now = now or datetime.now(UTC)
         plan = self._plan_query(user_id, query, query_vector)
+        pinning = bool(pinned_limit and pinned_types)
+        shared = None
+        if pinning:
+            pinned_where = self._memory_where(user_id, now.timestamp(), pinned_types)
+            shared = self._shared_keyword_pass(
+                plan, _candidate_pool(limit), pinned_where, _candidate_pool(pinned_limit)
+            )
 
         def search(**kwargs: Any) -> list[ScoredMemory]:
             return self._search_memories_core(
@@ -1229,14 +1340,21 @@ class ChromaMemoryStore(BaseStore):
                 **kwargs,
             )
 
-        found = search(limit=limit, types=None, min_relevance=min_relevance, weights=weights)
+        found = search(
+            limit=limit,
+            types=None,
+            min_relevance=min_relevance,
+            weights=weights,
+            ranked=shared[0] if shared else None,
+        )
         pinned: list[ScoredMemory] = []
-        if pinned_limit and pinned_types:
+        if pinning:
             pinned = search(
                 limit=pinned_limit,
                 types=pinned_types,
                 min_relevance=pinned_weights.min_relevance,
                 weights=pinned_weights,
+                ranked=shared[1] if shared else None,
             )
         return RecalledMemories(found=found, pinned=pinned)
 
