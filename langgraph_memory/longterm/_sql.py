@@ -256,6 +256,8 @@ CREATE_VOCAB_VIEW: Final = (
 )
 SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_keywords_vocab WHERE term IN ({marks})"
 COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
+# Changes whenever another connection commits to the file.
+DATA_VERSION: Final = "PRAGMA data_version"
 
 SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
 UPSERT_META: Final = (
