@@ -78,14 +78,20 @@ class SqliteCatalog:
                     ) from exc
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant under the lock."""
+    def transaction(self, *, changes_terms: bool = True) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on error); re-entrant under the lock.
+
+        ``changes_terms=False`` promises the transaction neither adds nor removes
+        items or keyword rows (access statistics), so cached term statistics stay
+        valid; anything else invalidates them.
+        """
         with self.lock:
+            if changes_terms:
+                self._writes += 1
             if self.conn.in_transaction:
                 yield self.conn
                 return
             self.conn.execute("BEGIN IMMEDIATE")
-            self._writes += 1
             try:
                 yield self.conn
             except BaseException:

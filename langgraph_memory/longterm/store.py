@@ -1154,7 +1154,7 @@ class ChromaMemoryStore(BaseStore):
         """
         user_id = validate_user_id(user_id)
         now_dt = datetime.now(UTC)
-        with self.catalog.transaction() as conn:
+        with self.catalog.transaction(changes_terms=False) as conn:
             for row in self._memory_rows(conn, user_id, list(dict.fromkeys(memory_ids))):
                 # Two fields of the stored dict change: editing it directly costs
                 # ~0.1 ms per touch of 8 memories, a MemoryRecord round trip ~1 ms
