@@ -408,7 +408,9 @@ def create_recall_node(
     Args:
         store: A ``LongTermMemory`` store such as ``ChromaMemoryStore`` (or any LangGraph
             ``BaseStore`` holding ``MemoryRecord`` dicts under ``("memories", user_id)``).
-            ``None`` uses the graph's store (``compile(store=...)``).
+            ``None`` uses the graph's store (``compile(store=...)``). A store with
+            ``recall_memories`` (``ChromaMemoryStore``) answers the query and the pinned
+            search in one call; others get two searches.
         k: At most this many memories are retrieved per turn.
         token_budget: Tokens the memory block may use; defaults to
             ``max_share * prompt_budget_tokens``.
