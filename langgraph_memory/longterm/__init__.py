@@ -7,6 +7,6 @@ vector search), ``where.py`` (user ids, partitions, ``WHERE`` builders),
 tokens for FTS5). Ranking lives in ``langgraph_memory.scoring``.
 """
 
-from langgraph_memory.longterm.store import ChromaMemoryStore
+from langgraph_memory.longterm.store import ChromaMemoryStore, RecalledMemories
 
-__all__ = ["ChromaMemoryStore"]
+__all__ = ["ChromaMemoryStore", "RecalledMemories"]

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -279,6 +279,28 @@ async def _asearch(store: Any, user_id: str, query: str, **kwargs: Any) -> list[
     return found
 
 
+@runtime_checkable
+class _OnePassRecall(Protocol):
+    """A store that answers a turn's query and pinned searches in one pass
+    (``ChromaMemoryStore.recall_memories``): one query embedding, one term plan,
+    one cosine pass, no second thread."""
+
+    def recall_memories(self, user_id: str, query: str, **kwargs: Any) -> Any: ...
+    async def arecall_memories(self, user_id: str, query: str, **kwargs: Any) -> Any: ...
+
+
+def _one_pass_kwargs(search: dict[str, Any], pinned: dict[str, Any] | None) -> dict[str, Any]:
+    """``recall_memories`` arguments equivalent to the two searches' keyword arguments."""
+    kwargs = dict(search)
+    if pinned:
+        kwargs.update(
+            pinned_types=pinned["types"],
+            pinned_limit=pinned["limit"],
+            pinned_weights=pinned["weights"],
+        )
+    return kwargs
+
+
 _SEARCH_POOL: ThreadPoolExecutor | None = None
 _SEARCH_POOL_LOCK = threading.Lock()
 
@@ -386,7 +408,9 @@ def create_recall_node(
     Args:
         store: A ``LongTermMemory`` store such as ``ChromaMemoryStore`` (or any LangGraph
             ``BaseStore`` holding ``MemoryRecord`` dicts under ``("memories", user_id)``).
-            ``None`` uses the graph's store (``compile(store=...)``).
+            ``None`` uses the graph's store (``compile(store=...)``). A store with
+            ``recall_memories`` (``ChromaMemoryStore``) answers the query and the pinned
+            search in one call; others get two searches.
         k: At most this many memories are retrieved per turn.
         token_budget: Tokens the memory block may use; defaults to
             ``max_share * prompt_budget_tokens``.
@@ -450,6 +474,7 @@ def create_recall_node(
     pinned_kwargs = _pinned_kwargs(pinned_k, pinned_types) if pinned_k and pinned_types else None
     recall_prompt = prompt or DEFAULT_RECALL_PROMPT
     search_kwargs = _search_kwargs(k, weights, min_relevance)
+    one_pass_kwargs = _one_pass_kwargs(search_kwargs, pinned_kwargs)
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -484,7 +509,10 @@ def create_recall_node(
         if planned is None:
             return {}
         target, user_id, query, messages = planned
-        if pinned_kwargs:
+        if isinstance(target, _OnePassRecall):
+            got = target.recall_memories(user_id, query, **one_pass_kwargs)
+            found, pinned = list(got.found), list(got.pinned)
+        elif pinned_kwargs:
             # The two searches overlap: the store spends most of it in SQLite/Chroma
             # calls that release the GIL.
             pinned_future = _search_pool().submit(_search, target, user_id, query, **pinned_kwargs)
@@ -502,7 +530,10 @@ def create_recall_node(
         if planned is None:
             return {}
         target, user_id, query, messages = planned
-        if pinned_kwargs:
+        if isinstance(target, _OnePassRecall):
+            got = await target.arecall_memories(user_id, query, **one_pass_kwargs)
+            found, pinned = list(got.found), list(got.pinned)
+        elif pinned_kwargs:
             found, pinned = await asyncio.gather(
                 _asearch(target, user_id, query, **search_kwargs),
                 _asearch(target, user_id, query, **pinned_kwargs),

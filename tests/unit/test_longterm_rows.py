@@ -15,6 +15,7 @@ from langgraph_memory.longterm.rows import (
 )
 from langgraph_memory.longterm.vectors import (
     PartitionVectorCache,
+    cosine_scores,
     cosine_similarities,
     dedicated_collection_name,
     normalised_matrix,
@@ -75,6 +76,21 @@ def test_cosine_and_normalisation() -> None:
     matrix = normalised_matrix([[3.0, 4.0], [0.0, 0.0]], 2)
     assert matrix[0] == pytest.approx([0.6, 0.8]) and not matrix[1].any()
     assert normalised_matrix([], 4).shape == (0, 4)
+
+
+def test_chunked_cosine_scores_cover_every_row() -> None:
+    rng = np.random.default_rng(3)
+    raw = rng.standard_normal((1300, 16)).astype(np.float32)  # several 512-row chunks
+    raw[700] = 0.0
+    matrix = normalised_matrix(raw, 16)
+    query = rng.standard_normal(16) * 5.0  # not unit length: cosine_scores normalises it
+    expected = cosine_similarities(query, raw)
+    got = cosine_scores(matrix, query.tolist())
+    assert got.shape == (1300,) and got.dtype == np.float32
+    assert got == pytest.approx(expected, abs=1e-5)
+    assert got[700] == 0.0
+    assert cosine_scores(normalised_matrix([], 16), query).shape == (0,)
+    assert not cosine_scores(matrix, [0.0] * 16).any()
 
 
 def test_vector_cache_versions_and_lru_budget() -> None:
