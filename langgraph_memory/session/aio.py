@@ -74,8 +74,10 @@ async def _run_statement(conn: aiosqlite.Connection, statement: Statement) -> An
         count = cursor.rowcount
         await cursor.close()
         return count
-    await conn.executemany(statement.sql, statement.rows)  # type: ignore[union-attr]
-    return None
+    cursor = await conn.executemany(statement.sql, statement.rows)  # type: ignore[union-attr]
+    count = cursor.rowcount
+    await cursor.close()
+    return count
 
 
 async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
@@ -288,8 +290,8 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
         Writes queue up while a commit is in progress (20 runs in flight issue
         them concurrently); one drain task runs each queued batch in ONE
-        transaction, every write in its own savepoint, so one caller's error
-        (a tombstoned thread) undoes only its own part.
+        transaction (see ``commit_batch``: one caller's error, a tombstoned
+        thread, fails only that caller's write).
         """
         await self._ensure_setup()
         done: asyncio.Future[Any] = self.loop.create_future()

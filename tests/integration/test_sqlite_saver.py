@@ -501,7 +501,8 @@ async def test_subgraph_namespaces_list_merged_newest_first(any_saver: Any) -> N
 
 def test_concurrent_writers_group_commit_isolates_failures(tmp_path: Path) -> None:
     """Many threads writing at once share commits; a tombstoned thread's write
-    fails alone (its savepoint is rolled back), every other write lands."""
+    fails alone (the batch is rolled back and the others run again), every other
+    write lands."""
     from langgraph.checkpoint.base import empty_checkpoint
 
     with SqliteSaver.from_conn_string(str(tmp_path / "g.sqlite")) as saver:
