@@ -371,6 +371,38 @@ def commit_batch(
         cursor.close()
 
 
+def run_reads(
+    conn: sqlite3.Connection, factories: Sequence[Callable[[], Txn[Any]]]
+) -> list[tuple[bool, Any]]:
+    """Run several read generators in ONE read transaction (one snapshot);
+    ``(ok, result_or_error)`` per read. A busy error aborts them all (the
+    caller retries); any other error fails only its read."""
+    _check_no_foreign_transaction(conn)
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    execute = _execute(cursor)
+    outcomes: list[tuple[bool, Any]] = []
+    try:
+        cursor.execute(SQL.BEGIN_READ)
+        for factory in factories:
+            try:
+                outcomes.append((True, drive(factory(), execute)))
+            except sqlite3.OperationalError as exc:
+                if is_busy_error(exc):
+                    raise
+                outcomes.append((False, _storage_error(exc)))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        cursor.execute(SQL.COMMIT)
+        return outcomes
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute(SQL.ROLLBACK)
+        raise
+    finally:
+        cursor.close()
+
+
 def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     def run(statement: Statement) -> Any:
         if type(statement) is Fetch:

@@ -763,3 +763,37 @@ def test_put_and_writes_refused_after_another_saver_deleted_the_thread(tmp_path:
             for table in ("lgm_checkpoints", "lgm_channel_values", "lgm_writes"):
                 count = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = 't'")
                 assert count.fetchone()[0] == 0, table
+
+
+async def test_async_concurrent_get_tuples_share_one_hop_and_fail_alone(tmp_path: Path) -> None:
+    """Runs starting together ask for their checkpoints at once: one trip to
+    aiosqlite's thread serves them all, each gets its own thread's checkpoint,
+    and a bad config fails only its own call."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "hop.sqlite")) as saver:
+        for i in range(6):
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"n": i}
+            cp["channel_versions"] = {"n": 1}
+            await saver.aput(
+                {"configurable": {"thread_id": f"t{i}", "checkpoint_ns": ""}}, cp, {}, {"n": 1}
+            )
+        worker = saver._worker
+        assert worker is not None
+        hops: list[Any] = []
+
+        async def counting(fn: Any, *args: Any) -> Any:
+            hops.append(fn)
+            return await worker(fn, *args)
+
+        saver._worker = counting
+        configs: list[Any] = [{"configurable": {"thread_id": f"t{i}"}} for i in range(6)]
+        configs.insert(3, {"configurable": {"thread_id": 42.5}})  # not a usable thread id
+        results = await asyncio.gather(
+            *(saver.aget_tuple(c) for c in configs), return_exceptions=True
+        )
+        assert len(hops) == 1
+        assert isinstance(results.pop(3), ConfigurationError)
+        values = [r.checkpoint["channel_values"]["n"] for r in results]  # type: ignore[union-attr]
+        assert values == list(range(6))
