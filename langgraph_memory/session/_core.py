@@ -95,7 +95,8 @@ class Execute:
 
 @dataclass(frozen=True, slots=True)
 class ExecuteMany:
-    """Run one statement per parameter row; the shell sends back ``None``."""
+    """Run one statement per parameter row; the shell sends back the total rowcount
+    (``None`` or -1 if its driver cannot tell)."""
 
     sql: str
     rows: Sequence[Sequence[Any]]
@@ -527,17 +528,17 @@ class SaverCore:
     def put_txn(self, p: PreparedPut) -> Txn[PutOutcome]:
         sql = self.sql
         key = p.key
+        # Without a thread-row write, the checkpoint insert itself checks the
+        # tombstone (one statement fewer) if the dialect has that statement;
+        # raising there rolls back the values stored before it.
+        insert_if_live = None if p.touch_thread else getattr(sql, "INSERT_CHECKPOINT_IF_LIVE", None)
         if p.touch_thread:
             # Creates/touches the thread row; a tombstone makes it return no row.
             rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
-            deleted = not rows
-        else:
-            deleted = bool((yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))))
-        if deleted:
-            raise ThreadDeletedError(
-                f"thread_id={key.thread_id!r} was deleted; deleted threads stay deleted. "
-                "Use a new thread id, or call undelete_thread() first to reuse this one."
-            )
+            if not rows:
+                raise _put_refused(key.thread_id)
+        elif insert_if_live is None and (yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))):
+            raise _put_refused(key.thread_id)
         outcome = PutOutcome(retention_due=False)
         plain_rows: list[tuple[Any, ...]] = []
         for pv in p.values:
@@ -558,19 +559,20 @@ class SaverCore:
             yield from self._store_list(p, pv, outcome)
         if plain_rows:
             yield ExecuteMany(sql.INSERT_CHANNEL_VALUE, plain_rows)
-        yield Execute(
-            sql.INSERT_CHECKPOINT,
-            (
-                key.thread_id,
-                key.checkpoint_ns,
-                p.checkpoint_id,
-                p.parent_id,
-                p.run_id,
-                p.type,
-                p.body,
-                p.metadata,
-            ),
+        row = (
+            key.thread_id,
+            key.checkpoint_ns,
+            p.checkpoint_id,
+            p.parent_id,
+            p.run_id,
+            p.type,
+            p.body,
+            p.metadata,
         )
+        if insert_if_live is None:
+            yield Execute(sql.INSERT_CHECKPOINT, row)
+        elif not (yield Execute(insert_if_live, (*row, key.thread_id))):
+            raise _put_refused(key.thread_id)
         return outcome
 
     def _store_list(self, p: PreparedPut, pv: PreparedValue, outcome: PutOutcome) -> Txn[None]:
@@ -704,16 +706,25 @@ class SaverCore:
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
 
     def writes_txn(self, p: PreparedWrites) -> Txn[None]:
-        # Read-only check: pending writes do not count as thread activity, and a
-        # read costs no page write in the log.
-        tombstone = yield Fetch(self.sql.SELECT_TOMBSTONE, (p.key.thread_id,))
-        if tombstone:
+        # Pending writes do not count as thread activity: the tombstone is only
+        # read (a read costs no page write in the log). Dialects with
+        # `*_IF_LIVE` statements check it inside the insert (one statement
+        # fewer) and read it only when fewer rows than given were stored.
+        sql = self.sql
+        thread_id = p.key.thread_id
+        live = getattr(sql, "UPSERT_WRITE_IF_LIVE", None)
+        if live is not None and p.rows:
+            stmt = live if p.replace else sql.INSERT_WRITE_IF_ABSENT_IF_LIVE
+            stored = yield ExecuteMany(stmt, [(*row, thread_id) for row in p.rows])
+            if isinstance(stored, int) and 0 <= stored == len(p.rows):
+                return
+        if (yield Fetch(sql.SELECT_TOMBSTONE, (thread_id,))):
             raise ThreadDeletedError(
-                f"thread_id={p.key.thread_id!r} was deleted; its late writes are refused so it "
+                f"thread_id={thread_id!r} was deleted; its late writes are refused so it "
                 "stays deleted. Call undelete_thread() first to reuse this id."
             )
-        if p.rows:
-            stmt = self.sql.UPSERT_WRITE if p.replace else self.sql.INSERT_WRITE_IF_ABSENT
+        if p.rows and live is None:
+            stmt = sql.UPSERT_WRITE if p.replace else sql.INSERT_WRITE_IF_ABSENT
             yield ExecuteMany(stmt, p.rows)
 
     # ---------------------------------------------------------------- reads
@@ -1283,6 +1294,13 @@ class SaverCore:
             bytes_before=before,
             bytes_after=after,
         )
+
+
+def _put_refused(thread_id: str) -> ThreadDeletedError:
+    return ThreadDeletedError(
+        f"thread_id={thread_id!r} was deleted; deleted threads stay deleted. "
+        "Use a new thread id, or call undelete_thread() first to reuse this one."
+    )
 
 
 def drive(gen: Txn[T], execute: Any) -> T:

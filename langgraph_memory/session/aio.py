@@ -60,6 +60,7 @@ from langgraph_memory.session.sqlite import (
     backoff_delay,
     commit_batch,
     is_busy_error,
+    run_reads,
     run_transaction,
 )
 
@@ -74,8 +75,10 @@ async def _run_statement(conn: aiosqlite.Connection, statement: Statement) -> An
         count = cursor.rowcount
         await cursor.close()
         return count
-    await conn.executemany(statement.sql, statement.rows)  # type: ignore[union-attr]
-    return None
+    cursor = await conn.executemany(statement.sql, statement.rows)  # type: ignore[union-attr]
+    count = cursor.rowcount
+    await cursor.close()
+    return count
 
 
 async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
@@ -88,13 +91,30 @@ async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
+_Queued = tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]
+
+
 class _AsyncGroupCommit:
-    """Writes waiting for the next commit, and the task committing them."""
+    """Writes waiting for the next commit, ``get_tuple`` reads waiting for the
+    next hop to aiosqlite's thread, and the task running them."""
 
     def __init__(self) -> None:
-        self.queue: list[tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]] = []
+        self.queue: list[_Queued] = []
+        self.reads: list[_Queued] = []
         self.draining = False
         self.drain_task: asyncio.Future[None] | None = None
+
+
+def reads_then_commit(
+    conn: sqlite3.Connection,
+    reads: Sequence[Callable[[], Txn[Any]]],
+    writes: Sequence[Callable[[], Txn[Any]]],
+) -> tuple[list[tuple[bool, Any]], list[tuple[bool, Any]]]:
+    """One hop's work on aiosqlite's thread: the queued reads in one read
+    transaction, then the queued writes in one write transaction. Nothing is
+    committed before the last read, so a busy retry may rerun everything."""
+    read_outcomes = run_reads(conn, reads) if reads else []
+    return read_outcomes, commit_batch(conn, writes) if writes else []
 
 
 def check_async_connection(conn: Any) -> None:
@@ -288,12 +308,16 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
         Writes queue up while a commit is in progress (20 runs in flight issue
         them concurrently); one drain task runs each queued batch in ONE
-        transaction, every write in its own savepoint, so one caller's error
-        (a tombstoned thread) undoes only its own part.
+        transaction (see ``commit_batch``: one caller's error, a tombstoned
+        thread, fails only that caller's write).
         """
+        return await self._enqueue(factory, read=False)  # type: ignore[no-any-return]
+
+    async def _enqueue(self, factory: Callable[[], Txn[Any]], *, read: bool) -> Any:
         await self._ensure_setup()
         done: asyncio.Future[Any] = self.loop.create_future()
-        self._group.queue.append((factory, done))
+        # Looked up now, not before the await: the drain swaps these lists.
+        (self._group.reads if read else self._group.queue).append((factory, done))
         if not self._group.draining:
             # The drain runs as its own task, so a cancelled caller never strands
             # the writes batched with its own (they still commit and get results).
@@ -303,18 +327,23 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
     async def _drain(self) -> None:
         try:
-            while self._group.queue:
+            while self._group.queue or self._group.reads:
                 batch, self._group.queue = self._group.queue, []
+                reads, self._group.reads = self._group.reads, []
                 try:
-                    outcomes = await self._retrying(partial(self._commit_batch, batch))
+                    read_outcomes, outcomes = await self._retrying(
+                        partial(self._commit_batch, batch, reads)
+                    )
                 except BaseException as exc:
-                    for _, done in batch:
+                    for _, done in [*reads, *batch]:
                         if not done.done():
                             done.set_exception(exc)
                     if not isinstance(exc, Exception):
                         raise
                     continue
-                for (_, done), (ok, value) in zip(batch, outcomes, strict=True):
+                for (_, done), (ok, value) in zip(
+                    [*reads, *batch], [*read_outcomes, *outcomes], strict=True
+                ):
                     if done.done():
                         continue
                     if ok:
@@ -322,21 +351,37 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
                     else:
                         done.set_exception(value)
         except BaseException:
-            for _, done in self._group.queue:
+            for _, done in [*self._group.reads, *self._group.queue]:
                 if not done.done():
-                    done.set_exception(CheckpointStorageError("the write was interrupted"))
+                    done.set_exception(CheckpointStorageError("the operation was interrupted"))
             self._group.queue = []
+            self._group.reads = []
             raise
         finally:
             self._group.draining = False
 
     async def _commit_batch(
-        self, batch: list[tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]]
-    ) -> list[tuple[bool, Any]]:
+        self, batch: list[_Queued], reads: list[_Queued]
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[bool, Any]]]:
         factories = [factory for factory, _ in batch]
+        read_factories = [factory for factory, _ in reads]
         async with self._lock:
             if self._worker is not None:
-                return await self._worker(commit_batch, self.conn._conn, factories)  # type: ignore[no-any-return]
+                return await self._worker(  # type: ignore[no-any-return]
+                    reads_then_commit, self.conn._conn, read_factories, factories
+                )
+            read_outcomes: list[tuple[bool, Any]] = []
+            for factory in read_factories:  # fallback: one transaction per read
+                try:
+                    read_outcomes.append(
+                        (True, await self._statement_by_statement(SQL.BEGIN_READ, factory))
+                    )
+                except sqlite3.OperationalError as exc:
+                    if is_busy_error(exc):
+                        raise
+                    read_outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
+                except Exception as exc:
+                    read_outcomes.append((False, exc))
             outcomes: list[tuple[bool, Any]] = []
             for factory in factories:  # fallback: one transaction per write
                 try:
@@ -349,7 +394,7 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
                     outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
                 except Exception as exc:
                     outcomes.append((False, exc))
-            return outcomes
+            return read_outcomes, outcomes
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
         await self._ensure_setup()
@@ -404,7 +449,9 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+        # Queued like a write: concurrent get_tuple calls (runs starting together)
+        # and pending writes share one hop to aiosqlite's thread.
+        loaded = await self._enqueue(lambda: self._core.get_tuple_txn(config), read=True)
         return self._core.build_tuple(loaded)
 
     async def alist(

@@ -153,7 +153,7 @@ class _Connections:
 
     def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
         for pragma in SQL.CONNECTION_PRAGMAS:
-            if user and "foreign_keys" in pragma:
+            if user and ("foreign_keys" in pragma or "wal_autocheckpoint" in pragma):
                 continue  # leave the user's own settings alone
             conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
 
@@ -303,37 +303,96 @@ def run_transaction(conn: sqlite3.Connection, begin: str, factory: Callable[[], 
         cursor.close()
 
 
+# A group commit takes at most this many writes into one transaction.
+MAX_GROUP_WRITES = 64
+
+
 def commit_batch(
+    conn: sqlite3.Connection,
+    factories: Sequence[Callable[[], Txn[Any]]],
+    more: Callable[[], Sequence[Callable[[], Txn[Any]]]] | None = None,
+) -> list[tuple[bool, Any]]:
+    """Run several writes in ONE transaction; ``(ok, result_or_error)`` per write.
+
+    ``more()`` hands over writes queued while this transaction ran; they join
+    it before COMMIT. No savepoint per write (two statements each, on every
+    write): a write that fails (a tombstoned thread) rolls the transaction
+    back, is reported failed, and the others run again in a new transaction;
+    failures are rare. A busy error aborts the whole batch (the caller
+    retries it).
+    """
+    _check_no_foreign_transaction(conn)
+    pending = list(factories)
+    failed: dict[int, BaseException] = {}
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    execute = _execute(cursor)
+    try:
+        while True:
+            results: list[Any] = []
+            cursor.execute(SQL.BEGIN_WRITE)
+            index = 0
+            error: BaseException | None = None
+            while error is None:
+                while index < len(pending):
+                    if index not in failed:
+                        try:
+                            results.append(drive(pending[index](), execute))
+                        except sqlite3.OperationalError as exc:
+                            if is_busy_error(exc):
+                                raise
+                            error = _storage_error(exc)
+                        except Exception as exc:
+                            error = exc
+                        if error is not None:
+                            failed[index] = error
+                            break
+                    else:
+                        results.append(None)
+                    index += 1
+                if error is None:
+                    extra = more() if more is not None else ()
+                    if not extra:
+                        break
+                    pending.extend(extra)
+            if error is not None:
+                conn.execute(SQL.ROLLBACK)
+                continue  # the others again, without the failed write
+            cursor.execute(SQL.COMMIT)
+            return [
+                (False, failed[i]) if i in failed else (True, result)
+                for i, result in enumerate(results)
+            ]
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute(SQL.ROLLBACK)
+        raise
+    finally:
+        cursor.close()
+
+
+def run_reads(
     conn: sqlite3.Connection, factories: Sequence[Callable[[], Txn[Any]]]
 ) -> list[tuple[bool, Any]]:
-    """Run several writes in ONE transaction, each in its own savepoint.
-
-    Returns ``(ok, result_or_error)`` per write. A busy error aborts the whole
-    batch (the caller retries it); any other error undoes only that write.
-    """
+    """Run several read generators in ONE read transaction (one snapshot);
+    ``(ok, result_or_error)`` per read. A busy error aborts them all (the
+    caller retries); any other error fails only its read."""
     _check_no_foreign_transaction(conn)
     cursor = conn.cursor()
     cursor.row_factory = None
     execute = _execute(cursor)
     outcomes: list[tuple[bool, Any]] = []
     try:
-        cursor.execute(SQL.BEGIN_WRITE)
-        if len(factories) == 1:
-            outcomes.append((True, drive(factories[0](), execute)))
-        else:
-            for factory in factories:
-                cursor.execute(SQL.SAVEPOINT)
-                try:
-                    outcomes.append((True, drive(factory(), execute)))
-                except sqlite3.OperationalError as exc:
-                    if is_busy_error(exc):
-                        raise
-                    cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
-                    outcomes.append((False, _storage_error(exc)))
-                except Exception as exc:
-                    cursor.execute(SQL.ROLLBACK_TO_SAVEPOINT)
-                    outcomes.append((False, exc))
-                cursor.execute(SQL.RELEASE_SAVEPOINT)
+        cursor.execute(SQL.BEGIN_READ)
+        for factory in factories:
+            try:
+                outcomes.append((True, drive(factory(), execute)))
+            except sqlite3.OperationalError as exc:
+                if is_busy_error(exc):
+                    raise
+                outcomes.append((False, _storage_error(exc)))
+            except Exception as exc:
+                outcomes.append((False, exc))
         cursor.execute(SQL.COMMIT)
         return outcomes
     except BaseException:
@@ -351,8 +410,7 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
         if type(statement) is Execute:
             return cursor.execute(statement.sql, statement.params).rowcount
         assert isinstance(statement, ExecuteMany)
-        cursor.executemany(statement.sql, statement.rows)
-        return None
+        return cursor.executemany(statement.sql, statement.rows).rowcount
 
     return run
 
@@ -529,8 +587,9 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         handler sleeps 1, 2, 5, 10 ... ms between tries, and LangGraph runs a
         step's ``put`` and ``put_writes`` on concurrent worker threads). Whoever
         finds no commit in progress becomes the leader and runs every queued
-        write in ONE transaction, each in its own savepoint; the others wait for
-        that commit. Nobody returns before their data is committed.
+        write in ONE transaction (writes queued while it runs join it before
+        COMMIT); the others wait for that commit. Nobody returns before their
+        data is committed.
         """
         self._ensure_setup()
         op = _QueuedWrite(factory)
@@ -554,11 +613,22 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         return op.outcome()  # type: ignore[no-any-return]
 
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
-        factories = [queued.factory for queued in batch]
+        def joiners() -> list[Callable[[], Txn[Any]]]:
+            # Writes queued while the leader's transaction ran join it before
+            # COMMIT: LangGraph issues a step's put_writes and the next put
+            # back to back, and they then share one commit.
+            with self._group.changed:
+                room = MAX_GROUP_WRITES - len(batch)
+                extra = self._group.queue[:room]
+                del self._group.queue[:room]
+            batch.extend(extra)
+            return [queued.factory for queued in extra]
 
         run = self._connections.run
         try:
-            outcomes = self._retrying(lambda: run(lambda conn: commit_batch(conn, factories)))
+            outcomes = self._retrying(
+                lambda: run(lambda conn: commit_batch(conn, [q.factory for q in batch], joiners))
+            )
         except Exception as exc:
             for queued in batch:
                 queued.fail(exc)

@@ -32,6 +32,8 @@ from langgraph_memory.errors import (
     ThreadDeletedError,
 )
 from langgraph_memory.session import AsyncSqliteSaver, SqliteSaver
+from langgraph_memory.session._core import Execute
+from langgraph_memory.session.sqlite import commit_batch
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -501,7 +503,8 @@ async def test_subgraph_namespaces_list_merged_newest_first(any_saver: Any) -> N
 
 def test_concurrent_writers_group_commit_isolates_failures(tmp_path: Path) -> None:
     """Many threads writing at once share commits; a tombstoned thread's write
-    fails alone (its savepoint is rolled back), every other write lands."""
+    fails alone (the batch is rolled back and the others run again), every other
+    write lands."""
     from langgraph.checkpoint.base import empty_checkpoint
 
     with SqliteSaver.from_conn_string(str(tmp_path / "g.sqlite")) as saver:
@@ -690,3 +693,107 @@ def test_history_matches_in_memory_saver_with_compacted_chunks(tmp_path: Path) -
     assert len(got) == len(expected) > 100
     # 90 messages: two merged blocks of 32 plus the open block's small chunks, not 90 rows
     assert chunks <= 2 + 32
+
+
+def _commit_counting_connection(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute("CREATE TABLE t (k TEXT PRIMARY KEY)")
+    commits: list[str] = []
+    conn.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    return conn, commits
+
+
+def _insert(key: str, runs: list[str]) -> Any:
+    def factory() -> Any:
+        runs.append(key)
+        yield Execute("INSERT INTO t (k) VALUES (?)", (key,))
+        return key
+
+    return factory
+
+
+def test_commit_batch_takes_late_writes_into_the_same_commit(tmp_path: Path) -> None:
+    conn, commits = _commit_counting_connection(tmp_path / "late.sqlite")
+    runs: list[str] = []
+    late = [[_insert("b", runs), _insert("c", runs)], []]
+    outcomes = commit_batch(conn, [_insert("a", runs)], lambda: late.pop(0))
+    assert outcomes == [(True, "a"), (True, "b"), (True, "c")]
+    assert len(commits) == 1
+    assert [r[0] for r in conn.execute("SELECT k FROM t ORDER BY k")] == ["a", "b", "c"]
+
+
+def test_commit_batch_failing_write_is_dropped_and_the_others_run_again(tmp_path: Path) -> None:
+    conn, commits = _commit_counting_connection(tmp_path / "fail.sqlite")
+    runs: list[str] = []
+
+    def refused() -> Any:
+        runs.append("x")
+        yield Execute("INSERT INTO t (k) VALUES (?)", ("x",))
+        raise ThreadDeletedError("thread 'x' was deleted")
+
+    outcomes = commit_batch(conn, [_insert("a", runs), refused, _insert("b", runs)])
+    assert outcomes[0] == (True, "a") and outcomes[2] == (True, "b")
+    assert outcomes[1][0] is False and isinstance(outcomes[1][1], ThreadDeletedError)
+    # one rolled-back attempt, then one commit without the failed write
+    assert runs == ["a", "x", "a", "b"] and len(commits) == 1
+    assert [r[0] for r in conn.execute("SELECT k FROM t ORDER BY k")] == ["a", "b"]
+    assert not conn.in_transaction
+
+
+def test_put_and_writes_refused_after_another_saver_deleted_the_thread(tmp_path: Path) -> None:
+    """Saver A wrote the thread row a moment ago, so its next put lets the
+    checkpoint insert check the tombstone; B (another connection, as another
+    process would) deleted the thread meanwhile: nothing may come back."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "two.sqlite")
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
+        saved = a.put(config, empty_checkpoint(), {}, {})
+        b.delete_thread("t")
+        late = empty_checkpoint()
+        late["channel_values"] = {"n": 1}
+        late["channel_versions"] = {"n": 1}
+        with pytest.raises(ThreadDeletedError, match="'t'"):
+            a.put(saved, late, {}, {"n": 1})
+        with pytest.raises(ThreadDeletedError, match="'t'"):
+            a.put_writes(saved, [("n", 2)], "task")
+        assert list(b.list(config)) == []
+        with sqlite3.connect(path) as raw:
+            for table in ("lgm_checkpoints", "lgm_channel_values", "lgm_writes"):
+                count = raw.execute(f"SELECT COUNT(*) FROM {table} WHERE thread_id = 't'")
+                assert count.fetchone()[0] == 0, table
+
+
+async def test_async_concurrent_get_tuples_share_one_hop_and_fail_alone(tmp_path: Path) -> None:
+    """Runs starting together ask for their checkpoints at once: one trip to
+    aiosqlite's thread serves them all, each gets its own thread's checkpoint,
+    and a bad config fails only its own call."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "hop.sqlite")) as saver:
+        for i in range(6):
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"n": i}
+            cp["channel_versions"] = {"n": 1}
+            await saver.aput(
+                {"configurable": {"thread_id": f"t{i}", "checkpoint_ns": ""}}, cp, {}, {"n": 1}
+            )
+        worker = saver._worker
+        assert worker is not None
+        hops: list[Any] = []
+
+        async def counting(fn: Any, *args: Any) -> Any:
+            hops.append(fn)
+            return await worker(fn, *args)
+
+        saver._worker = counting
+        configs: list[Any] = [{"configurable": {"thread_id": f"t{i}"}} for i in range(6)]
+        configs.insert(3, {"configurable": {"thread_id": 42.5}})  # not a usable thread id
+        results = await asyncio.gather(
+            *(saver.aget_tuple(c) for c in configs), return_exceptions=True
+        )
+        assert len(hops) == 1
+        assert isinstance(results.pop(3), ConfigurationError)
+        values = [r.checkpoint["channel_values"]["n"] for r in results]  # type: ignore[union-attr]
+        assert values == list(range(6))

@@ -189,7 +189,12 @@ class ScriptedDb:
                 return [(1, 0)]
             return [(1,)]
         if isinstance(statement, Execute):
+            # The *_IF_LIVE inserts store nothing for a tombstoned thread.
+            if statement.sql == SQL.INSERT_CHECKPOINT_IF_LIVE and self.tombstoned:
+                return 0
             return 1
+        if statement.sql in (SQL.UPSERT_WRITE_IF_LIVE, SQL.INSERT_WRITE_IF_ABSENT_IF_LIVE):
+            return 0 if self.tombstoned else len(statement.rows)
         return None
 
 
@@ -273,6 +278,32 @@ def test_put_after_another_process_deleted_the_thread_is_refused() -> None:
     assert not late.touch_thread  # the read-only tombstone check path
     with pytest.raises(ThreadDeletedError):
         drive(core.put_txn(late), ScriptedDb(tombstoned=True))
+
+
+def test_put_without_thread_row_write_checks_the_tombstone_in_the_checkpoint_insert() -> None:
+    core = SaverCore(SQL, SERDE)
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    first = core.prepare_put(config, _checkpoint({}, {}), {}, {})
+    core.finish_put(first, drive(core.put_txn(first), ScriptedDb()))
+    second = core.prepare_put(config, _checkpoint({}, {}), {}, {})
+    db = ScriptedDb()
+    drive(core.put_txn(second), db)
+    assert [s.sql for s in db.statements] == [SQL.INSERT_CHECKPOINT_IF_LIVE]
+    assert db.statements[0].params[-1] == "t"
+
+
+def test_writes_check_the_tombstone_inside_the_insert_and_read_it_only_on_a_shortfall() -> None:
+    core = SaverCore(SQL, SERDE)
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": "", "checkpoint_id": "c1"}}
+    prepared = core.prepare_writes(config, [("a", 1), ("b", 2)], "task")
+    db = ScriptedDb()
+    drive(core.writes_txn(prepared), db)
+    assert [s.sql for s in db.statements] == [SQL.INSERT_WRITE_IF_ABSENT_IF_LIVE]
+    assert all(row[-1] == "t" for row in db.statements[0].rows)
+    gone = ScriptedDb(tombstoned=True)
+    with pytest.raises(ThreadDeletedError, match="'t'"):
+        drive(core.writes_txn(prepared), gone)
+    assert [s.sql for s in gone.statements][-1] == SQL.SELECT_TOMBSTONE
 
 
 def test_bad_constructor_arguments() -> None:
