@@ -4,11 +4,24 @@
 proposes is ``user_stated``. It recognises explicit requests ("remember ...",
 "记住...", "from now on ...", "以后...", "don't ...", "不要...", "forget ...",
 "忘记...") and common profile statements (name, how to be addressed, allergies,
-budget, city/address, diet, likes/dislikes, order numbers, corrections).
+budget, city/address, diet, reply language, shipping carrier, contact channel,
+likes/dislikes, order numbers, corrections).
 
 Every clause is matched by the first rule that fits; wrappers such as
 "remember that" and "以后" are stripped and the rest is matched again, so
 "以后叫我老王" becomes the ``preferred_name`` fact, not a generic instruction.
+
+Keys are chosen for reconcile, which supersedes an active memory with the same
+key deterministically:
+
+- a correction keeps the slot's key ("我的预算不是3000，是5000" -> ``budget``);
+- a dated event gets ``event.<kind>`` and ``event_time`` ("下周三面试" ->
+  ``event.interview``), so a rescheduled one replaces the old date;
+- a time-bounded state gets ``expires_at`` and a key under ``status.`` (or
+  ``temporary.<slot>``), never the permanent slot: "I'm in Tokyo this week"
+  must not supersede ``address.city``. Recall drops it once it expires.
+
+Relative times are resolved against the message time (see ``_rules_time.py``).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -607,9 +620,10 @@ def with_time(found: _Match | None, clause: str, now: datetime) -> _Match | None
     if bound is None:
         return found
     if found is None:
-        if not _FIRST_PERSON_STATE.search(clause):
-            return None
+        # Only known states: "I'm tired today" is chit-chat, not a memory.
         key = _topic(clause, _STATES)
+        if key is None or not _FIRST_PERSON_STATE.search(clause):
+            return None
         found = _Match(_sentence(to_third_person(clause)), key=key, importance=0.7)
     elif found.key is not None and found.type is not MemoryType.PROCEDURAL:
         found = replace(found, key=f"temporary.{found.key}")

@@ -289,6 +289,8 @@ def test_naive_clock_is_a_configuration_error() -> None:
         "tomorrow is another day",
         "记住，我周五不开会",  # a negated event is a habit, not a dated event
         "I cancelled the meeting on Friday",
+        "I'm tired today",  # a passing mood is chit-chat
+        "我今天很开心",
     ],
 )
 def test_no_time_facts_without_a_state_or_a_date(text: str) -> None:
