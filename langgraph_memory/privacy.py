@@ -374,6 +374,9 @@ def is_valid_legacy_resident_id(value: str) -> bool:
         len(value) == 15
         and value.isdigit()
         and value[:2] in _PROVINCE_CODES
+        # IDs carry a county-level code: neither the city nor the county part is "00".
+        and value[2:4] != "00"
+        and value[4:6] != "00"
         and _valid_birth_date("19" + value[6:12])
     )
 

@@ -729,6 +729,8 @@ def test_passport_rejected(text: str) -> None:
         ("990105491231002", False),  # no province 99
         ("110105491331002", False),  # month 13
         ("110105490230002", False),  # 30 February
+        ("110005491231002", False),  # city part "00"
+        ("110100491231002", False),  # county part "00"
         ("11010549123100", False),
         ("11010549123100X", False),
     ],
