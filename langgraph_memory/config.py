@@ -96,6 +96,10 @@ IDENTIFIER_KINDS: tuple[str, ...] = (
     "ip_address",
     "password",
     "api_key",
+    # Added later, so appended: mainland-China landlines without a country code,
+    # and passport numbers after a keyword.
+    "cn_landline",
+    "passport",
 )
 
 

@@ -10,11 +10,17 @@ Detected kinds (names as in ``config.IDENTIFIER_KINDS``):
 ``cn_mobile``      mainland-China mobile numbers, ``1[3-9]`` + 9 digits, optional
                    ``+86``/``0086``, spaces or dashes as ``138 0013 8000``
 ``cn_resident_id`` 18-digit resident ID numbers: valid birth date and the
-                   GB 11643 check character (last char may be ``X``)
+                   GB 11643 check character (last char may be ``X``); legacy
+                   15-digit numbers: province code and a valid 19YYMMDD date
 ``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check
 ``email``          e-mail addresses
 ``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``)
                    and US-style ``(415) 555-2671`` / ``415-555-2671``
+``cn_landline``    mainland-China landlines without a country code: ``010-12345678``,
+                   ``0755-1234567``, ``(021) 6123 4567``, extensions; 11 contiguous
+                   digits (``01012345678``) only after a phone word (电话/座机/tel)
+``passport``       passport and HK/Macau permit numbers after 护照/通行证/passport
+                   (``E12345678``, ``G1234567``, 6-9 digits), JSON keys included
 ``ip_address``     IPv4 (octets 0-255, no leading zeros) and IPv6 (validated)
 ``password``       the value after 密码/口令/password/passwd/pwd and ``:``, ``：``,
                    ``=``, ``是``, ``为``, ``is``/``was`` (quoted values whole, CJK
@@ -31,8 +37,10 @@ clause starts with 订单号/运单号/order/tracking ... is not a phone or a ca
 unless a word such as 电话/phone/card follows), dates, prices, model numbers,
 version strings (``v1.2.3.4`` is not an IP), an 18-digit string whose check
 character is wrong, a 16-digit number failing Luhn, prose such as "the
-password is incorrect". Not detected: landlines without a country code,
-passport and social-security numbers, secrets that look like ordinary words.
+password is incorrect", a landline-shaped group inside a longer digit
+sequence, a passport-shaped code without its keyword, a 15-digit number in an
+order/IMEI clause. Not detected: social-security numbers, secrets that look
+like ordinary words.
 
 Full-width digits and letters (``１３８``) are folded to ASCII before matching;
 finding offsets always index the original text.
@@ -86,6 +94,8 @@ PLACEHOLDER_LABELS: Final[Mapping[str, str]] = {
     "ip_address": "IP_ADDRESS",
     "password": "PASSWORD",
     "api_key": "API_KEY",
+    "cn_landline": "PHONE",
+    "passport": "PASSPORT",
 }
 
 # When two candidates overlap, the longer one wins; on equal length the kind
@@ -97,8 +107,10 @@ _SPECIFICITY: Final[Mapping[str, int]] = {
             "api_key",
             "email",
             "cn_resident_id",
+            "passport",
             "bank_card",
             "cn_mobile",
+            "cn_landline",
             "ip_address",
             "phone",
             "password",
@@ -176,23 +188,30 @@ _NUM_RIGHT: Final = r"(?![0-9A-Za-z_])(?![.,][0-9])"
 _NEGATIVE_CONTEXT: Final = re.compile(
     r"订单|单号|运单|快递|物流|包裹|发票|流水|编号|序列号|工单|交易号|批次|型号|条码|条形码|票号|航班|车次|"
     r"\b(?:order|tracking|track|invoice|serial|ticket|ref|reference|confirmation|"
-    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part)\b",
+    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part|imei|meid)\b|串号",
     re.IGNORECASE,
 )
 _POSITIVE_CONTEXT: Final = re.compile(
-    r"电话|手机|联系|致电|打给|卡号|银行卡|信用卡|储蓄卡|身份证|"
-    r"\b(?:phone|mobile|cell|tel|call|text|whatsapp|card|visa|mastercard|amex)\b",
+    r"电话|手机|座机|传真|联系|致电|打给|卡号|银行卡|信用卡|储蓄卡|身份证|"
+    r"\b(?:phone|mobile|cell|tel|fax|landline|call|text|whatsapp|card|visa|mastercard|amex)\b",
     re.IGNORECASE,
 )
 _CLAUSE_BREAK: Final = re.compile(r"[。；;！？!?\n,，、]")
 _CONTEXT_WINDOW: Final = 24
 
 
-def _in_negative_context(folded: str, start: int) -> bool:
+def _clause_before(folded: str, start: int) -> str:
     window = folded[max(0, start - _CONTEXT_WINDOW) : start]
     breaks = list(_CLAUSE_BREAK.finditer(window))
-    if breaks:
-        window = window[breaks[-1].end() :]
+    return window[breaks[-1].end() :] if breaks else window
+
+
+def _in_positive_context(folded: str, start: int) -> bool:
+    return _POSITIVE_CONTEXT.search(_clause_before(folded, start)) is not None
+
+
+def _in_negative_context(folded: str, start: int) -> bool:
+    window = _clause_before(folded, start)
     negatives = list(_NEGATIVE_CONTEXT.finditer(window))
     if not negatives:
         return False
@@ -295,6 +314,79 @@ def _detect_resident_id(folded: str) -> Iterator[_Candidate]:
             )
 
 
+# Legacy 15-digit ID numbers (issued until 1999): 6-digit region, YYMMDD birth
+# date in the 1900s, 3-digit sequence, no check character. Without a checksum
+# the evidence is weaker, so the region must start with a real province code,
+# the date must exist, and an order/tracking/IMEI clause vetoes it.
+_RESIDENT_ID_15: Final = re.compile(
+    _NUM_LEFT
+    + r"[1-8][0-9]{5}[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}"
+    + _NUM_RIGHT
+)
+_PROVINCE_CODES: Final = frozenset(
+    [
+        "11",
+        "12",
+        "13",
+        "14",
+        "15",
+        "21",
+        "22",
+        "23",
+        "31",
+        "32",
+        "33",
+        "34",
+        "35",
+        "36",
+        "37",
+        "41",
+        "42",
+        "43",
+        "44",
+        "45",
+        "46",
+        "50",
+        "51",
+        "52",
+        "53",
+        "54",
+        "61",
+        "62",
+        "63",
+        "64",
+        "65",
+        "71",
+        "81",
+        "82",
+    ]
+)
+
+
+def is_valid_legacy_resident_id(value: str) -> bool:
+    """True for a 15-digit (pre-1999) resident ID: a province code and a real 19YY birth date.
+
+    Example:
+        >>> is_valid_legacy_resident_id("110105491231002"), is_valid_legacy_resident_id("990105491231002")
+        (True, False)
+    """
+    return (
+        len(value) == 15
+        and value.isdigit()
+        and value[:2] in _PROVINCE_CODES
+        # IDs carry a county-level code: neither the city nor the county part is "00".
+        and value[2:4] != "00"
+        and value[4:6] != "00"
+        and _valid_birth_date("19" + value[6:12])
+    )
+
+
+def _detect_resident_id_15(folded: str) -> Iterator[_Candidate]:
+    for m in _RESIDENT_ID_15.finditer(folded):
+        if is_valid_legacy_resident_id(m.group()) and not _in_negative_context(folded, m.start()):
+            yield _Candidate("cn_resident_id", m.start(), m.end(), m.group())
+
+
 _BANK_CARD: Final = re.compile(
     _NUM_LEFT
     + r"(?:[1-9][0-9]{12,18}"  # contiguous
@@ -317,6 +409,55 @@ def _detect_bank_card(folded: str) -> Iterator[_Candidate]:
         if _in_negative_context(folded, m.start()):
             continue
         yield _Candidate("bank_card", m.start(), m.end(), digits)
+
+
+# Landlines without a country code: 0 + area code (010 and 020-029 take an
+# 8-digit local number, 0[3-9]xx takes 7 or 8), as "010-12345678",
+# "0755 1234567", "(021) 6123 4567", with an optional extension. A number
+# glued to further digit groups ("4111 0755 1234 5678") is part of something
+# longer, so neighbouring "digit + space/dash" on either side vetoes it.
+_CN_LANDLINE: Final = re.compile(
+    _NUM_LEFT
+    + r"(?<![0-9][ \-])"
+    + r"(?:\((?P<paren>0(?:10|2[0-9]|[3-9][0-9]{2}))\)\s?"
+    + r"|(?P<area>0(?:10|2[0-9]|[3-9][0-9]{2}))(?P<sep>[ \-]?))"
+    + r"(?P<local>[1-9][0-9]{2,3}[ \-]?[0-9]{4})"
+    + r"(?:(?:-|转|ext\.?\s?)[0-9]{1,5})?"
+    + _NUM_RIGHT
+    + r"(?![ \-][0-9])"
+)
+
+
+def _detect_cn_landline(folded: str) -> Iterator[_Candidate]:
+    for m in _CN_LANDLINE.finditer(folded):
+        area = m.group("paren") or m.group("area")
+        local = _digits(m.group("local"))
+        if len(local) != 8 and (len(area) == 3 or len(local) != 7):
+            continue
+        # "01012345678" alone is any 11-digit number; it needs a phone word.
+        contiguous = m.group("paren") is None and not m.group("sep")
+        if contiguous and not _in_positive_context(folded, m.start()):
+            continue
+        if _in_negative_context(folded, m.start()):
+            continue
+        yield _Candidate("cn_landline", m.start(), m.end(), area + local)
+
+
+# Passport (and HK/Macau travel permit) numbers: only after the keyword, as
+# the bare shape (a letter and 8 digits) is also a product or order code.
+_PASSPORT: Final = re.compile(
+    r"(?:护照|通行证|(?<![A-Za-z])passport(?![A-Za-z]))"
+    r"(?:[\s_]*(?:号码|号|编号|(?<![A-Za-z])(?:no\.?|number|num|#)))?"
+    # JSON and key=value forms too: "passport_no": "E12345678".
+    r"[\"']?\s*(?:[:：=]|是|为|(?<![A-Za-z])is(?![A-Za-z]))?\s*[\"'“「]?"
+    r"(?<![0-9A-Za-z])(?P<value>[A-Za-z]{0,2}[0-9]{6,9})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+def _detect_passport(folded: str) -> Iterator[_Candidate]:
+    for m in _PASSPORT.finditer(folded):
+        yield _Candidate("passport", m.start("value"), m.end("value"), m.group("value").upper())
 
 
 _EMAIL: Final = re.compile(
@@ -364,8 +505,9 @@ _IPV4: Final = re.compile(
     r"(?<![0-9A-Za-z_.])" + rf"(?:{_OCTET}\.){{3}}{_OCTET}" + r"(?![0-9A-Za-z_])(?!\.[0-9])"
 )
 _IPV6_CANDIDATE: Final = re.compile(r"(?<![0-9A-Za-z_:.])[0-9A-Fa-f:][0-9A-Fa-f:.]{2,44}")
+# Word-bounded: "ver" must not match the end of "server".
 _VERSION_CONTEXT: Final = re.compile(
-    r"(?:版本号?|version|ver\.?|release|build|固件)\s*[:：]?\s*$", re.I
+    r"(?:版本号?|固件|(?<![A-Za-z])(?:version|ver\.?|release|build))\s*[:：]?\s*$", re.I
 )
 
 
@@ -545,8 +687,11 @@ _DETECTORS: Final[tuple[_Detector, ...]] = (
     _detect_api_key,
     _detect_email,
     _detect_resident_id,
+    _detect_resident_id_15,
+    _detect_passport,
     _detect_bank_card,
     _detect_cn_mobile,
+    _detect_cn_landline,
     _detect_ip,
     _detect_phone,
     _detect_password,
@@ -608,6 +753,24 @@ def fingerprint_user_id(user_id: str, *, salt: str = "langgraph-memory") -> str:
 
 
 # --- public API ---------------------------------------------------------------
+
+# Message fields besides ``content`` that can carry user text into storage.
+_MESSAGE_PAYLOAD_FIELDS: Final = (
+    "tool_calls",
+    "invalid_tool_calls",
+    "tool_call_chunks",
+    "additional_kwargs",
+    "response_metadata",
+    "artifact",
+)
+# Keys whose values are wiring, not text: redacting an id would unpair a tool
+# call from its result, and a thinking block's signature is opaque.
+_STRUCTURAL_KEYS: Final = frozenset(
+    {"id", "tool_call_id", "type", "name", "index", "signature", "model_name", "model"}
+)
+_MEDIA_BLOCK_TYPES: Final = frozenset(
+    {"image", "image_url", "file", "audio", "input_audio", "video", "document"}
+)
 
 
 class Redactor:
@@ -698,24 +861,30 @@ class Redactor:
     def redact_messages(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
         """Copies of LangChain messages with redacted content; the inputs are untouched.
 
-        Redacts string content, the ``text`` of content blocks, and string
-        arguments of an ``AIMessage``'s ``tool_calls``. Other blocks (images)
-        are kept as they are.
+        Everything a message carries into storage (the memory queue serialises
+        whole messages) is covered: string content; every string inside
+        content blocks (``text``, a ``tool_use`` block's ``input``, reasoning)
+        except media blocks and structural fields; ``tool_calls`` args,
+        ``invalid_tool_calls`` and ``tool_call_chunks`` args (raw JSON strings);
+        ``additional_kwargs`` (a provider's raw ``function.arguments``);
+        ``response_metadata``; a ``ToolMessage``'s ``artifact``. Ids, names and
+        types are kept, so tool calls still pair with their results.
 
         Example:
-            >>> from langchain_core.messages import HumanMessage
+            >>> from langchain_core.messages import AIMessage, HumanMessage
             >>> Redactor().redact_messages([HumanMessage("pwd: hunter2!")])[0].content
             'pwd: [PASSWORD]'
+            >>> call = {"name": "sms", "args": {"to": "13800138000"}, "id": "c1"}
+            >>> Redactor().redact_messages([AIMessage("", tool_calls=[call])])[0].tool_calls[0]["args"]
+            {'to': '[PHONE]'}
         """
         out: list[BaseMessage] = []
         for message in messages:
             update: dict[str, Any] = {"content": self._redact_content(message.content)}
-            tool_calls = getattr(message, "tool_calls", None)
-            if tool_calls:
-                update["tool_calls"] = [
-                    {**call, "args": self._redact_value(call.get("args", {}))}
-                    for call in tool_calls
-                ]
+            for field_name in _MESSAGE_PAYLOAD_FIELDS:
+                value = getattr(message, field_name, None)
+                if value:
+                    update[field_name] = self._redact_value(value)
             out.append(message.model_copy(update=update))
         return out
 
@@ -726,17 +895,20 @@ class Redactor:
         for block in content:
             if isinstance(block, str):
                 blocks.append(self.redact(block).text)
-            elif isinstance(block.get("text"), str):
-                blocks.append({**block, "text": self.redact(block["text"]).text})
+            elif block.get("type") in _MEDIA_BLOCK_TYPES:
+                blocks.append(block)  # base64 payloads and URLs, not prose
             else:
-                blocks.append(block)
+                blocks.append(self._redact_value(block))
         return blocks
 
     def _redact_value(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.redact(value).text
         if isinstance(value, dict):
-            return {key: self._redact_value(item) for key, item in value.items()}
+            return {
+                key: item if key in _STRUCTURAL_KEYS else self._redact_value(item)
+                for key, item in value.items()
+            }
         if isinstance(value, list | tuple):
             return type(value)(self._redact_value(item) for item in value)
         return value

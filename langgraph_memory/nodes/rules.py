@@ -4,11 +4,24 @@
 proposes is ``user_stated``. It recognises explicit requests ("remember ...",
 "记住...", "from now on ...", "以后...", "don't ...", "不要...", "forget ...",
 "忘记...") and common profile statements (name, how to be addressed, allergies,
-budget, city/address, diet, likes/dislikes, order numbers, corrections).
+budget, city/address, diet, reply language, shipping carrier, contact channel,
+likes/dislikes, order numbers, corrections).
 
 Every clause is matched by the first rule that fits; wrappers such as
 "remember that" and "以后" are stripped and the rest is matched again, so
 "以后叫我老王" becomes the ``preferred_name`` fact, not a generic instruction.
+
+Keys are chosen for reconcile, which supersedes an active memory with the same
+key deterministically:
+
+- a correction keeps the slot's key ("我的预算不是3000，是5000" -> ``budget``);
+- a dated event gets ``event.<kind>`` and ``event_time`` ("下周三面试" ->
+  ``event.interview``), so a rescheduled one replaces the old date;
+- a time-bounded state gets ``expires_at`` and a key under ``status.`` (or
+  ``temporary.<slot>``), never the permanent slot: "I'm in Tokyo this week"
+  must not supersede ``address.city``. Recall drops it once it expires.
+
+Relative times are resolved against the message time (see ``_rules_time.py``).
 
 Example:
     >>> from langchain_core.messages import HumanMessage
@@ -21,12 +34,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
+from langgraph_memory.nodes._rules_time import bound_of, moment_of
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
@@ -66,6 +81,8 @@ def to_third_person(clause: str) -> str:
     Example:
         >>> to_third_person("I like green tea and my cat")
         "user likes green tea and user's cat"
+        >>> to_third_person("I usually take my coffee black")
+        "user usually takes user's coffee black"
         >>> to_third_person("我的猫叫咪咪")
         '用户的猫叫咪咪'
     """
@@ -80,11 +97,28 @@ def to_third_person(clause: str) -> str:
     out = re.sub(r"\bme\b", "the user", out, flags=re.IGNORECASE)
 
     def _verb(match: re.Match[str]) -> str:
-        verb = match.group(1)
-        return "user " + _EN_VERBS_3RD.get(verb.lower(), verb)
+        adverb, verb = match.group(1) or "", match.group(2)
+        return "user " + adverb + _third_person_verb(verb)
 
-    out = re.sub(r"\bI\s+([\w']+)", _verb, out)
+    out = re.sub(r"\bI\s+((?:" + _ADVERBS + r")\s+)?([\w']+)", _verb, out)
     return out
+
+
+_ADVERBS = "really|also|usually|always|often|sometimes|normally|still|only|just|mostly|generally"
+
+
+def _third_person_verb(verb: str) -> str:
+    """``take`` -> ``takes``, ``watch`` -> ``watches``, ``fly`` -> ``flies``."""
+    lowered = verb.lower()
+    if lowered in _EN_VERBS_3RD:
+        return _EN_VERBS_3RD[lowered]
+    if not verb.isalpha() or lowered in ("will", "can", "could", "would", "should", "must", "may"):
+        return verb
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(verb) > 2 and lowered.endswith("y") and lowered[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
 def _sentence(text: str) -> str:
@@ -99,6 +133,8 @@ class _Match:
     key: str | None = None
     importance: float = 0.6
     forget: bool = False
+    event_time: datetime | None = None
+    expires_at: datetime | None = None
 
 
 _Rule = Callable[[str], "_Match | None"]
@@ -196,7 +232,9 @@ def _rule_allergy(clause: str) -> _Match | None:
     if m:
         what = m.group(1).strip(_TRIM)
         return _Match(f"User is allergic to {what}", key=f"allergy.{_slug(what)}", importance=0.95)
-    m = re.search(r"我对(.+?)(?:严重|非常|很)?过敏", clause)
+    m = re.search(r"我对(.+?)(?:严重|非常|很)?过敏", clause) or re.search(
+        r"^我?(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏$", clause
+    )
     if m and "不" not in clause[: m.start(1)]:
         what = m.group(1).strip(_TRIM)
         return _Match(f"用户对{what}过敏", key=f"allergy.{_slug(what)}", importance=0.95)
@@ -210,6 +248,13 @@ def _rule_budget(clause: str) -> _Match | None:
         clause,
         re.IGNORECASE,
     )
+    if m is None:
+        m = re.search(
+            r"\b(?:change|update|set|raise|increase|lower|reduce|bump)\s+(?:my\s+|the\s+)?budget\s+to\s+"
+            + _AMOUNT,
+            clause,
+            re.IGNORECASE,
+        )
     if m:
         return _Match(f"User's budget is {m.group(1).strip()}", key="budget", importance=0.8)
     m = re.search(
@@ -278,9 +323,36 @@ def _rule_order(clause: str) -> _Match | None:
     return None
 
 
+def _slot_correction(clause: str) -> _Match | None:
+    """ "我的预算不是3000，是5000" / "my budget is not 3000, it's 5000": the slot's
+    own rule on the corrected statement, so the fact keeps its key (``budget``)
+    and reconcile supersedes the old value deterministically."""
+    m = re.match(r"^(.+?)(?:并)?不是(.+?)[，,]\s*(?:而)?(?:应该)?是(.+)$", clause)
+    if m:
+        fixed = f"{m.group(1)}是{m.group(3).strip(_TRIM)}"
+    else:
+        m = re.match(
+            r"^(.+?)\s+(?:is not|isn'?t|was not|wasn'?t|is no longer)\s+(.+?),?\s+"
+            r"(?:it'?s|it is|but|but it'?s|but it is)\s+(.+)$",
+            clause,
+            re.IGNORECASE,
+        )
+        if m is None:
+            return None
+        fixed = f"{m.group(1)} is {m.group(3).strip(_TRIM)}"
+    found = _match_specific(fixed)
+    if found is None or found.key is None:
+        return None
+    return _Match(found.text, found.type, found.key, max(found.importance, 0.85), found.forget)
+
+
 def _rule_correction(clause: str) -> _Match | None:
+    slot = _slot_correction(clause)
+    if slot is not None:
+        return slot
     m = re.search(
-        r"\bit'?s (?:called|spelled|named)\s+(.+?),?\s+not\s+(.+)$|\bit'?s\s+(.+?),?\s+not\s+(.+)$",
+        r"\bit(?:'?s| is) (?:called|spelled|named)\s+(.+?),?\s+not\s+(.+)$"
+        r"|\bit(?:'?s| is)\s+(.+?),?\s+not\s+(.+)$",
         clause,
         re.IGNORECASE,
     )
@@ -297,6 +369,94 @@ def _rule_correction(clause: str) -> _Match | None:
         wrong, right = m.group(1).strip(_TRIM), m.group(2).strip(_TRIM)
         return _Match(
             f"正确的是{right}，不是{wrong}", key=f"correction.{_slug(wrong)}", importance=0.8
+        )
+    return None
+
+
+_LANGUAGES_EN = "english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish"
+_LANGUAGES_ZH = "中文|英文|英语|汉语|普通话|粤语|日语|日文|韩语|法语|德语"
+_NEGATED = re.compile(r"\b(?:don'?t|do not|never|stop)\b|不要|别|不用", re.IGNORECASE)
+
+
+def _rule_language(clause: str) -> _Match | None:
+    if _NEGATED.search(clause):
+        return None
+    m = re.search(
+        r"\b(?:reply|respond|answer|talk|speak|write|communicate|chat)(?:\s+to me)?\s+(?:only\s+)?in\s+"
+        rf"({_LANGUAGES_EN})\b|\bi prefer\s+({_LANGUAGES_EN})\b",
+        clause,
+        re.IGNORECASE,
+    )
+    if m:
+        language = (m.group(1) or m.group(2)).capitalize()
+        return _Match(
+            f"User wants replies in {language}",
+            MemoryType.PROCEDURAL,
+            key="preference.language",
+            importance=0.85,
+        )
+    m = re.search(
+        rf"(?:用|说|讲)({_LANGUAGES_ZH})(?:来)?(?:回复|回答|跟我|和我|交流|沟通|聊天?|写)"
+        rf"|(?:回复|回答)(?:请|都|一律)?用({_LANGUAGES_ZH})",
+        clause,
+    )
+    if m:
+        return _Match(
+            f"用户希望用{m.group(1) or m.group(2)}交流",
+            MemoryType.PROCEDURAL,
+            key="preference.language",
+            importance=0.85,
+        )
+    return None
+
+
+_CARRIERS_ZH = "顺丰|京东|中通|圆通|申通|韵达|EMS|邮政|德邦|极兔"
+
+
+def _rule_shipping(clause: str) -> _Match | None:
+    if _NEGATED.search(clause):
+        return None
+    m = re.search(
+        r"\b(?:ship|send|deliver|post)(?:ping)?\s+(?:it\s+|them\s+|my\s+orders?\s+|everything\s+|orders\s+)?"
+        r"(?:with|via|by|through|using)\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,2})",
+        clause,
+        re.IGNORECASE,
+    )
+    if m and m.group(1).lower() not in ("the", "a", "my", "post", "mail"):
+        return _Match(
+            f"User prefers shipping with {m.group(1).strip()}",
+            key="shipping.carrier",
+            importance=0.75,
+        )
+    m = re.search(
+        rf"(?:快递|发货|寄件?|配送)?(?:请|都|只|一律)?(?:用|走|发|寄)({_CARRIERS_ZH})", clause
+    )
+    if m and re.search(r"快递|发货|寄|配送|发" + m.group(1), clause):
+        return _Match(f"用户希望快递用{m.group(1)}", key="shipping.carrier", importance=0.75)
+    return None
+
+
+def _rule_contact(clause: str) -> _Match | None:
+    m = re.search(
+        r"\b(?:contact|reach|notify|message|ping)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
+        r"(e-?mail|phone|text|sms|wechat|whatsapp|telegram|signal)\b"
+        r"|\b(e-?mail|text|message|wechat)\s+me\s+instead\b",
+        clause,
+        re.IGNORECASE,
+    )
+    if m and not _NEGATED.search(clause[: m.start()]):
+        channel = (m.group(1) or m.group(2)).lower().replace("e-mail", "email")
+        return _Match(
+            f"User prefers to be contacted by {channel}", key="contact.channel", importance=0.75
+        )
+    m = re.search(
+        r"(?:用|通过|发|走)(微信|短信|邮件|邮箱|电话|QQ|钉钉)(?:来)?(?:联系|通知|找)我"
+        r"|联系我(?:请|的话)?(?:用|发|打|走)(微信|短信|邮件|电话|QQ|钉钉)",
+        clause,
+    )
+    if m and not re.search(r"不要|别", clause[: m.start()]):
+        return _Match(
+            f"用户希望通过{m.group(1) or m.group(2)}联系", key="contact.channel", importance=0.75
         )
     return None
 
@@ -342,14 +502,17 @@ def _rule_instruction(clause: str) -> _Match | None:
 # Specific facts first: they carry a key, so later values supersede earlier ones.
 _SPECIFIC_RULES: tuple[_Rule, ...] = (
     _rule_forget,
+    _rule_language,
+    _rule_contact,
+    _rule_shipping,
     _rule_preferred_name,
     _rule_name,
+    _rule_correction,
     _rule_allergy,
     _rule_budget,
     _rule_location,
     _rule_diet,
     _rule_order,
-    _rule_correction,
     _rule_like,
     _rule_instruction,
 )
@@ -374,6 +537,100 @@ _CORRECTION_PREFIX = re.compile(
     r"^(?:actually|correction|sorry|no|wait)[,:]?\s+(?:i meant\s+)?(.+)$|^(?:其实|更正一下|更正|纠正一下|不对)[，,：:]?\s*(.+)$",
     re.IGNORECASE,
 )
+
+
+# --- time: bounded facts and events (needs the message time) -----------------------
+
+_EVENTS: tuple[tuple[str, str], ...] = (
+    (r"\bflights?\b|航班|飞机|机票", "flight"),
+    (r"\binterview\b|面试", "interview"),
+    (r"\b(?:appointment|dentist|doctor)\b|预约|看医生|看牙|复诊", "appointment"),
+    (r"\bexam\b|考试", "exam"),
+    (r"\bsurgery\b|\boperation\b|手术", "surgery"),
+    (r"\bwedding\b|婚礼", "wedding"),
+    (r"\bcheck-?up\b|体检", "checkup"),
+    (r"\bdeadline\b|\bis due\b|截止", "deadline"),
+    (r"\bmeeting\b|会议|开会", "meeting"),
+    (r"\bparty\b|聚会|派对", "party"),
+    (r"\bmove out\b|\bmoving\b|搬家", "move"),
+)
+# A state that holds for a while: "I'm travelling", "我在出差", "I'm in Tokyo".
+_STATES: tuple[tuple[str, str], ...] = (
+    (r"travel|trip|abroad|出差|旅行|旅游|出国", "status.travel"),
+    (r"vacation|holiday|\boff\b|\baway\b|休假|放假|请假|不在", "status.away"),
+    (r"\bsick\b|\bill\b|生病|感冒|不舒服|住院", "status.health"),
+    (r"working from home|\bwfh\b|在家办公|居家办公", "status.work_location"),
+    (r"\bbusy\b|\bin meetings\b|很忙|忙|开会", "status.busy"),
+    (
+        r"\b(?:i'?m|i am|i'll be|i will be|staying)\s+(?:\w+\s+)?in\s+[A-Z]|我(?:都|会|将)?在[\u3400-\u9fff]{2,}",
+        "status.location",
+    ),
+)
+_UNTIL_OR_NEGATION = re.compile(
+    r"\b(?:until|till|til|through|not|no|never|cancel(?:led|ed)?)\b|n't\b|之前|以前|直到|为止|不|没|取消",
+    re.IGNORECASE,
+)
+_FIRST_PERSON_STATE = re.compile(
+    r"\b(?:i'?m|i am|i'll be|i will be|i'?ve been|i have been|we'?re|we are)\b|我", re.IGNORECASE
+)
+
+
+def _topic(clause: str, table: tuple[tuple[str, str], ...]) -> str | None:
+    for pattern, name in table:
+        if re.search(pattern, clause, re.IGNORECASE):
+            return name
+    return None
+
+
+def _last_day(expires_at: datetime) -> str:
+    # expires_at is exclusive (the next midnight); show the last day it holds.
+    return (expires_at - timedelta(microseconds=1)).date().isoformat()
+
+
+def with_time(found: _Match | None, clause: str, now: datetime) -> _Match | None:
+    """Add the time dimension to a clause's match, relative to the message time ``now``.
+
+    - An event ("my flight is on 12 Dec", "下周三面试") becomes an episodic
+      memory with ``event_time`` and key ``event.<kind>``, so a rescheduled
+      flight supersedes the old date.
+    - A time-bounded statement ("I'm travelling this week", "这周我在出差",
+      "until Friday") gets ``expires_at``; its key lives under ``status.`` (or
+      ``temporary.<key>`` for a profile slot), so a temporary state never
+      supersedes the permanent fact ("I'm vegetarian this week" leaves ``diet``).
+    """
+    if found is not None and (found.forget or (found.type is MemoryType.PROCEDURAL and found.key)):
+        return found
+    event = _topic(clause, _EVENTS)
+    # "until Friday I'm in meetings" bounds a state; "周五不开会" is a cancelled
+    # or recurring habit: neither is a dated event.
+    dated_event = event is not None and not _UNTIL_OR_NEGATION.search(clause)
+    if dated_event and event is not None and (found is None or found.key is None):
+        moment = moment_of(clause, now)
+        if moment is not None:
+            statement = _sentence(to_third_person(clause))
+            suffix = (
+                f"（{moment.date().isoformat()}）"
+                if _has_cjk(clause)
+                else f" ({moment.date().isoformat()})"
+            )
+            return _Match(
+                statement + suffix, MemoryType.EPISODIC, f"event.{event}", 0.75, event_time=moment
+            )
+    bound = bound_of(clause, now)
+    if bound is None:
+        return found
+    if found is None:
+        # Only known states: "I'm tired today" is chit-chat, not a memory.
+        key = _topic(clause, _STATES)
+        if key is None or not _FIRST_PERSON_STATE.search(clause):
+            return None
+        found = _Match(_sentence(to_third_person(clause)), key=key, importance=0.7)
+    elif found.key is not None and found.type is not MemoryType.PROCEDURAL:
+        found = replace(found, key=f"temporary.{found.key}")
+    suffix = (
+        f"（有效至{_last_day(bound)}）" if _has_cjk(found.text) else f" (until {_last_day(bound)})"
+    )
+    return replace(found, text=found.text + suffix, expires_at=bound)
 
 
 def _first(match: re.Match[str]) -> str:
@@ -439,6 +696,10 @@ def match_clause(clause: str) -> _Match | None:
     return _match_specific(clause)
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class RuleBasedExtractor:
     """Offline extractor: regular rules over the user's own messages, no model.
 
@@ -448,6 +709,12 @@ class RuleBasedExtractor:
         min_importance: candidates below this are dropped (default 0.5).
         confidence: confidence recorded on every candidate (rules are precise
             but narrow, default 0.9).
+        clock: returns "now" as an aware datetime (default: UTC wall clock).
+            Relative times ("this week", "明天") are resolved against the
+            message's own time when it carries one (``additional_kwargs
+            ["created_at"]``: ISO 8601 or epoch seconds), else against
+            ``clock()``, in the clock's time zone; a fixed clock makes
+            extraction deterministic.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -462,6 +729,7 @@ class RuleBasedExtractor:
         policy: PrivacyPolicy | None = None,
         min_importance: float = 0.5,
         confidence: float = 0.9,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if not 0.0 <= min_importance <= 1.0:
             raise ConfigurationError(
@@ -474,6 +742,29 @@ class RuleBasedExtractor:
         self.policy = policy
         self.min_importance = min_importance
         self.confidence = confidence
+        self.clock = clock or _utc_now
+
+    def _message_time(self, message: BaseMessage) -> datetime:
+        now = self.clock()
+        if now.tzinfo is None:
+            raise ConfigurationError(
+                f"RuleBasedExtractor(clock=...) returned a naive datetime {now!r}; "
+                "return an aware one, e.g. datetime.now(timezone.utc)."
+            )
+        stamp = message.additional_kwargs.get("created_at")
+        try:
+            if isinstance(stamp, int | float) and not isinstance(stamp, bool):
+                return datetime.fromtimestamp(stamp, tz=now.tzinfo)
+            if isinstance(stamp, str):
+                parsed = datetime.fromisoformat(stamp)
+                return (
+                    parsed.astimezone(now.tzinfo)
+                    if parsed.tzinfo
+                    else parsed.replace(tzinfo=now.tzinfo)
+                )
+        except (ValueError, OverflowError, OSError):
+            pass  # an unreadable stamp: fall back to the clock
+        return now
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Candidates from the human messages of ``messages`` (in order)."""
@@ -489,11 +780,12 @@ class RuleBasedExtractor:
                 continue  # the policy forbids keeping anything from this message
             if _JOKE.search(text):
                 continue
+            message_time = self._message_time(message)
             for raw in _CLAUSE_SPLIT.split(text):
                 clause = raw.strip(_TRIM)
                 if not clause or _is_question(clause, raw):
                     continue
-                found = match_clause(clause)
+                found = with_time(match_clause(clause), clause, message_time)
                 if found is None or (found.importance < self.min_importance and not found.forget):
                     continue
                 statement = _sentence(found.text)
@@ -508,6 +800,8 @@ class RuleBasedExtractor:
                         importance=found.importance,
                         source=MemorySource.USER_STATED,
                         confidence=self.confidence,
+                        event_time=found.event_time,
+                        expires_at=found.expires_at,
                         origin_message_ids=(message_id,),
                         forget=found.forget,
                     )

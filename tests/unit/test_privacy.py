@@ -12,7 +12,7 @@ from types import MappingProxyType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from benchmarks.privacy import MAX_NEGATIVE_TOUCH_RATE, load_corpus, score_corpus
 from langgraph_memory.config import IDENTIFIER_KINDS, PrivacyPolicy, RedactionAction
@@ -26,6 +26,7 @@ from langgraph_memory.privacy import (
     Finding,
     Redactor,
     fingerprint_user_id,
+    is_valid_legacy_resident_id,
     is_valid_resident_id,
     luhn_valid,
     redact,
@@ -86,6 +87,8 @@ def test_corpus_redacted_text_keeps_everything_but_the_identifiers() -> None:
                 "ip_address": "IP_ADDRESS",
                 "password": "PASSWORD",
                 "api_key": "API_KEY",
+                "cn_landline": "PHONE",
+                "passport": "PASSPORT",
             }[finding.kind]
             expected_text = (
                 expected_text[: finding.start] + f"[{label}]" + expected_text[finding.end :]
@@ -544,7 +547,7 @@ def test_bad_policy_and_bad_text_raise_typed_errors() -> None:
     with pytest.raises(ConfigurationError, match="PrivacyPolicy"):
         Redactor({"email": "mask"})  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="unknown identifier kind"):
-        PrivacyPolicy(actions=MappingProxyType({"passport": "mask"}))  # type: ignore[dict-item]
+        PrivacyPolicy(actions=MappingProxyType({"ssn": "mask"}))  # type: ignore[dict-item]
     with pytest.raises(TypeError, match="needs a str"):
         redact(b"13800138000")  # type: ignore[arg-type]
 
@@ -651,3 +654,166 @@ def test_every_luhn_valid_card_is_caught_and_one_digit_off_is_not(
     last = int(value[-1])
     broken = value[:-1] + str((last + 1) % 10)
     assert kinds_and_spans(f"card {broken}.") == []
+
+
+# --- landlines, passports, legacy IDs, IPs after "server" ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [
+        ("座机 010-12345678", "010-12345678"),
+        ("办公室 0755-1234567", "0755-1234567"),
+        ("(021) 6123 4567 是前台", "(021) 6123 4567"),
+        ("fax 0571 88886666", "0571 88886666"),
+        ("电话01012345678", "01012345678"),  # contiguous: only with a phone word
+        ("总机 0531-88776655-802", "0531-88776655-802"),
+        ("ring 020-8765 4321 now", "020-8765 4321"),
+    ],
+)
+def test_cn_landline_detected(text: str, span: str) -> None:
+    assert kinds_and_spans(text) == [("cn_landline", span)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "01012345678",  # 11 bare digits, no phone word
+        "订单号 0755-12345678",
+        "4111 0755 1234 5678",  # inside a longer group sequence
+        "010-1234567",  # Beijing takes 8-digit local numbers
+        "0755-123456",  # too short
+        "0755-1234567A",
+        "区号 010",
+        "0.755-1234567",
+    ],
+)
+def test_cn_landline_rejected(text: str) -> None:
+    assert kinds_and_spans(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [
+        ("护照: E12345678", "E12345678"),
+        ("护照号是G1234567", "G1234567"),
+        ("passport: G1234567", "G1234567"),
+        ("my passport number is 563829104", "563829104"),
+        ("Passport No. K87654321", "K87654321"),
+        ("港澳通行证 C12345678", "C12345678"),
+    ],
+)
+def test_passport_after_keyword_detected(text: str, span: str) -> None:
+    assert kinds_and_spans(text) == [("passport", span)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "E12345678",  # no keyword: a product code as much as a passport
+        "护照有效期到2030年",
+        "passport photos are 35 x 45",
+        "passport fee 120000 VND",
+        "护照 E123",
+    ],
+)
+def test_passport_rejected(text: str) -> None:
+    assert kinds_and_spans(text) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "valid"),
+    [
+        ("110105491231002", True),
+        ("330106750523041", True),
+        ("990105491231002", False),  # no province 99
+        ("110105491331002", False),  # month 13
+        ("110105490230002", False),  # 30 February
+        ("110005491231002", False),  # city part "00"
+        ("110100491231002", False),  # county part "00"
+        ("11010549123100", False),
+        ("11010549123100X", False),
+    ],
+)
+def test_legacy_resident_id_validation(value: str, valid: bool) -> None:
+    assert is_valid_legacy_resident_id(value) is valid
+
+
+def test_legacy_resident_id_detected_unless_an_order_or_imei_clause() -> None:
+    assert kinds_and_spans("老身份证 110105491231002") == [("cn_resident_id", "110105491231002")]
+    assert kinds_and_spans("登记 110105491231002 张三") == [("cn_resident_id", "110105491231002")]
+    assert kinds_and_spans("订单号 110105491231002") == []
+    assert kinds_and_spans("IMEI 351234491231002") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["server 203.0.113.77", "the server 203.0.113.77 is down", "observer 203.0.113.77"],
+)
+def test_ip_after_server_detected(text: str) -> None:
+    # "ver" used to match the tail of "server" and mark the address a version.
+    assert kinds_and_spans(text) == [("ip_address", "203.0.113.77")]
+
+
+def test_new_kinds_follow_the_policy() -> None:
+    text = "座机 010-12345678，护照 E12345678"
+    assert redact(text, policy(cn_landline="keep")).text == "座机 010-12345678，护照 [PASSPORT]"
+    with pytest.raises(RedactionRejectedError, match="'passport'"):
+        redact(text, policy(passport="reject"))
+    hashed = redact("座机 010-12345678", policy(cn_landline="hash")).text
+    assert hashed == redact("座机 (010) 1234 5678", policy(cn_landline="hash")).text
+
+
+def test_redact_messages_covers_every_payload_field_and_keeps_the_wiring() -> None:
+    phone = "13800138000"
+    ai = AIMessage(
+        content=[
+            {"type": "text", "text": f"texting {phone}"},
+            {"type": "tool_use", "id": "toolu_1", "name": "sms", "input": {"to": phone}},
+            {"type": "thinking", "thinking": f"user gave {phone}", "signature": "c2ln"},
+            {"type": "image", "source_type": "base64", "data": "MTM4MDAxMzgwMDA="},
+        ],
+        id="a1",
+        tool_calls=[{"name": "sms", "args": {"to": phone}, "id": "call_13800138000"}],
+        invalid_tool_calls=[
+            {"name": "sms", "args": f'{{"to": "{phone}"', "id": "c2", "error": "bad json"}
+        ],
+        additional_kwargs={
+            "tool_calls": [
+                {
+                    "id": "call_13800138000",
+                    "type": "function",
+                    "function": {"name": "sms", "arguments": f'{{"to": "{phone}"}}'},
+                }
+            ]
+        },
+        response_metadata={"model_name": "m", "note": f"echo {phone}"},
+    )
+    tool = ToolMessage(
+        f"sent to {phone}", tool_call_id="call_13800138000", artifact={"to": [phone]}
+    )
+    out_ai, out_tool = redact_messages([ai, tool])
+    dumped = repr(out_ai.model_dump()) + repr(out_tool.model_dump())
+    # The only remaining occurrences are the tool-call ids, which pair call and result.
+    assert dumped.count(phone) == dumped.count("call_13800138000")
+    assert isinstance(out_ai, AIMessage) and isinstance(out_tool, ToolMessage)
+    assert out_ai.tool_calls[0]["id"] == out_tool.tool_call_id == "call_13800138000"
+    assert out_ai.tool_calls[0]["args"] == {"to": "[PHONE]"}
+    assert out_ai.invalid_tool_calls[0]["args"] == '{"to": "[PHONE]"'
+    assert out_ai.additional_kwargs["tool_calls"][0]["function"]["arguments"] == '{"to": "[PHONE]"}'
+    assert out_ai.content[1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "sms",
+        "input": {"to": "[PHONE]"},
+    }
+    assert out_ai.content[2] == {
+        "type": "thinking",
+        "thinking": "user gave [PHONE]",
+        "signature": "c2ln",
+    }
+    assert out_ai.content[3] == ai.content[3]  # media payloads are kept as they are
+    assert out_ai.response_metadata == {"model_name": "m", "note": "echo [PHONE]"}
+    assert out_tool.artifact == {"to": ["[PHONE]"]} and out_tool.content == "sent to [PHONE]"
+    # The inputs are untouched.
+    assert ai.additional_kwargs["tool_calls"][0]["function"]["arguments"] == f'{{"to": "{phone}"}}'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta, timezone
 from types import MappingProxyType
 
 import pytest
@@ -10,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes.rules import RuleBasedExtractor, to_third_person
-from langgraph_memory.types import MemorySource, MemoryType
+from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
 EXTRACTOR = RuleBasedExtractor()
 
@@ -80,9 +81,7 @@ def test_fact_patterns(text: str, key: str | None, statement: str) -> None:
         ("never call me sir", "User's standing instruction: never call me sir"),
         ("以后不要用敬语", "用户的长期要求：不要用敬语"),
         ("不要用敬语", "用户的长期要求：不要用敬语"),
-        ("以后回答用中文", "用户的长期要求：回答用中文"),
         ("不要叫我老王", "用户的长期要求：不要叫我老王"),
-        ("from now on answer in French", "User's standing instruction: answer in French"),
     ],
 )
 def test_standing_instructions_are_procedures(text: str, statement: str) -> None:
@@ -194,3 +193,178 @@ async def test_async_twin() -> None:
 def test_bad_settings(kwargs: dict[str, float]) -> None:
     with pytest.raises(ConfigurationError, match="between 0 and 1"):
         RuleBasedExtractor(**kwargs)
+
+
+# --- time: bounded facts and events, relative to the message time -----------------------
+
+# Monday 30 November 2026, 18:00 UTC: "this week" ends Monday 7 December 00:00.
+NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
+TIMED = RuleBasedExtractor(clock=lambda: NOW)
+
+
+def timed(text: str, extractor: RuleBasedExtractor = TIMED) -> CandidateMemory:
+    found = extractor.extract([HumanMessage(text, id="m1")])
+    assert len(found) == 1, (text, found)
+    return found[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expires"),
+    [
+        ("I'm travelling this week", "status.travel", datetime(2026, 12, 7, tzinfo=UTC)),
+        ("这周我在出差", "status.travel", datetime(2026, 12, 7, tzinfo=UTC)),
+        ("I'm in Tokyo until Friday", "status.location", datetime(2026, 12, 5, tzinfo=UTC)),
+        ("到周五我都在北京", "status.location", datetime(2026, 12, 5, tzinfo=UTC)),
+        ("明天之前我都在开会", "status.busy", datetime(2026, 12, 1, tzinfo=UTC)),
+        ("I'm off for 3 days", "status.away", NOW + timedelta(days=3)),
+        ("接下来三天我在休假", "status.away", NOW + timedelta(days=3)),
+        ("I'm sick today", "status.health", datetime(2026, 12, 1, tzinfo=UTC)),
+        ("这个月我很忙", "status.busy", datetime(2026, 12, 1, tzinfo=UTC)),
+        # A temporary value of a profile slot never supersedes the permanent one.
+        ("I'm vegetarian this week", "temporary.diet", datetime(2026, 12, 7, tzinfo=UTC)),
+        ("这周我吃素", "temporary.diet", datetime(2026, 12, 7, tzinfo=UTC)),
+    ],
+)
+def test_time_bounded_facts_expire(text: str, key: str, expires: datetime) -> None:
+    c = timed(text)
+    assert (c.key, c.expires_at, c.event_time) == (key, expires, None)
+    assert c.type is MemoryType.SEMANTIC and c.source is MemorySource.USER_STATED
+    last_day = (expires - timedelta(microseconds=1)).date().isoformat()
+    assert last_day in c.text  # the absolute date survives in the text for recall
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "day"),
+    [
+        ("my flight is on 12 Dec", "event.flight", date(2026, 12, 12)),
+        ("I have a job interview next Wednesday", "event.interview", date(2026, 12, 9)),
+        ("下周三面试", "event.interview", date(2026, 12, 9)),
+        ("我12月12日的航班", "event.flight", date(2026, 12, 12)),
+        ("dentist appointment tomorrow", "event.appointment", date(2026, 12, 1)),
+        ("后天体检", "event.checkup", date(2026, 12, 2)),
+        ("the exam is on 2027-01-15", "event.exam", date(2027, 1, 15)),
+        ("周五开会", "event.meeting", date(2026, 12, 4)),
+        ("my wedding is on March 3rd", "event.wedding", date(2027, 3, 3)),  # passed: next year
+    ],
+)
+def test_events_get_an_event_time(text: str, key: str, day: date) -> None:
+    c = timed(text)
+    assert c.key == key and c.type is MemoryType.EPISODIC and c.expires_at is None
+    assert c.event_time == datetime.combine(day, datetime.min.time(), tzinfo=UTC)
+    assert day.isoformat() in c.text
+
+
+def test_relative_times_follow_the_message_time_not_the_clock() -> None:
+    sent = datetime(2026, 12, 10, 9, 0, tzinfo=UTC)  # a Thursday
+    message = HumanMessage(
+        "I'm travelling this week", id="m1", additional_kwargs={"created_at": sent.isoformat()}
+    )
+    (c,) = TIMED.extract([message])
+    assert c.expires_at == datetime(2026, 12, 14, tzinfo=UTC)
+    epoch = HumanMessage("明天面试", id="m2", additional_kwargs={"created_at": sent.timestamp()})
+    (e,) = TIMED.extract([epoch])
+    assert e.event_time == datetime(2026, 12, 11, tzinfo=UTC)
+
+
+def test_time_zone_of_the_clock_decides_the_day() -> None:
+    shanghai = timezone(timedelta(hours=8))
+    late = datetime(2026, 11, 30, 17, 0, tzinfo=UTC)  # already Tuesday 01:00 in Shanghai
+    (c,) = RuleBasedExtractor(clock=lambda: late.astimezone(shanghai)).extract(
+        [HumanMessage("明天面试", id="m1")]
+    )
+    assert c.event_time == datetime(2026, 12, 2, tzinfo=shanghai)
+
+
+def test_naive_clock_is_a_configuration_error() -> None:
+    naive = RuleBasedExtractor(clock=lambda: datetime(2026, 11, 30))
+    with pytest.raises(ConfigurationError, match="naive datetime"):
+        naive.extract([HumanMessage("I'm travelling this week", id="m1")])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "this week is crazy",  # no first-person state
+        "the meeting was fine",  # an event word without a date
+        "tomorrow is another day",
+        "记住，我周五不开会",  # a negated event is a habit, not a dated event
+        "I cancelled the meeting on Friday",
+        "I'm tired today",  # a passing mood is chit-chat
+        "我今天很开心",
+    ],
+)
+def test_no_time_facts_without_a_state_or_a_date(text: str) -> None:
+    for c in TIMED.extract([HumanMessage(text, id="m1")]):
+        assert c.event_time is None and c.expires_at is None, (text, c)
+
+
+# --- corrections keep the slot's key, profile patterns ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "statement"),
+    [
+        ("我的预算不是3000，是5000", "budget", "用户的预算是5000"),
+        ("my budget is not 3000, it's 5000", "budget", "User's budget is 5000"),
+        ("actually my budget is 5000", "budget", "User's budget is 5000"),
+        ("change my budget to 6000", "budget", "User's budget is 6000"),
+        ("预算改成5000", "budget", "用户的预算是5000"),
+        ("我住的城市不是上海，是杭州", None, None),  # no slot rule fits: not guessed
+        ("It is Zhang Wei, not Zhang Wen", "correction.zhang_wen",
+         "The correct name is Zhang Wei, not Zhang Wen"),
+        ("我的名字不是李雷，是韩梅梅", "name", "用户的名字是韩梅梅"),
+        # language, shipping and contact preferences
+        ("from now on answer in French", "preference.language", "User wants replies in French"),
+        ("please reply in English", "preference.language", "User wants replies in English"),
+        ("以后回答用中文", "preference.language", "用户希望用中文交流"),
+        ("请用英文回复我", "preference.language", "用户希望用英文交流"),
+        ("please ship with SF Express", "shipping.carrier", "User prefers shipping with SF Express"),
+        ("快递用顺丰", "shipping.carrier", "用户希望快递用顺丰"),
+        ("以后都发京东快递", "shipping.carrier", "用户希望快递用京东"),
+        ("contact me by email", "contact.channel", "User prefers to be contacted by email"),
+        ("text me instead", "contact.channel", "User prefers to be contacted by text"),
+        ("有事用微信联系我", "contact.channel", "用户希望通过微信联系"),
+        ("我海鲜过敏", "allergy.海鲜", "用户对海鲜过敏"),
+    ],
+)  # fmt: skip
+def test_corrections_and_profile_patterns(
+    text: str, key: str | None, statement: str | None
+) -> None:
+    found = EXTRACTOR.extract([HumanMessage(text, id="m1")])
+    if statement is None:
+        assert all(c.key != "address.city" for c in found), found
+        return
+    assert [(c.key, c.text) for c in found] == [(key, statement)]
+
+
+def test_corrected_budget_supersedes_by_key() -> None:
+    first = EXTRACTOR.extract([HumanMessage("我的预算是3000", id="m1")])
+    second = EXTRACTOR.extract([HumanMessage("我的预算不是3000，是5000", id="m2")])
+    assert [c.key for c in first] == [c.key for c in second] == ["budget"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "don't reply in English",
+        "I'm learning French",
+        "不要发顺丰",
+        "don't contact me by phone",  # the channel the user refuses is not a preference
+        "ship it!",
+    ],
+)
+def test_profile_negatives(text: str) -> None:
+    keys = {c.key for c in EXTRACTOR.extract([HumanMessage(text, id="m1")])}
+    assert not keys & {"preference.language", "shipping.carrier", "contact.channel"}, (text, keys)
+
+
+def test_assistant_claims_and_chit_chat_never_become_facts() -> None:
+    messages = [
+        HumanMessage("hi there, how are you?", id="h1"),
+        AIMessage("Since you are diabetic and live in Paris, I'll skip sweets.", id="a1"),
+        AIMessage("Your budget is 5000 and your flight is on 12 Dec.", id="a2"),
+        HumanMessage("haha ok thanks", id="h2"),
+        HumanMessage("lol I'm a cat this week, just kidding", id="h3"),
+        HumanMessage("nice weather today", id="h4"),
+    ]
+    assert TIMED.extract(messages) == []

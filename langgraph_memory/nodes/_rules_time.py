@@ -1,0 +1,237 @@
+"""Relative time expressions for the rule-based extractor, English and Chinese.
+
+Pure: every function takes the reference moment (the message time) and returns
+an aware datetime in the reference's time zone, so the same message with the
+same ``now`` always gives the same answer.
+
+Two questions are answered:
+
+- ``bound_of(clause, now)``: when does a time-bounded fact stop being true?
+  ("this week" -> next Monday 00:00, "until Friday" / "周五之前" -> the end of
+  Friday, "for 3 days" -> now + 3 days, "今天" -> midnight).
+- ``moment_of(clause, now)``: when does an event happen? ("on 12 Dec",
+  "next Wednesday", "下周三", "明天", "12月12日", "2026-12-12").
+
+Weeks start on Monday, as in ISO 8601 and in Chinese usage (周一).
+
+Example:
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)  # a Monday
+    >>> bound_of("I'm travelling this week", now).isoformat()
+    '2026-12-07T00:00:00+00:00'
+    >>> moment_of("下周三面试", now).date().isoformat()
+    '2026-12-09'
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta
+from typing import Final
+
+__all__ = ["bound_of", "moment_of"]
+
+_EN_WEEKDAYS: Final = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+}  # fmt: skip
+_ZH_WEEKDAYS: Final = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_EN_MONTHS: Final = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8,
+    "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12,
+}  # fmt: skip
+_ZH_NUMBERS: Final = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
+                      "八": 8, "九": 9, "十": 10, "半": 0}  # fmt: skip
+
+_EN_WEEKDAY: Final = (
+    r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tues?|wed|thur?s?|fri|sat|sun)"
+)
+_ZH_WEEKDAY: Final = r"(?:周|星期|礼拜)([一二三四五六日天])"
+_EN_MONTH: Final = r"(jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?"
+_EN_DATE: Final = re.compile(
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}|{_EN_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?)\b",
+    re.IGNORECASE,
+)
+_ISO_DATE: Final = re.compile(r"\b(20\d\d)-(\d{1,2})-(\d{1,2})\b")
+_ZH_DATE: Final = re.compile(r"(?:(\d{1,2})月)(\d{1,2})(?:日|号)")
+_ZH_DAY_ONLY: Final = re.compile(r"(?<![\d月])(\d{1,2})(?:日|号)")
+
+
+def _day_start(day: date, now: datetime) -> datetime:
+    return datetime.combine(day, time(0, 0), tzinfo=now.tzinfo)
+
+
+def _day_end(day: date, now: datetime) -> datetime:
+    """The first moment after ``day`` (exclusive end)."""
+    return _day_start(day + timedelta(days=1), now)
+
+
+def _next_weekday(now: datetime, weekday: int, *, next_week: bool = False) -> date:
+    today = now.date()
+    if next_week:
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
+        return monday + timedelta(days=weekday)
+    return today + timedelta(days=(weekday - today.weekday()) % 7)
+
+
+def _week_end(now: datetime, weeks_ahead: int = 0) -> datetime:
+    today = now.date()
+    monday = today - timedelta(days=today.weekday())
+    return _day_start(monday + timedelta(days=7 * (weeks_ahead + 1)), now)
+
+
+def _month_end(now: datetime) -> datetime:
+    today = now.date()
+    first_next = date(today.year + (today.month == 12), today.month % 12 + 1, 1)
+    return _day_start(first_next, now)
+
+
+def _future_date(now: datetime, month: int, day: int) -> date | None:
+    """``month``/``day`` this year, or next year when that date has passed."""
+    today = now.date()
+    for year in (today.year, today.year + 1):
+        try:
+            candidate = date(year, month, day)
+        except ValueError:
+            return None
+        if candidate >= today:
+            return candidate
+    return None
+
+
+def _explicit_date(clause: str, now: datetime) -> date | None:
+    m = _ISO_DATE.search(clause)
+    if m:
+        try:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+    m = _EN_DATE.search(clause)
+    if m:
+        day = m.group(1) or m.group(4)
+        month = m.group(2) or m.group(3)
+        return _future_date(now, _EN_MONTHS[month.lower()[:3]], int(day))
+    m = _ZH_DATE.search(clause)
+    if m:
+        return _future_date(now, int(m.group(1)), int(m.group(2)))
+    m = _ZH_DAY_ONLY.search(clause)
+    if m:
+        today = now.date()
+        day = int(m.group(1))
+        month = today.month if day >= today.day else today.month % 12 + 1
+        return _future_date(now, month, day)
+    return None
+
+
+def _named_day(clause: str, now: datetime) -> date | None:
+    """Today, tomorrow, a weekday (this or next week), or an explicit date."""
+    lowered = clause.lower()
+    today = now.date()
+    if re.search(r"\bday after tomorrow\b|后天", lowered):
+        return today + timedelta(days=2)
+    if re.search(r"\btomorrow\b|明天|明早|明晚", lowered):
+        return today + timedelta(days=1)
+    if re.search(
+        r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b|今天|今晚|今早|今日", lowered
+    ):
+        return today
+    m = re.search(r"下(?:个)?" + _ZH_WEEKDAY, clause)
+    if m:
+        return _next_weekday(now, _ZH_WEEKDAYS[m.group(1)], next_week=True)
+    m = re.search(r"\bnext\s+" + _EN_WEEKDAY + r"\b", lowered)
+    if m:
+        return _next_weekday(now, _EN_WEEKDAYS[m.group(1)], next_week=True)
+    m = re.search(r"(?:这|本)?" + _ZH_WEEKDAY, clause)
+    if m:
+        return _next_weekday(now, _ZH_WEEKDAYS[m.group(1)])
+    m = re.search(r"\b(?:on\s+|this\s+|by\s+|until\s+|till\s+)?" + _EN_WEEKDAY + r"\b", lowered)
+    if m:
+        return _next_weekday(now, _EN_WEEKDAYS[m.group(1)])
+    return _explicit_date(clause, now)
+
+
+_EN_UNTIL: Final = re.compile(r"\b(?:until|till|til|through|thru|by)\s+(.+)$", re.IGNORECASE)
+_ZH_UNTIL: Final = re.compile(
+    r"(?:到|直到|一直到|截至)(.{1,12}?)(?:为止|之前|以前|前)?(?:[，,。]|$)|(.{1,12}?)(?:之前|以前)"
+)
+_EN_FOR: Final = re.compile(
+    r"\bfor\s+(?:the\s+next\s+)?(\d+|a|an|one|two|three)\s+(day|week|month)s?\b", re.IGNORECASE
+)
+_ZH_FOR: Final = re.compile(
+    r"(?:这|未来|接下来)?(\d+|[一两二三四五六七八九十])\s*(?:个)?(天|周|星期|礼拜|月)(?:内|里|之内)?"
+)
+_EN_COUNTS: Final = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
+
+
+def bound_of(clause: str, now: datetime) -> datetime | None:
+    """When a time-bounded statement in ``clause`` stops holding, or ``None``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)  # Monday
+        >>> bound_of("away until Friday", now).isoformat()
+        '2026-12-05T00:00:00+00:00'
+        >>> bound_of("明天之前给我回复", now).isoformat()
+        '2026-12-01T00:00:00+00:00'
+        >>> bound_of("I live in Paris", now) is None
+        True
+    """
+    lowered = clause.lower()
+    m = _EN_UNTIL.search(clause)
+    if m:
+        day = _named_day(m.group(1), now)
+        if day is not None:
+            return _day_end(day, now)
+    m = _ZH_UNTIL.search(clause)
+    if m:
+        target = m.group(1) or m.group(2)
+        day = _named_day(target, now)
+        if day is not None:
+            # "明天之前" ends when tomorrow starts; "到周五" includes Friday.
+            before = re.search(r"(?:之前|以前)", clause[m.start() : m.end()]) is not None
+            return _day_start(day, now) if before else _day_end(day, now)
+    m = _EN_FOR.search(clause)
+    if m:
+        count = int(m.group(1)) if m.group(1).isdigit() else _EN_COUNTS[m.group(1).lower()]
+        unit = {"day": 1, "week": 7, "month": 30}[m.group(2).lower()]
+        return now + timedelta(days=count * unit)
+    m = _ZH_FOR.search(clause)
+    if m and re.search(r"(?:内|里|之内)|^(?:这|未来|接下来)", clause[m.start() : m.end()] + " "):
+        raw = m.group(1)
+        count = int(raw) if raw.isdigit() else _ZH_NUMBERS[raw]
+        unit = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}[m.group(2)]
+        return now + timedelta(days=count * unit)
+    if re.search(r"\bthis weekend\b|这个?周末|本周末", lowered):
+        return _week_end(now)
+    if re.search(r"\bthis week\b|这周|这个星期|这个礼拜|本周|这一周", lowered):
+        return _week_end(now)
+    if re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", lowered) and not re.search(
+        r"下(?:个)?(?:周|星期|礼拜)[一二三四五六日天]|next\s+" + _EN_WEEKDAY, lowered
+    ):
+        return _week_end(now, weeks_ahead=1)
+    if re.search(r"\bthis month\b|这个月|本月", lowered):
+        return _month_end(now)
+    if re.search(r"\b(?:today|tonight|right now|at the moment)\b|今天|今晚|今日", lowered):
+        return _day_end(now.date(), now)
+    return None
+
+
+def moment_of(clause: str, now: datetime) -> datetime | None:
+    """The day an event in ``clause`` happens (its start, 00:00), or ``None``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+        >>> moment_of("my flight is on 12 Dec", now).date().isoformat()
+        '2026-12-12'
+        >>> moment_of("I like tea", now) is None
+        True
+    """
+    day = _named_day(clause, now)
+    if day is not None:
+        return _day_start(day, now)
+    if re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", clause.lower()):
+        today = now.date()
+        return _day_start(today - timedelta(days=today.weekday()) + timedelta(days=7), now)
+    return None
