@@ -65,6 +65,7 @@ from langgraph_memory.errors import (
     MemoryNotFoundError,
 )
 from langgraph_memory.longterm import _sql
+from langgraph_memory.longterm._heap import scrub_freed_memory
 from langgraph_memory.longterm.catalog import SqliteCatalog
 from langgraph_memory.longterm.rows import (
     DEFAULT_TEXT_FIELDS,
@@ -310,9 +311,15 @@ class ChromaMemoryStore(BaseStore):
         path: str | Path,
         *,
         embeddings: Embeddings | Any | None,
+        scrub_heap: bool = True,
         **kwargs: Any,
     ) -> ChromaMemoryStore:
         """A store in a local directory: ``<path>/chroma`` + ``<path>/keyword_index.sqlite3``.
+
+        ``scrub_heap`` (default on) makes glibc overwrite freed memory for the whole
+        process, because embedded Chroma persists uninitialised HNSW buffer bytes
+        (see ``_heap.py``: without it a forgotten user's text was found in another
+        user's index file). Turn it off only if nothing private passes through the process.
 
         Example:
             >>> import tempfile
@@ -326,6 +333,8 @@ class ChromaMemoryStore(BaseStore):
         import chromadb
         from chromadb.config import Settings
 
+        if scrub_heap:
+            scrub_freed_memory()
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(

@@ -9,6 +9,8 @@ reads nothing cannot pass.
 from __future__ import annotations
 
 import asyncio
+import platform
+import sys
 from pathlib import Path
 from types import MappingProxyType
 
@@ -253,3 +255,32 @@ def test_forget_user_empties_the_memory_writer_queue(
         assert [job.user_id for job in queue.pending()] == ["bob"]
     assert not files_with(tmp_path, ALICE_MARKERS[0])
     assert found_on_disk(tmp_path, BOB_MARKERS[0])
+
+
+def test_embedded_store_turns_on_heap_scrubbing(tmp_path: Path) -> None:
+    from langgraph_memory.longterm import _heap
+
+    store = ChromaMemoryStore.embedded(tmp_path / "s", embeddings=HashingEmbeddings(dimensions=8))
+    store.close()
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert _heap._state is True
+    assert _heap.scrub_freed_memory() is _heap._state  # idempotent
+
+
+def test_forgotten_text_never_resurfaces_in_another_users_index_files(tmp_path: Path) -> None:
+    """Embedded Chroma persists uninitialised HNSW buffer bytes; without heap
+    scrubbing, freed memory holding alice's record reappeared in bob's
+    ``data_level0.bin`` in ~8% of runs under load. Repeat to make it visible."""
+    leaks = []
+    for i in range(25):
+        root = tmp_path / f"store{i}"
+        store = ChromaMemoryStore.embedded(
+            root, embeddings=HashingEmbeddings(dimensions=64), dedicated_threshold=3
+        )
+        try:
+            _fill(store)
+            store.forget_user("alice")
+            leaks += files_with(root, ALICE_MARKERS[0])
+        finally:
+            store.close()
+    assert leaks == []
