@@ -73,7 +73,8 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
         pytest.fail("the `chroma` CLI is missing; `pip install chromadb` provides it")
     port = _free_port()
     data = tmp_path_factory.mktemp("chroma-server")
-    env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
+    # MALLOC_PERTURB_: the server persists HNSW buffers too (see longterm/_heap.py).
+    env = dict(os.environ, ANONYMIZED_TELEMETRY="False", MALLOC_PERTURB_="165")
     proc = subprocess.Popen(
         [exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(data)],
         stdout=subprocess.DEVNULL,
