@@ -15,7 +15,6 @@ from collections.abc import (
     Callable,
     Collection,
     Coroutine,
-    Mapping,
     Sequence,
 )
 from contextlib import asynccontextmanager
@@ -25,12 +24,10 @@ from typing import Any, TypeVar
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -42,18 +39,16 @@ from langgraph_memory.errors import (
     MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
-from langgraph_memory.session._bridges import LoopSyncTwins
+from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
     Execute,
     Fetch,
-    ListPager,
-    ListQuery,
     SaverCore,
     Statement,
     Txn,
 )
-from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._retention import SweepReport
+from langgraph_memory.session._shell import AsyncShell, migration_steps
 from langgraph_memory.session.sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_RETRY_SECONDS,
@@ -138,7 +133,7 @@ def check_async_connection(conn: Any) -> None:
         )
 
 
-class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
+class AsyncSqliteSaver(AsyncShell):
     """The SQLite checkpointer over ``aiosqlite``, for ``graph.ainvoke``/``astream``.
 
     Same storage, retention and guarantees as :class:`SqliteSaver` (they share
@@ -418,10 +413,6 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- setup
 
-    async def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            await self.asetup()
-
     async def asetup(self) -> None:
         """Create or migrate the schema; idempotent and safe under concurrent starts."""
         async with self._setup_lock:
@@ -432,19 +423,11 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
             await self._plain(SQL.SET_WAL)
             try:
-                await self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
-                for version, name, statements in SQL.MIGRATIONS:
-                    await self._transaction(
-                        SQL.BEGIN_WRITE,
-                        partial(self._core.migration_txn, version, name, statements),
-                    )
+                for step in migration_steps(self._core, SQL.MIGRATIONS):
+                    await self._transaction(SQL.BEGIN_WRITE, step)
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
             self.is_setup = True
-
-    async def setup(self) -> None:
-        """Alias of :meth:`asetup` (the official async saver's name)."""
-        await self.asetup()
 
     # ---------------------------------------------------------------- async API
 
@@ -464,17 +447,8 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, read in pages; the lock is released while yielding."""
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = await self._list_page(query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    async def _list_page(
-        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
-    ) -> Any:
-        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+        async for item in aiter_pages(self._core, query, self._list_page):
+            yield item
 
     async def aput(
         self,
@@ -487,10 +461,7 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            thread_id = prepared.key.thread_id
-            await self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+            await self._keep_last(prepared.key.thread_id)
         return saved
 
     async def aput_writes(
@@ -508,42 +479,10 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
 
-    async def aundelete_thread(self, thread_id: str) -> None:
-        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
-        self._core.cache.clear()
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            await self._write(partial(self._core.prune_txn, thread_id, strategy))
-            self._core.cache.discard_thread(str(thread_id))
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist``; shares connection,
         cache and commit queue with this saver."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now (see ``SqliteSaver.sweep``)."""
@@ -574,9 +513,6 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             bytes_before=before,
             bytes_after=after,
         )
-
-    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return await self._read(lambda: self._core.stats_txn(thread_id))
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()

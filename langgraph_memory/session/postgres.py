@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -21,29 +21,25 @@ from typing import Any, TypeVar
 import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_memory.config import RetentionPolicy
-from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.errors import CheckpointStorageError, MigrationError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
-from langgraph_memory.session._bridges import ThreadedAsyncTwins
+from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
-    LIST_PAGE_SIZE,
     Execute,
     ExecuteMany,
     Fetch,
-    ListQuery,
     SaverCore,
     Statement,
     Txn,
@@ -52,7 +48,7 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._shell import SyncShell, migration_steps
 
 T = TypeVar("T")
 
@@ -119,7 +115,7 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
     return run
 
 
-class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
+class PostgresSaver(SyncShell):
     """A LangGraph checkpointer on Postgres: linear storage, retention, real pool concurrency.
 
     Every call borrows its own connection from a psycopg pool (no lock around
@@ -412,11 +408,17 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._ensure_setup()
         return self._run(factory, read=True, single=single)
 
-    # ---------------------------------------------------------------- setup
+    def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
+        # Not retried after a lost connection: it may have committed.
+        return self._write(factory, idempotent=False)
 
-    def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            self.setup()
+    def _thread_locked(self, thread_id: str, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+        return PG.thread_txn(thread_id, factory)
+
+    def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
+        return CompressedDicts(serde)
+
+    # ---------------------------------------------------------------- setup
 
     def setup(self) -> None:
         """Create or migrate the schema. Idempotent; safe when many instances start at once.
@@ -429,13 +431,8 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             if self.is_setup:
                 return
             try:
-                self._run(PG.migration_txn(self._core.migrations_table_txn))
-                for version, name, statements in SQL.MIGRATIONS:
-                    self._run(
-                        PG.migration_txn(
-                            partial(self._core.migration_txn, version, name, statements)
-                        )
-                    )
+                for step in migration_steps(self._core, SQL.MIGRATIONS):
+                    self._run(PG.migration_txn(step))
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
             self.is_setup = True
@@ -474,25 +471,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         and channel values decode on first access.
         """
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        return self._iter_pages(query)
-
-    def _iter_pages(self, query: ListQuery) -> Iterator[CheckpointTuple]:
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = self._list_page(query, after, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
-
-    def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
-        return self._read(lambda: self._core.list_page_txn(query, after, size))
+        return iter_pages(self._core, query, self._list_page)
 
     def put(
         self,
@@ -515,10 +494,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            tid = prepared.key.thread_id
-            self._write(PG.thread_txn(tid, lambda: self._core.keep_last_txn(tid, keep)))
+            self._keep_last(key.thread_id)
         return saved
 
     def put_writes(
@@ -556,53 +532,11 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._write(lambda: self._core.delete_for_runs_txn(run_ids))
         self._core.cache.clear()
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
-        # Not retried after a lost connection: the copy may have committed.
-        self._write(
-            PG.thread_txn(
-                source_thread_id,
-                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
-            ),
-            idempotent=False,
-        )
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
-
-        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
-        including the ancestors a ``DeltaChannel`` value is replayed from.
-        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
-        """
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            self._write(
-                PG.thread_txn(thread_id, partial(self._core.prune_txn, thread_id, strategy))
-            )
-            self._core.cache.discard_thread(str(thread_id))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Writes and seed per channel along the parent chain (one walk for all channels)."""
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> PostgresSaver:
         """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
         ``compile``); it shares connections and cache with this saver, but its core
         decodes with the clone's serializer."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(CompressedDicts(clone.serde))  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     # ---------------------------------------------------------------- retention and storage
 

@@ -12,19 +12,17 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -36,19 +34,18 @@ from langgraph_memory.errors import (
     MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
-from langgraph_memory.session._bridges import ThreadedAsyncTwins
+from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
     Fetch,
-    ListPager,
     SaverCore,
     Statement,
     Txn,
     drive,
 )
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._shell import SyncShell, migration_steps
 
 T = TypeVar("T")
 
@@ -415,7 +412,7 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     return run
 
 
-class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
+class SqliteSaver(SyncShell):
     """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
 
     One object serves ``graph.invoke`` and ``graph.ainvoke`` (its ``a*`` methods
@@ -664,10 +661,6 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- setup
 
-    def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            self.setup()
-
     def setup(self) -> None:
         """Create or migrate the schema. Idempotent; safe when many processes start at once.
 
@@ -681,12 +674,8 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
             self._plain(SQL.SET_WAL)
             try:
-                self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
-                for version, name, statements in SQL.MIGRATIONS:
-                    self._transaction(
-                        SQL.BEGIN_WRITE,
-                        partial(self._core.migration_txn, version, name, statements),
-                    )
+                for step in migration_steps(self._core, SQL.MIGRATIONS):
+                    self._transaction(SQL.BEGIN_WRITE, step)
             except CheckpointStorageError as exc:
                 raise MigrationError(f"schema migration failed: {exc}") from exc
             self.is_setup = True
@@ -717,18 +706,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         Channel values of listed checkpoints decode on first access.
         """
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        return self._iter_pages(query)
-
-    def _iter_pages(self, query: Any) -> Iterator[CheckpointTuple]:
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = self._list_page(query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    def _list_page(self, query: Any, after: tuple[str, str, str] | None, size: int) -> Any:
-        return self._read(lambda: self._core.list_page_txn(query, after, size))
+        return iter_pages(self._core, query, self._list_page)
 
     def put(
         self,
@@ -746,10 +724,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         outcome = self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            thread_id = prepared.key.thread_id
-            self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+            self._keep_last(prepared.key.thread_id)
         return saved
 
     def put_writes(
@@ -806,43 +781,10 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._write(lambda: self._core.delete_for_runs_txn(run_ids))
         self._core.cache.clear()
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
-        self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
-
-        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
-        including the ancestors a ``DeltaChannel`` value is replayed from.
-        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
-        """
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            self._write(partial(self._core.prune_txn, thread_id, strategy))
-            self._core.cache.discard_thread(str(thread_id))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Writes and seed per channel along the parent chain (one walk for all channels)."""
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> SqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
         ``compile``); it shares connections, cache and commit queue with this saver."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     # ---------------------------------------------------------------- retention and storage
 
