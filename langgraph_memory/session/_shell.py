@@ -10,12 +10,17 @@ dialect's hooks. Each dialect implements ``_read``/``_write`` (and ``setup`` or
 differ: ``_thread_locked`` (Postgres takes the thread's row lock),
 ``_write_once`` (Postgres never retries a copy that may have committed) and
 ``_core_serde`` (Postgres compresses large dicts). Methods whose docstrings or
-bodies differ per dialect stay in the dialect's class.
+bodies differ per dialect stay in the dialect's class, and call shared helpers:
+``_set_up_once`` (setup around the dialect's ``_before_migrations`` and
+``_migrate`` hooks) and ``_run_steps``, which runs an operation of several
+transactions (``sweep``) written once as a generator of :data:`Step`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+import asyncio
+import threading
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -23,7 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
 from langgraph_memory.session._core import ListQuery, SaverCore, Txn
 from langgraph_memory.session._retention import StorageStats
@@ -33,6 +38,13 @@ T = TypeVar("T")
 Saver = TypeVar("Saver", bound=BaseCheckpointSaver[str])
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+# One transaction of an operation that needs several (``sweep``): whether it
+# writes, and its factory. The generator receives each transaction's result,
+# so one body serves the sync and the async shell.
+READ, WRITE = False, True
+Step = tuple[bool, Callable[[], Txn[Any]]]
+Steps = Generator[Step, Any, T]
 
 
 def migration_steps(
@@ -54,6 +66,9 @@ class _DialectHooks(_SaverBase):
     """Hooks with SQLite's behaviour as the default; Postgres overrides them."""
 
     _core: SaverCore
+    is_setup: bool
+    # The dialect's SQL module's MIGRATIONS.
+    _MIGRATIONS: Sequence[tuple[int, str, Sequence[str]]]
 
     def _thread_locked(self, thread_id: str, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
         """``factory`` run holding the thread against concurrent writers (SQLite's
@@ -77,7 +92,7 @@ class _DialectHooks(_SaverBase):
 class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
     """The sync savers' shared methods; the ``a*`` twins run them in a worker thread."""
 
-    is_setup: bool
+    _setup_lock: threading.Lock
 
     # ---------------------------------------------------------------- dialect hooks
 
@@ -94,11 +109,41 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         """A write that must not run twice (``copy_thread``)."""
         return self._write(factory)
 
+    def _before_migrations(self) -> None:
+        """Statements that must run outside a transaction before the migrations."""
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        """Run one schema step in its own write transaction."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- shared
 
     def _ensure_setup(self) -> None:
         if not self.is_setup:
             self.setup()
+
+    def _set_up_once(self) -> None:
+        """``setup``: once per saver, under its setup lock."""
+        with self._setup_lock:
+            if self.is_setup:
+                return
+            self._before_migrations()
+            try:
+                for step in migration_steps(self._core, self._MIGRATIONS):
+                    self._migrate(step)
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    def _run_steps(self, steps: Steps[T]) -> T:
+        """Run each transaction ``steps`` yields, sending back its result."""
+        result: Any = None
+        while True:
+            try:
+                write, factory = steps.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result = self._write(factory) if write else self._read(factory)
 
     def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
         return self._read(lambda: self._core.list_page_txn(query, after, size))
@@ -148,7 +193,7 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
 class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
     """The async savers' shared methods; the sync twins submit them to the saver's loop."""
 
-    is_setup: bool
+    _setup_lock: asyncio.Lock
 
     # ---------------------------------------------------------------- dialect hooks
 
@@ -165,11 +210,41 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
         """A write that must not run twice (``acopy_thread``)."""
         return await self._write(factory)
 
+    async def _before_migrations(self) -> None:
+        """Statements that must run outside a transaction before the migrations."""
+
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        """Run one schema step in its own write transaction."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- shared
 
     async def _ensure_setup(self) -> None:
         if not self.is_setup:
             await self.asetup()
+
+    async def _set_up_once(self) -> None:
+        """``asetup``: once per saver, under its setup lock."""
+        async with self._setup_lock:
+            if self.is_setup:
+                return
+            await self._before_migrations()
+            try:
+                for step in migration_steps(self._core, self._MIGRATIONS):
+                    await self._migrate(step)
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    async def _run_steps(self, steps: Steps[T]) -> T:
+        """Run each transaction ``steps`` yields, sending back its result."""
+        result: Any = None
+        while True:
+            try:
+                write, factory = steps.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result = await self._write(factory) if write else await self._read(factory)
 
     async def setup(self) -> None:
         """Alias of :meth:`asetup` (the official async saver's name)."""

@@ -36,7 +36,6 @@ from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
     InvalidConnectionError,
-    MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import aiter_pages
@@ -48,15 +47,17 @@ from langgraph_memory.session._core import (
     Txn,
 )
 from langgraph_memory.session._retention import SweepReport
-from langgraph_memory.session._shell import AsyncShell, migration_steps
+from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_RETRY_SECONDS,
-    backoff_delay,
+    check_conn_string,
     commit_batch,
     is_busy_error,
+    retry_delay,
     run_reads,
     run_transaction,
+    sweep_steps,
 )
 
 T = TypeVar("T")
@@ -166,6 +167,7 @@ class AsyncSqliteSaver(AsyncShell):
     """
 
     _SYNC_ALTERNATIVE = "SqliteSaver"
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -225,11 +227,7 @@ class AsyncSqliteSaver(AsyncShell):
         Yields:
             A set-up saver.
         """
-        if not isinstance(conn_string, str) or not conn_string:
-            raise ConfigurationError(
-                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-                "or ':memory:'."
-            )
+        check_conn_string(conn_string)
         conn = await aiosqlite.connect(
             conn_string,
             isolation_level=None,
@@ -260,16 +258,8 @@ class AsyncSqliteSaver(AsyncShell):
             try:
                 return await attempt_fn()
             except sqlite3.OperationalError as exc:
-                if not is_busy_error(exc):
-                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
                 attempt += 1
-                if time.monotonic() >= deadline:
-                    raise CheckpointStorageError(
-                        f"the database stayed busy for {self._retry_seconds:.0f} s "
-                        f"({attempt} attempts); another process holds its write lock. "
-                        "Raise retry_seconds or reduce concurrent writers."
-                    ) from exc
-                await asyncio.sleep(backoff_delay(attempt))
+                await asyncio.sleep(retry_delay(exc, attempt, deadline, self._retry_seconds))
 
     async def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
         async def attempt() -> T:
@@ -365,31 +355,24 @@ class AsyncSqliteSaver(AsyncShell):
                 return await self._worker(  # type: ignore[no-any-return]
                     reads_then_commit, self.conn._conn, read_factories, factories
                 )
-            read_outcomes: list[tuple[bool, Any]] = []
-            for factory in read_factories:  # fallback: one transaction per read
-                try:
-                    read_outcomes.append(
-                        (True, await self._statement_by_statement(SQL.BEGIN_READ, factory))
-                    )
-                except sqlite3.OperationalError as exc:
-                    if is_busy_error(exc):
-                        raise
-                    read_outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
-                except Exception as exc:
-                    read_outcomes.append((False, exc))
-            outcomes: list[tuple[bool, Any]] = []
-            for factory in factories:  # fallback: one transaction per write
-                try:
-                    outcomes.append(
-                        (True, await self._statement_by_statement(SQL.BEGIN_WRITE, factory))
-                    )
-                except sqlite3.OperationalError as exc:
-                    if is_busy_error(exc):
-                        raise
-                    outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
-                except Exception as exc:
-                    outcomes.append((False, exc))
-            return read_outcomes, outcomes
+            # Fallback without aiosqlite's worker hook: one transaction each.
+            read_outcomes = await self._each_alone(SQL.BEGIN_READ, read_factories)
+            return read_outcomes, await self._each_alone(SQL.BEGIN_WRITE, factories)
+
+    async def _each_alone(
+        self, begin: str, factories: Sequence[Callable[[], Txn[Any]]]
+    ) -> list[tuple[bool, Any]]:
+        outcomes: list[tuple[bool, Any]] = []
+        for factory in factories:
+            try:
+                outcomes.append((True, await self._statement_by_statement(begin, factory)))
+            except sqlite3.OperationalError as exc:
+                if is_busy_error(exc):
+                    raise
+                outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        return outcomes
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
         await self._ensure_setup()
@@ -415,19 +398,16 @@ class AsyncSqliteSaver(AsyncShell):
 
     async def asetup(self) -> None:
         """Create or migrate the schema; idempotent and safe under concurrent starts."""
-        async with self._setup_lock:
-            if self.is_setup:
-                return
-            for pragma in SQL.CONNECTION_PRAGMAS:
-                await self._plain(pragma.format(busy_timeout_ms=self._busy_timeout_ms))
-            await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
-            await self._plain(SQL.SET_WAL)
-            try:
-                for step in migration_steps(self._core, SQL.MIGRATIONS):
-                    await self._transaction(SQL.BEGIN_WRITE, step)
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        await self._set_up_once()
+
+    async def _before_migrations(self) -> None:
+        for pragma in SQL.CONNECTION_PRAGMAS:
+            await self._plain(pragma.format(busy_timeout_ms=self._busy_timeout_ms))
+        await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+        await self._plain(SQL.SET_WAL)
+
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        await self._transaction(SQL.BEGIN_WRITE, step)
 
     # ---------------------------------------------------------------- async API
 
@@ -486,33 +466,7 @@ class AsyncSqliteSaver(AsyncShell):
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now (see ``SqliteSaver.sweep``)."""
-        now = time.time()
-        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return SweepReport(
-                dry_run=True,
-                expired_threads=tuple(expired),
-                evicted_threads=tuple(evicted),
-                bytes_before=before,
-                bytes_after=before,
-            )
-        for thread_id in [*expired, *evicted]:
-            await self.adelete_thread(thread_id)
-        pruned = 0
-        policy = self._core.retention
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for thread_id in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(partial(self._core.keep_last_txn, thread_id, keep))
-        after = await self._read(self._core.size_txn)
-        return SweepReport(
-            dry_run=False,
-            expired_threads=tuple(expired),
-            evicted_threads=tuple(evicted),
-            pruned_checkpoints=pruned,
-            bytes_before=before,
-            bytes_after=after,
-        )
+        return await self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()

@@ -31,7 +31,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_memory.config import RetentionPolicy
-from langgraph_memory.errors import CheckpointStorageError, MigrationError
+from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
@@ -48,7 +48,7 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._shell import SyncShell, migration_steps
+from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
 
 T = TypeVar("T")
 
@@ -115,6 +115,79 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
     return run
 
 
+def pool_options(
+    conn_string: str,
+    *,
+    pool_size: int,
+    min_pool_size: int | None,
+    max_idle: float,
+    prepare_threshold: int | None,
+    synchronous_commit: bool,
+) -> tuple[dict[str, Any], bool]:
+    """``from_conn_string``'s pool arguments (the same for the sync and the async
+    pool), and whether each connection sets asynchronous commit once when it opens."""
+    min_size = PG.validate_pool_options(
+        pool_size=pool_size,
+        min_pool_size=min_pool_size,
+        max_idle=max_idle,
+        prepare_threshold=prepare_threshold,
+        conn_string=conn_string,
+    )
+    options = {
+        "conninfo": conn_string,
+        "min_size": min_size,
+        "max_size": pool_size,
+        "max_idle": max_idle,
+        "kwargs": PG.connection_kwargs(prepare_threshold),
+        "open": False,
+    }
+    return options, PG.session_async_commit(prepare_threshold, synchronous_commit)
+
+
+def pool_open_error(exc: psycopg.Error, min_size: int, timeout: float) -> CheckpointStorageError:
+    return CheckpointStorageError(
+        f"could not open {min_size} connection(s) to Postgres within "
+        f"{timeout:g} s ({exc}); check the DSN and that the server is up."
+    )
+
+
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep``: plan in one read, then one transaction per thread,
+    each re-checking under the thread's row lock (``SKIP LOCKED``)."""
+    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
+    if dry_run:
+        return core.report(
+            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
+        )
+    policy = core.retention
+    done_expired: list[str] = []
+    if policy is not None and policy.thread_ttl_seconds is not None:
+        cutoff = now - policy.thread_ttl_seconds
+        for tid in expired:
+            if (yield WRITE, partial(PG.expire_thread_txn, core, tid, cutoff)):
+                done_expired.append(tid)
+                core.cache.discard_thread(tid)
+    done_evicted: list[str] = []
+    for tid in evicted:
+        if (yield WRITE, partial(PG.evict_thread_txn, core, tid)):
+            done_evicted.append(tid)
+            core.cache.discard_thread(tid)
+    pruned = 0
+    if policy is not None and policy.keep_last is not None:
+        keep = policy.keep_last
+        for tid in (yield READ, core.live_threads_txn):
+            pruned += yield WRITE, partial(PG.sweep_keep_last_txn, core, tid, keep)
+    after = yield READ, core.size_txn
+    return core.report(
+        dry_run=False,
+        expired=done_expired,
+        evicted=done_evicted,
+        pruned=pruned,
+        before=before,
+        after=after,
+    )
+
+
 class PostgresSaver(SyncShell):
     """A LangGraph checkpointer on Postgres: linear storage, retention, real pool concurrency.
 
@@ -158,6 +231,8 @@ class PostgresSaver(SyncShell):
         ...                            {"configurable": {"thread_id": "doctest-t1"}})
         ...         saver.delete_thread("doctest-t1")
     """
+
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -262,33 +337,25 @@ class PostgresSaver(SyncShell):
         Yields:
             A set-up saver.
         """
-        min_size = PG.validate_pool_options(
+        options, session_async = pool_options(
+            conn_string,
             pool_size=pool_size,
             min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
-            conn_string=conn_string,
+            synchronous_commit=synchronous_commit,
         )
-        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = ConnectionPool(
-            conn_string,
-            min_size=min_size,
-            max_size=pool_size,
-            max_idle=max_idle,
-            kwargs=PG.connection_kwargs(prepare_threshold),
+            **options,
             configure=PG.configure_async_commit if session_async else None,
             check=ConnectionPool.check_connection if check_connections else None,
-            open=False,
             name="langgraph-memory",
         )
         try:
             pool.open(wait=True, timeout=connect_timeout)
         except psycopg.Error as exc:
             pool.close()
-            raise CheckpointStorageError(
-                f"could not open {min_size} connection(s) to Postgres within "
-                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
-            ) from exc
+            raise pool_open_error(exc, options["min_size"], connect_timeout) from exc
         saver = cls.__new__(cls)
         saver._init(
             _Connections(pool=pool, conn=None, owns=True),
@@ -427,15 +494,10 @@ class PostgresSaver(SyncShell):
         transaction-scoped advisory lock, so concurrent callers apply it once.
         Works on autocommit and non-autocommit connections alike.
         """
-        with self._setup_lock:
-            if self.is_setup:
-                return
-            try:
-                for step in migration_steps(self._core, SQL.MIGRATIONS):
-                    self._run(PG.migration_txn(step))
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        self._set_up_once()
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        self._run(PG.migration_txn(step))
 
     # ---------------------------------------------------------------- BaseCheckpointSaver API
 
@@ -552,44 +614,7 @@ class PostgresSaver(SyncShell):
         Args:
             dry_run: report what would be deleted without deleting anything.
         """
-        now = time.time()
-        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return self._core.report(
-                dry_run=True,
-                expired=expired,
-                evicted=evicted,
-                pruned=0,
-                before=before,
-                after=before,
-            )
-        policy = self._core.retention
-        done_expired: list[str] = []
-        if policy is not None and policy.thread_ttl_seconds is not None:
-            cutoff = now - policy.thread_ttl_seconds
-            for tid in expired:
-                if self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
-                    done_expired.append(tid)
-                    self._core.cache.discard_thread(tid)
-        done_evicted: list[str] = []
-        for tid in evicted:
-            if self._write(partial(PG.evict_thread_txn, self._core, tid)):
-                done_evicted.append(tid)
-                self._core.cache.discard_thread(tid)
-        pruned = 0
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for tid in self._read(self._core.live_threads_txn):
-                pruned += self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
-        after = self._read(self._core.size_txn)
-        return self._core.report(
-            dry_run=False,
-            expired=done_expired,
-            evicted=done_evicted,
-            pruned=pruned,
-            before=before,
-            after=after,
-        )
+        return self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     def storage_stats(self, thread_id: str | None = None) -> StorageStats:
         """Bytes of our tables (heap, TOAST, indexes) and per-thread payload and checkpoints."""

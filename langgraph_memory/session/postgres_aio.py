@@ -35,7 +35,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from langgraph_memory.config import RetentionPolicy
-from langgraph_memory.errors import CheckpointStorageError, MigrationError
+from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
@@ -50,7 +50,8 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import SweepReport
-from langgraph_memory.session._shell import AsyncShell, migration_steps
+from langgraph_memory.session._shell import AsyncShell
+from langgraph_memory.session.postgres import pool_open_error, pool_options, sweep_steps
 
 T = TypeVar("T")
 
@@ -213,6 +214,8 @@ class AsyncPostgresSaver(AsyncShell):
 
     _SYNC_ALTERNATIVE = "PostgresSaver"
 
+    _MIGRATIONS = SQL.MIGRATIONS
+
     def __init__(
         self,
         conn: psycopg.AsyncConnection[Any] | AsyncConnectionPool,
@@ -269,33 +272,25 @@ class AsyncPostgresSaver(AsyncShell):
         Yields:
             A set-up saver.
         """
-        min_size = PG.validate_pool_options(
+        options, session_async = pool_options(
+            conn_string,
             pool_size=pool_size,
             min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
-            conn_string=conn_string,
+            synchronous_commit=synchronous_commit,
         )
-        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = AsyncConnectionPool(
-            conn_string,
-            min_size=min_size,
-            max_size=pool_size,
-            max_idle=max_idle,
-            kwargs=PG.connection_kwargs(prepare_threshold),
+            **options,
             configure=PG.aconfigure_async_commit if session_async else None,
             check=AsyncConnectionPool.check_connection if check_connections else None,
-            open=False,
             name="langgraph-memory-async",
         )
         try:
             await pool.open(wait=True, timeout=connect_timeout)
         except psycopg.Error as exc:
             await pool.close()
-            raise CheckpointStorageError(
-                f"could not open {min_size} connection(s) to Postgres within "
-                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
-            ) from exc
+            raise pool_open_error(exc, options["min_size"], connect_timeout) from exc
         try:
             saver = cls(
                 pool,
@@ -424,15 +419,10 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def asetup(self) -> None:
         """Create or migrate the schema; idempotent and safe under concurrent starts."""
-        async with self._setup_lock:
-            if self.is_setup:
-                return
-            try:
-                for step in migration_steps(self._core, SQL.MIGRATIONS):
-                    await self._run(PG.migration_txn(step))
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        await self._set_up_once()
+
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        await self._run(PG.migration_txn(step))
 
     # ---------------------------------------------------------------- async API
 
@@ -508,44 +498,7 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now; safe while others write (see ``PostgresSaver.sweep``)."""
-        now = time.time()
-        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return self._core.report(
-                dry_run=True,
-                expired=expired,
-                evicted=evicted,
-                pruned=0,
-                before=before,
-                after=before,
-            )
-        policy = self._core.retention
-        done_expired: list[str] = []
-        if policy is not None and policy.thread_ttl_seconds is not None:
-            cutoff = now - policy.thread_ttl_seconds
-            for tid in expired:
-                if await self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
-                    done_expired.append(tid)
-                    self._core.cache.discard_thread(tid)
-        done_evicted: list[str] = []
-        for tid in evicted:
-            if await self._write(partial(PG.evict_thread_txn, self._core, tid)):
-                done_evicted.append(tid)
-                self._core.cache.discard_thread(tid)
-        pruned = 0
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for tid in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
-        after = await self._read(self._core.size_txn)
-        return self._core.report(
-            dry_run=False,
-            expired=done_expired,
-            evicted=done_evicted,
-            pruned=pruned,
-            before=before,
-            after=after,
-        )
+        return await self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()

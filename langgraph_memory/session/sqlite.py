@@ -31,7 +31,6 @@ from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
     InvalidConnectionError,
-    MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import iter_pages
@@ -45,7 +44,7 @@ from langgraph_memory.session._core import (
     drive,
 )
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._shell import SyncShell, migration_steps
+from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
 
 T = TypeVar("T")
 
@@ -69,6 +68,31 @@ def is_busy_error(exc: BaseException) -> bool:
 def backoff_delay(attempt: int) -> float:
     """Full-jitter exponential backoff: 2 ms doubling up to 250 ms."""
     return random.uniform(0, min(0.25, 0.002 * (2 ** min(attempt, 10))))
+
+
+def retry_delay(
+    exc: sqlite3.OperationalError, attempt: int, deadline: float, retry_seconds: float
+) -> float:
+    """How long to wait before try ``attempt + 1`` of a transaction that failed
+    with ``exc``; raises ``CheckpointStorageError`` unless it was busy and
+    ``deadline`` (``time.monotonic()``) has not passed."""
+    if not is_busy_error(exc):
+        raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
+    if time.monotonic() >= deadline:
+        raise CheckpointStorageError(
+            f"the database stayed busy for {retry_seconds:.0f} s "
+            f"({attempt} attempts); another process holds its write lock. "
+            "Raise retry_seconds or reduce concurrent writers."
+        ) from exc
+    return backoff_delay(attempt)
+
+
+def check_conn_string(conn_string: Any) -> None:
+    if not isinstance(conn_string, str) or not conn_string:
+        raise ConfigurationError(
+            f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
+            "or ':memory:'."
+        )
 
 
 def check_user_connection(conn: Any) -> None:
@@ -412,6 +436,33 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     return run
 
 
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep``: plan in one read, then one transaction per thread."""
+    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
+    if dry_run:
+        return core.report(
+            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
+        )
+    for thread_id in [*expired, *evicted]:
+        yield WRITE, partial(core.delete_thread_txn, thread_id)
+        core.cache.discard_thread(str(thread_id))
+    pruned = 0
+    policy = core.retention
+    if policy is not None and policy.keep_last is not None:
+        keep = policy.keep_last
+        for thread_id in (yield READ, core.live_threads_txn):
+            pruned += yield WRITE, partial(core.keep_last_txn, thread_id, keep)
+    after = yield READ, core.size_txn
+    return core.report(
+        dry_run=False,
+        expired=expired,
+        evicted=evicted,
+        pruned=pruned,
+        before=before,
+        after=after,
+    )
+
+
 class SqliteSaver(SyncShell):
     """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
 
@@ -443,6 +494,8 @@ class SqliteSaver(SyncShell):
         ...     len(out["messages"])
         2
     """
+
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -511,11 +564,7 @@ class SqliteSaver(SyncShell):
         Yields:
             A set-up saver.
         """
-        if not isinstance(conn_string, str) or not conn_string:
-            raise ConfigurationError(
-                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-                "or ':memory:'."
-            )
+        check_conn_string(conn_string)
         in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
         if in_memory:
             shared = sqlite3.connect(
@@ -562,16 +611,8 @@ class SqliteSaver(SyncShell):
             try:
                 return attempt_fn()
             except sqlite3.OperationalError as exc:
-                if not is_busy_error(exc):
-                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
                 attempt += 1
-                if time.monotonic() >= deadline:
-                    raise CheckpointStorageError(
-                        f"the database stayed busy for {self._retry_seconds:.0f} s "
-                        f"({attempt} attempts); another process holds its write lock. "
-                        "Raise retry_seconds or reduce concurrent writers."
-                    ) from exc
-                time.sleep(backoff_delay(attempt))
+                time.sleep(retry_delay(exc, attempt, deadline, self._retry_seconds))
 
     def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
         run = self._connections.run
@@ -668,17 +709,14 @@ class SqliteSaver(SyncShell):
         ``BEGIN IMMEDIATE`` transaction together with its "applied" row, so
         concurrent callers apply it exactly once.
         """
-        with self._setup_lock:
-            if self.is_setup:
-                return
-            self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
-            self._plain(SQL.SET_WAL)
-            try:
-                for step in migration_steps(self._core, SQL.MIGRATIONS):
-                    self._transaction(SQL.BEGIN_WRITE, step)
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        self._set_up_once()
+
+    def _before_migrations(self) -> None:
+        self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+        self._plain(SQL.SET_WAL)
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        self._transaction(SQL.BEGIN_WRITE, step)
 
     # ---------------------------------------------------------------- BaseCheckpointSaver API
 
@@ -806,33 +844,7 @@ class SqliteSaver(SyncShell):
             ...     report.dry_run, report.deleted_threads
             (True, ())
         """
-        now = time.time()
-        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return SweepReport(
-                dry_run=True,
-                expired_threads=tuple(expired),
-                evicted_threads=tuple(evicted),
-                bytes_before=before,
-                bytes_after=before,
-            )
-        for thread_id in [*expired, *evicted]:
-            self.delete_thread(thread_id)
-        pruned = 0
-        policy = self._core.retention
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for thread_id in self._read(self._core.live_threads_txn):
-                pruned += self._write(partial(self._core.keep_last_txn, thread_id, keep))
-        after = self._read(self._core.size_txn)
-        return SweepReport(
-            dry_run=False,
-            expired_threads=tuple(expired),
-            evicted_threads=tuple(evicted),
-            pruned_checkpoints=pruned,
-            bytes_before=before,
-            bytes_after=after,
-        )
+        return self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     def storage_stats(self, thread_id: str | None = None) -> StorageStats:
         """File size, free pages and per-thread payload bytes and checkpoint counts.
