@@ -5,9 +5,9 @@
 
 A method lives here when its body is the same for SQLite and Postgres: it
 prepares through the core (``_core.py``) and runs the transaction through the
-dialect's hooks. Each dialect implements ``_read``/``_write`` (and ``setup`` or
-``asetup``) and overrides a default hook only where Postgres and SQLite really
-differ: ``_thread_locked`` (Postgres takes the thread's row lock),
+dialect's hooks. Each dialect implements ``_read``, ``_write``, ``_migrate``
+and ``setup`` (or ``asetup``), and overrides a default hook only where
+Postgres and SQLite really differ: ``_thread_locked`` (Postgres takes the thread's row lock),
 ``_write_once`` (Postgres never retries a copy that may have committed) and
 ``_core_serde`` (Postgres compresses large dicts). Methods whose docstrings or
 bodies differ per dialect stay in the dialect's class, and call shared helpers:
@@ -35,7 +35,6 @@ from langgraph_memory.session._retention import StorageStats
 from langgraph_memory.session._versions import next_version
 
 T = TypeVar("T")
-Saver = TypeVar("Saver", bound=BaseCheckpointSaver[str])
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
