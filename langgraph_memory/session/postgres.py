@@ -115,6 +115,19 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
     return run
 
 
+def retry_delay(exc: psycopg.Error, attempt: int, *, idempotent: bool, started: float) -> float:
+    """How long to wait before try ``attempt + 1`` of a call that failed with
+    ``exc``; raises ``FastPathRefused`` (the core runs the call instead) or
+    ``CheckpointStorageError`` when it must not be retried."""
+    if FAST.is_refusal(exc):
+        raise FAST.FastPathRefused from exc
+    if PG.should_retry(exc, idempotent=idempotent, started=started, now=time.monotonic()):
+        return PG.retry_delay(attempt)
+    raise CheckpointStorageError(
+        f"Postgres refused the operation after {attempt} attempt(s): {type(exc).__name__}: {exc}"
+    ) from exc
+
+
 def pool_options(
     conn_string: str,
     *,
@@ -444,19 +457,9 @@ class PostgresSaver(SyncShell):
             try:
                 return self._attempt(factory, read, single)
             except psycopg.Error as exc:
-                if FAST.is_refusal(exc):
-                    raise FAST.FastPathRefused from exc
                 attempt += 1
-                if PG.should_retry(
-                    exc, idempotent=idempotent, started=started, now=time.monotonic()
-                ):
-                    time.sleep(PG.retry_delay(attempt))
-                    self._connections.check()
-                    continue
-                raise CheckpointStorageError(
-                    f"Postgres refused the operation after {attempt} attempt(s): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                time.sleep(retry_delay(exc, attempt, idempotent=idempotent, started=started))
+                self._connections.check()
 
     def _write(
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False

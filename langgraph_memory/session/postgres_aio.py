@@ -51,7 +51,12 @@ from langgraph_memory.session._core import (
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
-from langgraph_memory.session.postgres import pool_open_error, pool_options, sweep_steps
+from langgraph_memory.session.postgres import (
+    pool_open_error,
+    pool_options,
+    retry_delay,
+    sweep_steps,
+)
 
 T = TypeVar("T")
 
@@ -375,19 +380,11 @@ class AsyncPostgresSaver(AsyncShell):
             try:
                 return await self._attempt(factory, read, single)
             except psycopg.Error as exc:
-                if FAST.is_refusal(exc):
-                    raise FAST.FastPathRefused from exc
                 attempt += 1
-                if PG.should_retry(
-                    exc, idempotent=idempotent, started=started, now=time.monotonic()
-                ):
-                    await asyncio.sleep(PG.retry_delay(attempt))
-                    await self._connections.check()
-                    continue
-                raise CheckpointStorageError(
-                    f"Postgres refused the operation after {attempt} attempt(s): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                await asyncio.sleep(
+                    retry_delay(exc, attempt, idempotent=idempotent, started=started)
+                )
+                await self._connections.check()
 
     async def _write(
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
