@@ -9,13 +9,22 @@
   from worker threads, expects this of an async saver).
 
 Each saver lists the mixin before ``BaseCheckpointSaver`` so these methods win
-over the base class's ``NotImplementedError`` ones.
+over the base class's ``NotImplementedError`` ones. :func:`iter_pages` and
+:func:`aiter_pages` are the one keyset-paging loop of every ``list``/``alist``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -31,6 +40,32 @@ from langgraph_memory.session._core import ListPager, ListQuery, SaverCore
 from langgraph_memory.session._retention import StorageStats, SweepReport
 
 T = TypeVar("T")
+
+# (query, after, size) -> (raw checkpoints, value store) of one page.
+PageFetcher = Callable[[ListQuery, "tuple[str, str, str] | None", int], Any]
+
+
+def iter_pages(core: SaverCore, query: ListQuery, fetch: PageFetcher) -> Iterator[CheckpointTuple]:
+    """``list()``: one page per ``fetch`` call, so nothing is held while yielding."""
+    pager = ListPager(query)
+    while (size := pager.next_size()) is not None:
+        raws, store = fetch(query, pager.after, size)
+        pager.advance(raws, size)
+        for raw in raws:
+            yield core.build_list_tuple(raw, store)
+
+
+async def aiter_pages(
+    core: SaverCore, query: ListQuery, fetch: Callable[..., Awaitable[Any]]
+) -> AsyncIterator[CheckpointTuple]:
+    """``alist()``: :func:`iter_pages` with an awaited ``fetch``."""
+    pager = ListPager(query)
+    while (size := pager.next_size()) is not None:
+        raws, store = await fetch(query, pager.after, size)
+        pager.advance(raws, size)
+        for raw in raws:
+            yield core.build_list_tuple(raw, store)
+
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -70,12 +105,9 @@ class ThreadedAsyncTwins(_SaverBase):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = await asyncio.to_thread(self._list_page, query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
+        fetch = lambda *page: asyncio.to_thread(self._list_page, *page)  # noqa: E731
+        async for item in aiter_pages(self._core, query, fetch):
+            yield item
 
     async def aput(
         self,
@@ -174,12 +206,7 @@ class LoopSyncTwins(_SaverBase):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = self._sync(self._list_page(query, pager.after, size))
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
+        return iter_pages(self._core, query, lambda *page: self._sync(self._list_page(*page)))
 
     def put(
         self,

@@ -15,7 +15,6 @@ from collections.abc import (
     Callable,
     Collection,
     Coroutine,
-    Mapping,
     Sequence,
 )
 from contextlib import asynccontextmanager
@@ -25,12 +24,10 @@ from typing import Any, TypeVar
 import aiosqlite
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -39,29 +36,28 @@ from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
     InvalidConnectionError,
-    MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
-from langgraph_memory.session._bridges import LoopSyncTwins
+from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
     Execute,
     Fetch,
-    ListPager,
-    ListQuery,
     SaverCore,
     Statement,
     Txn,
 )
-from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._retention import SweepReport
+from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_RETRY_SECONDS,
-    backoff_delay,
+    check_conn_string,
     commit_batch,
     is_busy_error,
+    retry_delay,
     run_reads,
     run_transaction,
+    sweep_steps,
 )
 
 T = TypeVar("T")
@@ -138,7 +134,7 @@ def check_async_connection(conn: Any) -> None:
         )
 
 
-class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
+class AsyncSqliteSaver(AsyncShell):
     """The SQLite checkpointer over ``aiosqlite``, for ``graph.ainvoke``/``astream``.
 
     Same storage, retention and guarantees as :class:`SqliteSaver` (they share
@@ -171,6 +167,7 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     """
 
     _SYNC_ALTERNATIVE = "SqliteSaver"
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -230,11 +227,7 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        if not isinstance(conn_string, str) or not conn_string:
-            raise ConfigurationError(
-                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-                "or ':memory:'."
-            )
+        check_conn_string(conn_string)
         conn = await aiosqlite.connect(
             conn_string,
             isolation_level=None,
@@ -265,16 +258,8 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             try:
                 return await attempt_fn()
             except sqlite3.OperationalError as exc:
-                if not is_busy_error(exc):
-                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
                 attempt += 1
-                if time.monotonic() >= deadline:
-                    raise CheckpointStorageError(
-                        f"the database stayed busy for {self._retry_seconds:.0f} s "
-                        f"({attempt} attempts); another process holds its write lock. "
-                        "Raise retry_seconds or reduce concurrent writers."
-                    ) from exc
-                await asyncio.sleep(backoff_delay(attempt))
+                await asyncio.sleep(retry_delay(exc, attempt, deadline, self._retry_seconds))
 
     async def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
         async def attempt() -> T:
@@ -370,31 +355,24 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
                 return await self._worker(  # type: ignore[no-any-return]
                     reads_then_commit, self.conn._conn, read_factories, factories
                 )
-            read_outcomes: list[tuple[bool, Any]] = []
-            for factory in read_factories:  # fallback: one transaction per read
-                try:
-                    read_outcomes.append(
-                        (True, await self._statement_by_statement(SQL.BEGIN_READ, factory))
-                    )
-                except sqlite3.OperationalError as exc:
-                    if is_busy_error(exc):
-                        raise
-                    read_outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
-                except Exception as exc:
-                    read_outcomes.append((False, exc))
-            outcomes: list[tuple[bool, Any]] = []
-            for factory in factories:  # fallback: one transaction per write
-                try:
-                    outcomes.append(
-                        (True, await self._statement_by_statement(SQL.BEGIN_WRITE, factory))
-                    )
-                except sqlite3.OperationalError as exc:
-                    if is_busy_error(exc):
-                        raise
-                    outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
-                except Exception as exc:
-                    outcomes.append((False, exc))
-            return read_outcomes, outcomes
+            # Fallback without aiosqlite's worker hook: one transaction each.
+            read_outcomes = await self._each_alone(SQL.BEGIN_READ, read_factories)
+            return read_outcomes, await self._each_alone(SQL.BEGIN_WRITE, factories)
+
+    async def _each_alone(
+        self, begin: str, factories: Sequence[Callable[[], Txn[Any]]]
+    ) -> list[tuple[bool, Any]]:
+        outcomes: list[tuple[bool, Any]] = []
+        for factory in factories:
+            try:
+                outcomes.append((True, await self._statement_by_statement(begin, factory)))
+            except sqlite3.OperationalError as exc:
+                if is_busy_error(exc):
+                    raise
+                outcomes.append((False, CheckpointStorageError(f"SQLite refused: {exc}")))
+            except Exception as exc:
+                outcomes.append((False, exc))
+        return outcomes
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
         await self._ensure_setup()
@@ -418,33 +396,18 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- setup
 
-    async def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            await self.asetup()
-
     async def asetup(self) -> None:
         """Create or migrate the schema; idempotent and safe under concurrent starts."""
-        async with self._setup_lock:
-            if self.is_setup:
-                return
-            for pragma in SQL.CONNECTION_PRAGMAS:
-                await self._plain(pragma.format(busy_timeout_ms=self._busy_timeout_ms))
-            await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
-            await self._plain(SQL.SET_WAL)
-            try:
-                await self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
-                for version, name, statements in SQL.MIGRATIONS:
-                    await self._transaction(
-                        SQL.BEGIN_WRITE,
-                        partial(self._core.migration_txn, version, name, statements),
-                    )
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        await self._set_up_once()
 
-    async def setup(self) -> None:
-        """Alias of :meth:`asetup` (the official async saver's name)."""
-        await self.asetup()
+    async def _before_migrations(self) -> None:
+        for pragma in SQL.CONNECTION_PRAGMAS:
+            await self._plain(pragma.format(busy_timeout_ms=self._busy_timeout_ms))
+        await self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+        await self._plain(SQL.SET_WAL)
+
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        await self._transaction(SQL.BEGIN_WRITE, step)
 
     # ---------------------------------------------------------------- async API
 
@@ -464,17 +427,8 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, read in pages; the lock is released while yielding."""
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = await self._list_page(query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    async def _list_page(
-        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
-    ) -> Any:
-        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+        async for item in aiter_pages(self._core, query, self._list_page):
+            yield item
 
     async def aput(
         self,
@@ -487,10 +441,7 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            thread_id = prepared.key.thread_id
-            await self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+            await self._keep_last(prepared.key.thread_id)
         return saved
 
     async def aput_writes(
@@ -508,75 +459,14 @@ class AsyncSqliteSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
 
-    async def aundelete_thread(self, thread_id: str) -> None:
-        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
-        self._core.cache.clear()
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        await self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            await self._write(partial(self._core.prune_txn, thread_id, strategy))
-            self._core.cache.discard_thread(str(thread_id))
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist``; shares connection,
         cache and commit queue with this saver."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now (see ``SqliteSaver.sweep``)."""
-        now = time.time()
-        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return SweepReport(
-                dry_run=True,
-                expired_threads=tuple(expired),
-                evicted_threads=tuple(evicted),
-                bytes_before=before,
-                bytes_after=before,
-            )
-        for thread_id in [*expired, *evicted]:
-            await self.adelete_thread(thread_id)
-        pruned = 0
-        policy = self._core.retention
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for thread_id in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(partial(self._core.keep_last_txn, thread_id, keep))
-        after = await self._read(self._core.size_txn)
-        return SweepReport(
-            dry_run=False,
-            expired_threads=tuple(expired),
-            evicted_threads=tuple(evicted),
-            pruned_checkpoints=pruned,
-            bytes_before=before,
-            bytes_after=after,
-        )
-
-    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return await self._read(lambda: self._core.stats_txn(thread_id))
+        return await self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
@@ -21,29 +21,25 @@ from typing import Any, TypeVar
 import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_memory.config import RetentionPolicy
-from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
-from langgraph_memory.session._bridges import ThreadedAsyncTwins
+from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
-    LIST_PAGE_SIZE,
     Execute,
     ExecuteMany,
     Fetch,
-    ListQuery,
     SaverCore,
     Statement,
     Txn,
@@ -52,7 +48,7 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
 
 T = TypeVar("T")
 
@@ -119,7 +115,93 @@ def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement
     return run
 
 
-class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
+def retry_delay(exc: psycopg.Error, attempt: int, *, idempotent: bool, started: float) -> float:
+    """How long to wait before try ``attempt + 1`` of a call that failed with
+    ``exc``; raises ``FastPathRefused`` (the core runs the call instead) or
+    ``CheckpointStorageError`` when it must not be retried."""
+    if FAST.is_refusal(exc):
+        raise FAST.FastPathRefused from exc
+    if PG.should_retry(exc, idempotent=idempotent, started=started, now=time.monotonic()):
+        return PG.retry_delay(attempt)
+    raise CheckpointStorageError(
+        f"Postgres refused the operation after {attempt} attempt(s): {type(exc).__name__}: {exc}"
+    ) from exc
+
+
+def pool_options(
+    conn_string: str,
+    *,
+    pool_size: int,
+    min_pool_size: int | None,
+    max_idle: float,
+    prepare_threshold: int | None,
+    synchronous_commit: bool,
+) -> tuple[dict[str, Any], bool]:
+    """``from_conn_string``'s pool arguments (the same for the sync and the async
+    pool), and whether each connection sets asynchronous commit once when it opens."""
+    min_size = PG.validate_pool_options(
+        pool_size=pool_size,
+        min_pool_size=min_pool_size,
+        max_idle=max_idle,
+        prepare_threshold=prepare_threshold,
+        conn_string=conn_string,
+    )
+    options = {
+        "conninfo": conn_string,
+        "min_size": min_size,
+        "max_size": pool_size,
+        "max_idle": max_idle,
+        "kwargs": PG.connection_kwargs(prepare_threshold),
+        "open": False,
+    }
+    return options, PG.session_async_commit(prepare_threshold, synchronous_commit)
+
+
+def pool_open_error(exc: psycopg.Error, min_size: int, timeout: float) -> CheckpointStorageError:
+    return CheckpointStorageError(
+        f"could not open {min_size} connection(s) to Postgres within "
+        f"{timeout:g} s ({exc}); check the DSN and that the server is up."
+    )
+
+
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep``: plan in one read, then one transaction per thread,
+    each re-checking under the thread's row lock (``SKIP LOCKED``)."""
+    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
+    if dry_run:
+        return core.report(
+            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
+        )
+    policy = core.retention
+    done_expired: list[str] = []
+    if policy is not None and policy.thread_ttl_seconds is not None:
+        cutoff = now - policy.thread_ttl_seconds
+        for tid in expired:
+            if (yield WRITE, partial(PG.expire_thread_txn, core, tid, cutoff)):
+                done_expired.append(tid)
+                core.cache.discard_thread(tid)
+    done_evicted: list[str] = []
+    for tid in evicted:
+        if (yield WRITE, partial(PG.evict_thread_txn, core, tid)):
+            done_evicted.append(tid)
+            core.cache.discard_thread(tid)
+    pruned = 0
+    if policy is not None and policy.keep_last is not None:
+        keep = policy.keep_last
+        for tid in (yield READ, core.live_threads_txn):
+            pruned += yield WRITE, partial(PG.sweep_keep_last_txn, core, tid, keep)
+    after = yield READ, core.size_txn
+    return core.report(
+        dry_run=False,
+        expired=done_expired,
+        evicted=done_evicted,
+        pruned=pruned,
+        before=before,
+        after=after,
+    )
+
+
+class PostgresSaver(SyncShell):
     """A LangGraph checkpointer on Postgres: linear storage, retention, real pool concurrency.
 
     Every call borrows its own connection from a psycopg pool (no lock around
@@ -162,6 +244,8 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         ...                            {"configurable": {"thread_id": "doctest-t1"}})
         ...         saver.delete_thread("doctest-t1")
     """
+
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -266,33 +350,25 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        min_size = PG.validate_pool_options(
+        options, session_async = pool_options(
+            conn_string,
             pool_size=pool_size,
             min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
-            conn_string=conn_string,
+            synchronous_commit=synchronous_commit,
         )
-        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = ConnectionPool(
-            conn_string,
-            min_size=min_size,
-            max_size=pool_size,
-            max_idle=max_idle,
-            kwargs=PG.connection_kwargs(prepare_threshold),
+            **options,
             configure=PG.configure_async_commit if session_async else None,
             check=ConnectionPool.check_connection if check_connections else None,
-            open=False,
             name="langgraph-memory",
         )
         try:
             pool.open(wait=True, timeout=connect_timeout)
         except psycopg.Error as exc:
             pool.close()
-            raise CheckpointStorageError(
-                f"could not open {min_size} connection(s) to Postgres within "
-                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
-            ) from exc
+            raise pool_open_error(exc, options["min_size"], connect_timeout) from exc
         saver = cls.__new__(cls)
         saver._init(
             _Connections(pool=pool, conn=None, owns=True),
@@ -381,19 +457,9 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             try:
                 return self._attempt(factory, read, single)
             except psycopg.Error as exc:
-                if FAST.is_refusal(exc):
-                    raise FAST.FastPathRefused from exc
                 attempt += 1
-                if PG.should_retry(
-                    exc, idempotent=idempotent, started=started, now=time.monotonic()
-                ):
-                    time.sleep(PG.retry_delay(attempt))
-                    self._connections.check()
-                    continue
-                raise CheckpointStorageError(
-                    f"Postgres refused the operation after {attempt} attempt(s): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                time.sleep(retry_delay(exc, attempt, idempotent=idempotent, started=started))
+                self._connections.check()
 
     def _write(
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
@@ -412,11 +478,17 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._ensure_setup()
         return self._run(factory, read=True, single=single)
 
-    # ---------------------------------------------------------------- setup
+    def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
+        # Not retried after a lost connection: it may have committed.
+        return self._write(factory, idempotent=False)
 
-    def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            self.setup()
+    def _thread_locked(self, thread_id: str, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+        return PG.thread_txn(thread_id, factory)
+
+    def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
+        return CompressedDicts(serde)
+
+    # ---------------------------------------------------------------- setup
 
     def setup(self) -> None:
         """Create or migrate the schema. Idempotent; safe when many instances start at once.
@@ -425,20 +497,10 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         transaction-scoped advisory lock, so concurrent callers apply it once.
         Works on autocommit and non-autocommit connections alike.
         """
-        with self._setup_lock:
-            if self.is_setup:
-                return
-            try:
-                self._run(PG.migration_txn(self._core.migrations_table_txn))
-                for version, name, statements in SQL.MIGRATIONS:
-                    self._run(
-                        PG.migration_txn(
-                            partial(self._core.migration_txn, version, name, statements)
-                        )
-                    )
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        self._set_up_once()
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        self._run(PG.migration_txn(step))
 
     # ---------------------------------------------------------------- BaseCheckpointSaver API
 
@@ -474,25 +536,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         and channel values decode on first access.
         """
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        return self._iter_pages(query)
-
-    def _iter_pages(self, query: ListQuery) -> Iterator[CheckpointTuple]:
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = self._list_page(query, after, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
-
-    def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
-        return self._read(lambda: self._core.list_page_txn(query, after, size))
+        return iter_pages(self._core, query, self._list_page)
 
     def put(
         self,
@@ -515,10 +559,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            tid = prepared.key.thread_id
-            self._write(PG.thread_txn(tid, lambda: self._core.keep_last_txn(tid, keep)))
+            self._keep_last(key.thread_id)
         return saved
 
     def put_writes(
@@ -556,53 +597,11 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._write(lambda: self._core.delete_for_runs_txn(run_ids))
         self._core.cache.clear()
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
-        # Not retried after a lost connection: the copy may have committed.
-        self._write(
-            PG.thread_txn(
-                source_thread_id,
-                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
-            ),
-            idempotent=False,
-        )
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
-
-        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
-        including the ancestors a ``DeltaChannel`` value is replayed from.
-        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
-        """
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            self._write(
-                PG.thread_txn(thread_id, partial(self._core.prune_txn, thread_id, strategy))
-            )
-            self._core.cache.discard_thread(str(thread_id))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Writes and seed per channel along the parent chain (one walk for all channels)."""
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> PostgresSaver:
         """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
         ``compile``); it shares connections and cache with this saver, but its core
         decodes with the clone's serializer."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(CompressedDicts(clone.serde))  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     # ---------------------------------------------------------------- retention and storage
 
@@ -618,44 +617,7 @@ class PostgresSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         Args:
             dry_run: report what would be deleted without deleting anything.
         """
-        now = time.time()
-        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return self._core.report(
-                dry_run=True,
-                expired=expired,
-                evicted=evicted,
-                pruned=0,
-                before=before,
-                after=before,
-            )
-        policy = self._core.retention
-        done_expired: list[str] = []
-        if policy is not None and policy.thread_ttl_seconds is not None:
-            cutoff = now - policy.thread_ttl_seconds
-            for tid in expired:
-                if self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
-                    done_expired.append(tid)
-                    self._core.cache.discard_thread(tid)
-        done_evicted: list[str] = []
-        for tid in evicted:
-            if self._write(partial(PG.evict_thread_txn, self._core, tid)):
-                done_evicted.append(tid)
-                self._core.cache.discard_thread(tid)
-        pruned = 0
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for tid in self._read(self._core.live_threads_txn):
-                pruned += self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
-        after = self._read(self._core.size_txn)
-        return self._core.report(
-            dry_run=False,
-            expired=done_expired,
-            evicted=done_evicted,
-            pruned=pruned,
-            before=before,
-            after=after,
-        )
+        return self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     def storage_stats(self, thread_id: str | None = None) -> StorageStats:
         """Bytes of our tables (heap, TOAST, indexes) and per-thread payload and checkpoints."""

@@ -16,7 +16,6 @@ from collections.abc import (
     Awaitable,
     Callable,
     Collection,
-    Mapping,
     Sequence,
 )
 from contextlib import asynccontextmanager
@@ -26,36 +25,38 @@ from typing import Any, TypeVar
 import psycopg
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from langgraph_memory.config import RetentionPolicy
-from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
-from langgraph_memory.session._bridges import LoopSyncTwins
+from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
-    LIST_PAGE_SIZE,
     Execute,
     ExecuteMany,
     Fetch,
-    ListQuery,
     SaverCore,
     Txn,
     parse_config,
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
-from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._retention import SweepReport
+from langgraph_memory.session._shell import AsyncShell
+from langgraph_memory.session.postgres import (
+    pool_open_error,
+    pool_options,
+    retry_delay,
+    sweep_steps,
+)
 
 T = TypeVar("T")
 
@@ -174,7 +175,7 @@ async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool
         return stop.value  # type: ignore[no-any-return]
 
 
-class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
+class AsyncPostgresSaver(AsyncShell):
     """The Postgres checkpointer on asyncio, for ``graph.ainvoke``/``astream``.
 
     Same storage, retention and guarantees as
@@ -217,6 +218,8 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     """
 
     _SYNC_ALTERNATIVE = "PostgresSaver"
+
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -274,33 +277,25 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        min_size = PG.validate_pool_options(
+        options, session_async = pool_options(
+            conn_string,
             pool_size=pool_size,
             min_pool_size=min_pool_size,
             max_idle=max_idle,
             prepare_threshold=prepare_threshold,
-            conn_string=conn_string,
+            synchronous_commit=synchronous_commit,
         )
-        session_async = PG.session_async_commit(prepare_threshold, synchronous_commit)
         pool = AsyncConnectionPool(
-            conn_string,
-            min_size=min_size,
-            max_size=pool_size,
-            max_idle=max_idle,
-            kwargs=PG.connection_kwargs(prepare_threshold),
+            **options,
             configure=PG.aconfigure_async_commit if session_async else None,
             check=AsyncConnectionPool.check_connection if check_connections else None,
-            open=False,
             name="langgraph-memory-async",
         )
         try:
             await pool.open(wait=True, timeout=connect_timeout)
         except psycopg.Error as exc:
             await pool.close()
-            raise CheckpointStorageError(
-                f"could not open {min_size} connection(s) to Postgres within "
-                f"{connect_timeout:g} s ({exc}); check the DSN and that the server is up."
-            ) from exc
+            raise pool_open_error(exc, options["min_size"], connect_timeout) from exc
         try:
             saver = cls(
                 pool,
@@ -385,19 +380,11 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
             try:
                 return await self._attempt(factory, read, single)
             except psycopg.Error as exc:
-                if FAST.is_refusal(exc):
-                    raise FAST.FastPathRefused from exc
                 attempt += 1
-                if PG.should_retry(
-                    exc, idempotent=idempotent, started=started, now=time.monotonic()
-                ):
-                    await asyncio.sleep(PG.retry_delay(attempt))
-                    await self._connections.check()
-                    continue
-                raise CheckpointStorageError(
-                    f"Postgres refused the operation after {attempt} attempt(s): "
-                    f"{type(exc).__name__}: {exc}"
-                ) from exc
+                await asyncio.sleep(
+                    retry_delay(exc, attempt, idempotent=idempotent, started=started)
+                )
+                await self._connections.check()
 
     async def _write(
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
@@ -415,32 +402,24 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._ensure_setup()
         return await self._run(factory, read=True, single=single)
 
-    # ---------------------------------------------------------------- setup
+    async def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
+        # Not retried after a lost connection: it may have committed.
+        return await self._write(factory, idempotent=False)
 
-    async def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            await self.asetup()
+    def _thread_locked(self, thread_id: str, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+        return PG.thread_txn(thread_id, factory)
+
+    def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
+        return CompressedDicts(serde)
+
+    # ---------------------------------------------------------------- setup
 
     async def asetup(self) -> None:
         """Create or migrate the schema; idempotent and safe under concurrent starts."""
-        async with self._setup_lock:
-            if self.is_setup:
-                return
-            try:
-                await self._run(PG.migration_txn(self._core.migrations_table_txn))
-                for version, name, statements in SQL.MIGRATIONS:
-                    await self._run(
-                        PG.migration_txn(
-                            partial(self._core.migration_txn, version, name, statements)
-                        )
-                    )
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        await self._set_up_once()
 
-    async def setup(self) -> None:
-        """Alias of :meth:`asetup` (the official async saver's name)."""
-        await self.asetup()
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        await self._run(PG.migration_txn(step))
 
     # ---------------------------------------------------------------- async API
 
@@ -471,24 +450,8 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, read in keyset pages; no connection is held while yielding."""
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        remaining = query.limit
-        after: tuple[str, str, str] | None = None
-        while remaining is None or remaining > 0:
-            size = LIST_PAGE_SIZE if remaining is None else min(LIST_PAGE_SIZE, remaining)
-            raws, store = await self._list_page(query, after, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-            if len(raws) < size:
-                return
-            last = raws[-1]
-            after = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
-            if remaining is not None:
-                remaining -= len(raws)
-
-    async def _list_page(
-        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
-    ) -> Any:
-        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+        async for item in aiter_pages(self._core, query, self._list_page):
+            yield item
 
     async def aput(
         self,
@@ -505,10 +468,7 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            tid = prepared.key.thread_id
-            await self._write(PG.thread_txn(tid, lambda: self._core.keep_last_txn(tid, keep)))
+            await self._keep_last(key.thread_id)
         return saved
 
     async def aput_writes(
@@ -527,96 +487,15 @@ class AsyncPostgresSaver(LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._write(PG.delete_thread_txn(self._core, thread_id))
         self._core.cache.discard_thread(str(thread_id))
 
-    async def aundelete_thread(self, thread_id: str) -> None:
-        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
-        self._core.cache.clear()
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        # Not retried after a lost connection: the copy may have committed.
-        await self._write(
-            PG.thread_txn(
-                source_thread_id,
-                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
-            ),
-            idempotent=False,
-        )
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            await self._write(
-                PG.thread_txn(thread_id, partial(self._core.prune_txn, thread_id, strategy))
-            )
-            self._core.cache.discard_thread(str(thread_id))
-
-    async def aget_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncPostgresSaver:
         """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
         ``compile``); it shares connections and cache with this saver, but its core
         decodes with the clone's serializer."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(CompressedDicts(clone.serde))  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     async def asweep(self, dry_run: bool = False) -> SweepReport:
         """Apply the retention policy now; safe while others write (see ``PostgresSaver.sweep``)."""
-        now = time.time()
-        expired, evicted, before = await self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return self._core.report(
-                dry_run=True,
-                expired=expired,
-                evicted=evicted,
-                pruned=0,
-                before=before,
-                after=before,
-            )
-        policy = self._core.retention
-        done_expired: list[str] = []
-        if policy is not None and policy.thread_ttl_seconds is not None:
-            cutoff = now - policy.thread_ttl_seconds
-            for tid in expired:
-                if await self._write(partial(PG.expire_thread_txn, self._core, tid, cutoff)):
-                    done_expired.append(tid)
-                    self._core.cache.discard_thread(tid)
-        done_evicted: list[str] = []
-        for tid in evicted:
-            if await self._write(partial(PG.evict_thread_txn, self._core, tid)):
-                done_evicted.append(tid)
-                self._core.cache.discard_thread(tid)
-        pruned = 0
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for tid in await self._read(self._core.live_threads_txn):
-                pruned += await self._write(partial(PG.sweep_keep_last_txn, self._core, tid, keep))
-        after = await self._read(self._core.size_txn)
-        return self._core.report(
-            dry_run=False,
-            expired=done_expired,
-            evicted=done_evicted,
-            pruned=pruned,
-            before=before,
-            after=after,
-        )
-
-    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
-        return await self._read(lambda: self._core.stats_txn(thread_id))
+        return await self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()

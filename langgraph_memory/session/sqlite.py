@@ -12,19 +12,17 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
@@ -33,22 +31,20 @@ from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
     InvalidConnectionError,
-    MigrationError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
-from langgraph_memory.session._bridges import ThreadedAsyncTwins
+from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
     Fetch,
-    ListPager,
     SaverCore,
     Statement,
     Txn,
     drive,
 )
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._versions import next_version
+from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
 
 T = TypeVar("T")
 
@@ -72,6 +68,31 @@ def is_busy_error(exc: BaseException) -> bool:
 def backoff_delay(attempt: int) -> float:
     """Full-jitter exponential backoff: 2 ms doubling up to 250 ms."""
     return random.uniform(0, min(0.25, 0.002 * (2 ** min(attempt, 10))))
+
+
+def retry_delay(
+    exc: sqlite3.OperationalError, attempt: int, deadline: float, retry_seconds: float
+) -> float:
+    """How long to wait before try ``attempt + 1`` of a transaction that failed
+    with ``exc``; raises ``CheckpointStorageError`` unless it was busy and
+    ``deadline`` (``time.monotonic()``) has not passed."""
+    if not is_busy_error(exc):
+        raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
+    if time.monotonic() >= deadline:
+        raise CheckpointStorageError(
+            f"the database stayed busy for {retry_seconds:.0f} s "
+            f"({attempt} attempts); another process holds its write lock. "
+            "Raise retry_seconds or reduce concurrent writers."
+        ) from exc
+    return backoff_delay(attempt)
+
+
+def check_conn_string(conn_string: Any) -> None:
+    if not isinstance(conn_string, str) or not conn_string:
+        raise ConfigurationError(
+            f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
+            "or ':memory:'."
+        )
 
 
 def check_user_connection(conn: Any) -> None:
@@ -415,7 +436,34 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     return run
 
 
-class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep``: plan in one read, then one transaction per thread."""
+    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
+    if dry_run:
+        return core.report(
+            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
+        )
+    for thread_id in [*expired, *evicted]:
+        yield WRITE, partial(core.delete_thread_txn, thread_id)
+        core.cache.discard_thread(str(thread_id))
+    pruned = 0
+    policy = core.retention
+    if policy is not None and policy.keep_last is not None:
+        keep = policy.keep_last
+        for thread_id in (yield READ, core.live_threads_txn):
+            pruned += yield WRITE, partial(core.keep_last_txn, thread_id, keep)
+    after = yield READ, core.size_txn
+    return core.report(
+        dry_run=False,
+        expired=expired,
+        evicted=evicted,
+        pruned=pruned,
+        before=before,
+        after=after,
+    )
+
+
+class SqliteSaver(SyncShell):
     """A LangGraph checkpointer on one SQLite file: linear storage, retention, no lock errors.
 
     One object serves ``graph.invoke`` and ``graph.ainvoke`` (its ``a*`` methods
@@ -446,6 +494,8 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         ...     len(out["messages"])
         2
     """
+
+    _MIGRATIONS = SQL.MIGRATIONS
 
     def __init__(
         self,
@@ -514,11 +564,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         Yields:
             A set-up saver.
         """
-        if not isinstance(conn_string, str) or not conn_string:
-            raise ConfigurationError(
-                f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-                "or ':memory:'."
-            )
+        check_conn_string(conn_string)
         in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
         if in_memory:
             shared = sqlite3.connect(
@@ -565,16 +611,8 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             try:
                 return attempt_fn()
             except sqlite3.OperationalError as exc:
-                if not is_busy_error(exc):
-                    raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
                 attempt += 1
-                if time.monotonic() >= deadline:
-                    raise CheckpointStorageError(
-                        f"the database stayed busy for {self._retry_seconds:.0f} s "
-                        f"({attempt} attempts); another process holds its write lock. "
-                        "Raise retry_seconds or reduce concurrent writers."
-                    ) from exc
-                time.sleep(backoff_delay(attempt))
+                time.sleep(retry_delay(exc, attempt, deadline, self._retry_seconds))
 
     def _transaction(self, begin: str, factory: Callable[[], Txn[T]]) -> T:
         run = self._connections.run
@@ -664,10 +702,6 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
 
     # ---------------------------------------------------------------- setup
 
-    def _ensure_setup(self) -> None:
-        if not self.is_setup:
-            self.setup()
-
     def setup(self) -> None:
         """Create or migrate the schema. Idempotent; safe when many processes start at once.
 
@@ -675,21 +709,14 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         ``BEGIN IMMEDIATE`` transaction together with its "applied" row, so
         concurrent callers apply it exactly once.
         """
-        with self._setup_lock:
-            if self.is_setup:
-                return
-            self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
-            self._plain(SQL.SET_WAL)
-            try:
-                self._transaction(SQL.BEGIN_WRITE, self._core.migrations_table_txn)
-                for version, name, statements in SQL.MIGRATIONS:
-                    self._transaction(
-                        SQL.BEGIN_WRITE,
-                        partial(self._core.migration_txn, version, name, statements),
-                    )
-            except CheckpointStorageError as exc:
-                raise MigrationError(f"schema migration failed: {exc}") from exc
-            self.is_setup = True
+        self._set_up_once()
+
+    def _before_migrations(self) -> None:
+        self._plain(SQL.SET_AUTO_VACUUM_INCREMENTAL)
+        self._plain(SQL.SET_WAL)
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        self._transaction(SQL.BEGIN_WRITE, step)
 
     # ---------------------------------------------------------------- BaseCheckpointSaver API
 
@@ -717,18 +744,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         Channel values of listed checkpoints decode on first access.
         """
         query = self._core.list_query(config, filter=filter, before=before, limit=limit)
-        return self._iter_pages(query)
-
-    def _iter_pages(self, query: Any) -> Iterator[CheckpointTuple]:
-        pager = ListPager(query)
-        while (size := pager.next_size()) is not None:
-            raws, store = self._list_page(query, pager.after, size)
-            pager.advance(raws, size)
-            for raw in raws:
-                yield self._core.build_list_tuple(raw, store)
-
-    def _list_page(self, query: Any, after: tuple[str, str, str] | None, size: int) -> Any:
-        return self._read(lambda: self._core.list_page_txn(query, after, size))
+        return iter_pages(self._core, query, self._list_page)
 
     def put(
         self,
@@ -746,10 +762,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         outcome = self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
-            keep = self._core.retention.keep_last
-            assert keep is not None
-            thread_id = prepared.key.thread_id
-            self._write(lambda: self._core.keep_last_txn(thread_id, keep))
+            self._keep_last(prepared.key.thread_id)
         return saved
 
     def put_writes(
@@ -806,43 +819,10 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         self._write(lambda: self._core.delete_for_runs_txn(run_ids))
         self._core.cache.clear()
 
-    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
-        self._write(lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id))
-
-    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
-
-        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
-        including the ancestors a ``DeltaChannel`` value is replayed from.
-        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
-        """
-        if strategy not in ("keep_latest", "delete"):
-            raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
-        for thread_id in thread_ids:
-            self._write(partial(self._core.prune_txn, thread_id, strategy))
-            self._core.cache.discard_thread(str(thread_id))
-
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Mapping[str, DeltaChannelHistory]:
-        """Writes and seed per channel along the parent chain (one walk for all channels)."""
-        if not channels:
-            return {}
-        channels = list(channels)
-        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
-        return self._core.build_delta_history(channels, loaded)
-
-    def get_next_version(self, current: str | None, channel: None) -> str:
-        return next_version(current)
-
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> SqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist`` (LangGraph calls this in
         ``compile``); it shares connections, cache and commit queue with this saver."""
-        clone = super().with_allowlist(extra_allowlist)
-        if clone is not self:
-            clone._core = self._core.with_serde(clone.serde)  # type: ignore[attr-defined]
-        return clone  # type: ignore[return-value]
+        return self._clone_with_allowlist(extra_allowlist)  # type: ignore[no-any-return]
 
     # ---------------------------------------------------------------- retention and storage
 
@@ -864,33 +844,7 @@ class SqliteSaver(ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             ...     report.dry_run, report.deleted_threads
             (True, ())
         """
-        now = time.time()
-        expired, evicted, before = self._read(lambda: self._core.sweep_plan_txn(now))
-        if dry_run:
-            return SweepReport(
-                dry_run=True,
-                expired_threads=tuple(expired),
-                evicted_threads=tuple(evicted),
-                bytes_before=before,
-                bytes_after=before,
-            )
-        for thread_id in [*expired, *evicted]:
-            self.delete_thread(thread_id)
-        pruned = 0
-        policy = self._core.retention
-        if policy is not None and policy.keep_last is not None:
-            keep = policy.keep_last
-            for thread_id in self._read(self._core.live_threads_txn):
-                pruned += self._write(partial(self._core.keep_last_txn, thread_id, keep))
-        after = self._read(self._core.size_txn)
-        return SweepReport(
-            dry_run=False,
-            expired_threads=tuple(expired),
-            evicted_threads=tuple(evicted),
-            pruned_checkpoints=pruned,
-            bytes_before=before,
-            bytes_after=after,
-        )
+        return self._run_steps(sweep_steps(self._core, time.time(), dry_run))
 
     def storage_stats(self, thread_id: str | None = None) -> StorageStats:
         """File size, free pages and per-thread payload bytes and checkpoint counts.

@@ -1,0 +1,298 @@
+"""The public methods every saver shares, one base class per mode.
+
+* :class:`SyncShell`: ``SqliteSaver`` and ``PostgresSaver``.
+* :class:`AsyncShell`: ``AsyncSqliteSaver`` and ``AsyncPostgresSaver``.
+
+A method lives here when its body is the same for SQLite and Postgres: it
+prepares through the core (``_core.py``) and runs the transaction through the
+dialect's hooks. Each dialect implements ``_read``, ``_write``, ``_migrate``
+and ``setup`` (or ``asetup``), and overrides a default hook only where
+Postgres and SQLite really differ: ``_thread_locked`` (Postgres takes the thread's row lock),
+``_write_once`` (Postgres never retries a copy that may have committed) and
+``_core_serde`` (Postgres compresses large dicts). Methods whose docstrings or
+bodies differ per dialect stay in the dialect's class, and call shared helpers:
+``_set_up_once`` (setup around the dialect's ``_before_migrations`` and
+``_migrate`` hooks) and ``_run_steps``, which runs an operation of several
+transactions (``sweep``) written once as a generator of :data:`Step`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from functools import partial
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
+from langgraph_memory.session._core import ListQuery, SaverCore, Txn
+from langgraph_memory.session._retention import StorageStats
+from langgraph_memory.session._versions import next_version
+
+T = TypeVar("T")
+
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+# One transaction of an operation that needs several (``sweep``): whether it
+# writes, and its factory. The generator receives each transaction's result,
+# so one body serves the sync and the async shell.
+READ, WRITE = False, True
+Step = tuple[bool, Callable[[], Txn[Any]]]
+Steps = Generator[Step, Any, T]
+
+
+def migration_steps(
+    core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
+) -> Iterator[Callable[[], Txn[Any]]]:
+    """The schema's transactions in order: the migrations table, then each
+    migration with its "applied" row (each step is one transaction)."""
+    yield core.migrations_table_txn
+    for version, name, statements in migrations:
+        yield partial(core.migration_txn, version, name, statements)
+
+
+def check_prune_strategy(strategy: str) -> None:
+    if strategy not in PRUNE_STRATEGIES:
+        raise ConfigurationError(f"prune strategy={strategy!r}; use 'keep_latest' or 'delete'.")
+
+
+class _DialectHooks(_SaverBase):
+    """Hooks with SQLite's behaviour as the default; Postgres overrides them."""
+
+    _core: SaverCore
+    is_setup: bool
+    # The dialect's SQL module's MIGRATIONS.
+    _MIGRATIONS: Sequence[tuple[int, str, Sequence[str]]]
+
+    def _thread_locked(self, thread_id: str, factory: Callable[[], Txn[T]]) -> Callable[[], Txn[T]]:
+        """``factory`` run holding the thread against concurrent writers (SQLite's
+        write transaction already excludes every other writer)."""
+        return factory
+
+    def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
+        """The serializer the core encodes and decodes with."""
+        return serde
+
+    def _clone_with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
+        clone = super().with_allowlist(extra_allowlist)
+        if clone is not self:
+            clone._core = self._core.with_serde(self._core_serde(clone.serde))  # type: ignore[attr-defined]
+        return clone
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        return next_version(current)
+
+
+class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
+    """The sync savers' shared methods; the ``a*`` twins run them in a worker thread."""
+
+    _setup_lock: threading.Lock
+
+    # ---------------------------------------------------------------- dialect hooks
+
+    def setup(self) -> None:
+        raise NotImplementedError
+
+    def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        raise NotImplementedError
+
+    def _write(self, factory: Callable[[], Txn[T]]) -> T:
+        raise NotImplementedError
+
+    def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
+        """A write that must not run twice (``copy_thread``)."""
+        return self._write(factory)
+
+    def _before_migrations(self) -> None:
+        """Statements that must run outside a transaction before the migrations."""
+
+    def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        """Run one schema step in its own write transaction."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- shared
+
+    def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            self.setup()
+
+    def _set_up_once(self) -> None:
+        """``setup``: once per saver, under its setup lock."""
+        with self._setup_lock:
+            if self.is_setup:
+                return
+            self._before_migrations()
+            try:
+                for step in migration_steps(self._core, self._MIGRATIONS):
+                    self._migrate(step)
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    def _run_steps(self, steps: Steps[T]) -> T:
+        """Run each transaction ``steps`` yields, sending back its result."""
+        result: Any = None
+        while True:
+            try:
+                write, factory = steps.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result = self._write(factory) if write else self._read(factory)
+
+    def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
+        return self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    def _keep_last(self, thread_id: str) -> None:
+        """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""
+        keep = self._core.retention.keep_last  # type: ignore[union-attr]
+        assert keep is not None
+        self._write(
+            self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
+        )
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
+        self._write_once(
+            self._thread_locked(
+                source_thread_id,
+                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            )
+        )
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """Keep only the latest checkpoint per namespace (``"keep_latest"``) or none (``"delete"``).
+
+        ``keep_latest`` keeps whatever the kept checkpoint needs to be read back,
+        including the ancestors a ``DeltaChannel`` value is replayed from.
+        ``delete`` removes the data but leaves no tombstone (unlike ``delete_thread``).
+        """
+        check_prune_strategy(strategy)
+        for thread_id in thread_ids:
+            self._write(
+                self._thread_locked(thread_id, partial(self._core.prune_txn, thread_id, strategy))
+            )
+            self._core.cache.discard_thread(str(thread_id))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed per channel along the parent chain (one walk for all channels)."""
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+
+class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
+    """The async savers' shared methods; the sync twins submit them to the saver's loop."""
+
+    _setup_lock: asyncio.Lock
+
+    # ---------------------------------------------------------------- dialect hooks
+
+    async def asetup(self) -> None:
+        raise NotImplementedError
+
+    async def _read(self, factory: Callable[[], Txn[T]]) -> T:
+        raise NotImplementedError
+
+    async def _write(self, factory: Callable[[], Txn[T]]) -> T:
+        raise NotImplementedError
+
+    async def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
+        """A write that must not run twice (``acopy_thread``)."""
+        return await self._write(factory)
+
+    async def _before_migrations(self) -> None:
+        """Statements that must run outside a transaction before the migrations."""
+
+    async def _migrate(self, step: Callable[[], Txn[Any]]) -> None:
+        """Run one schema step in its own write transaction."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- shared
+
+    async def _ensure_setup(self) -> None:
+        if not self.is_setup:
+            await self.asetup()
+
+    async def _set_up_once(self) -> None:
+        """``asetup``: once per saver, under its setup lock."""
+        async with self._setup_lock:
+            if self.is_setup:
+                return
+            await self._before_migrations()
+            try:
+                for step in migration_steps(self._core, self._MIGRATIONS):
+                    await self._migrate(step)
+            except CheckpointStorageError as exc:
+                raise MigrationError(f"schema migration failed: {exc}") from exc
+            self.is_setup = True
+
+    async def _run_steps(self, steps: Steps[T]) -> T:
+        """Run each transaction ``steps`` yields, sending back its result."""
+        result: Any = None
+        while True:
+            try:
+                write, factory = steps.send(result)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            result = await self._write(factory) if write else await self._read(factory)
+
+    async def setup(self) -> None:
+        """Alias of :meth:`asetup` (the official async saver's name)."""
+        await self.asetup()
+
+    async def _list_page(
+        self, query: ListQuery, after: tuple[str, str, str] | None, size: int
+    ) -> Any:
+        return await self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    async def _keep_last(self, thread_id: str) -> None:
+        """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""
+        keep = self._core.retention.keep_last  # type: ignore[union-attr]
+        assert keep is not None
+        await self._write(
+            self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
+        )
+
+    async def aundelete_thread(self, thread_id: str) -> None:
+        await self._write(lambda: self._core.undelete_thread_txn(thread_id))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self._write(lambda: self._core.delete_for_runs_txn(run_ids))
+        self._core.cache.clear()
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await self._write_once(
+            self._thread_locked(
+                source_thread_id,
+                lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            )
+        )
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        check_prune_strategy(strategy)
+        for thread_id in thread_ids:
+            await self._write(
+                self._thread_locked(thread_id, partial(self._core.prune_txn, thread_id, strategy))
+            )
+            self._core.cache.discard_thread(str(thread_id))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        if not channels:
+            return {}
+        channels = list(channels)
+        loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
+        return self._core.build_delta_history(channels, loaded)
+
+    async def astorage_stats(self, thread_id: str | None = None) -> StorageStats:
+        return await self._read(lambda: self._core.stats_txn(thread_id))
