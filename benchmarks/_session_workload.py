@@ -99,3 +99,13 @@ def turn_input(thread_id: str, turn: int) -> dict[str, Any]:
 
 def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
+
+
+def run_turns(checkpointer: Any, thread_id: str, turns: int, start: int = 1) -> Any:
+    """Turns ``start`` .. ``start + turns - 1`` of one thread on a fresh chat graph;
+    the last turn's output (None when ``turns`` is 0)."""
+    graph = build_chat_graph(checkpointer)
+    out = None
+    for turn in range(start, start + turns):
+        out = graph.invoke(turn_input(thread_id, turn), thread_config(thread_id))
+    return out

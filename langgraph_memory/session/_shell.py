@@ -46,6 +46,42 @@ Step = tuple[bool, Callable[[], Txn[Any]]]
 Steps = Generator[Step, Any, T]
 
 
+def sweep_steps(
+    core: SaverCore,
+    now: float,
+    dry_run: bool,
+    *,
+    remove_threads: Callable[
+        [SaverCore, float, list[str], list[str]], Steps[tuple[list[str], list[str]]]
+    ],
+    keep_last_txn: Callable[[str, int], Txn[int]],
+) -> Steps[Any]:
+    """``sweep``/``asweep`` for every dialect: plan in one read, remove expired and
+    evicted threads (the dialect's ``remove_threads`` steps, returning those really
+    removed), keep the last N per live thread, one transaction each, then report."""
+    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
+    if dry_run:
+        return core.report(
+            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
+        )
+    expired, evicted = yield from remove_threads(core, now, expired, evicted)
+    pruned = 0
+    policy = core.retention
+    if policy is not None and policy.keep_last is not None:
+        keep = policy.keep_last
+        for thread_id in (yield READ, core.live_threads_txn):
+            pruned += yield WRITE, partial(keep_last_txn, thread_id, keep)
+    after = yield READ, core.size_txn
+    return core.report(
+        dry_run=False,
+        expired=expired,
+        evicted=evicted,
+        pruned=pruned,
+        before=before,
+        after=after,
+    )
+
+
 def migration_steps(
     core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
 ) -> Iterator[Callable[[], Txn[Any]]]:

@@ -48,7 +48,8 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
+from langgraph_memory.session._shell import WRITE, Steps, SyncShell
+from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
 
@@ -164,14 +165,11 @@ def pool_open_error(exc: psycopg.Error, min_size: int, timeout: float) -> Checkp
     )
 
 
-def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
-    """``sweep``/``asweep``: plan in one read, then one transaction per thread,
-    each re-checking under the thread's row lock (``SKIP LOCKED``)."""
-    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
-    if dry_run:
-        return core.report(
-            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
-        )
+def remove_threads_steps(
+    core: SaverCore, now: float, expired: list[str], evicted: list[str]
+) -> Steps[tuple[list[str], list[str]]]:
+    """The sweep's thread removals, each re-checking under the thread's row lock
+    (``SKIP LOCKED``): returns the threads really removed."""
     policy = core.retention
     done_expired: list[str] = []
     if policy is not None and policy.thread_ttl_seconds is not None:
@@ -185,19 +183,17 @@ def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport
         if (yield WRITE, partial(PG.evict_thread_txn, core, tid)):
             done_evicted.append(tid)
             core.cache.discard_thread(tid)
-    pruned = 0
-    if policy is not None and policy.keep_last is not None:
-        keep = policy.keep_last
-        for tid in (yield READ, core.live_threads_txn):
-            pruned += yield WRITE, partial(PG.sweep_keep_last_txn, core, tid, keep)
-    after = yield READ, core.size_txn
-    return core.report(
-        dry_run=False,
-        expired=done_expired,
-        evicted=done_evicted,
-        pruned=pruned,
-        before=before,
-        after=after,
+    return done_expired, done_evicted
+
+
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep`` on Postgres."""
+    return shared_sweep_steps(
+        core,
+        now,
+        dry_run,
+        remove_threads=remove_threads_steps,
+        keep_last_txn=partial(PG.sweep_keep_last_txn, core),
     )
 
 

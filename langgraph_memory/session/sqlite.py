@@ -44,7 +44,8 @@ from langgraph_memory.session._core import (
     drive,
 )
 from langgraph_memory.session._retention import StorageStats, SweepReport
-from langgraph_memory.session._shell import READ, WRITE, Steps, SyncShell
+from langgraph_memory.session._shell import WRITE, Steps, SyncShell
+from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
 
@@ -436,30 +437,20 @@ def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
     return run
 
 
-def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
-    """``sweep``/``asweep``: plan in one read, then one transaction per thread."""
-    expired, evicted, before = yield READ, lambda: core.sweep_plan_txn(now)
-    if dry_run:
-        return core.report(
-            dry_run=True, expired=expired, evicted=evicted, pruned=0, before=before, after=before
-        )
+def remove_threads_steps(
+    core: SaverCore, now: float, expired: list[str], evicted: list[str]
+) -> Steps[tuple[list[str], list[str]]]:
+    """The sweep's thread removals: one delete transaction per thread."""
     for thread_id in [*expired, *evicted]:
         yield WRITE, partial(core.delete_thread_txn, thread_id)
         core.cache.discard_thread(str(thread_id))
-    pruned = 0
-    policy = core.retention
-    if policy is not None and policy.keep_last is not None:
-        keep = policy.keep_last
-        for thread_id in (yield READ, core.live_threads_txn):
-            pruned += yield WRITE, partial(core.keep_last_txn, thread_id, keep)
-    after = yield READ, core.size_txn
-    return core.report(
-        dry_run=False,
-        expired=expired,
-        evicted=evicted,
-        pruned=pruned,
-        before=before,
-        after=after,
+    return expired, evicted
+
+
+def sweep_steps(core: SaverCore, now: float, dry_run: bool) -> Steps[SweepReport]:
+    """``sweep``/``asweep`` on SQLite."""
+    return shared_sweep_steps(
+        core, now, dry_run, remove_threads=remove_threads_steps, keep_last_txn=core.keep_last_txn
     )
 
 

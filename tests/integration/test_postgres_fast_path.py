@@ -19,7 +19,7 @@ import psycopg
 import pytest
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from benchmarks._session_workload import build_chat_graph, thread_config, turn_input
+from benchmarks._session_workload import build_chat_graph, run_turns, thread_config, turn_input
 from langgraph_memory.errors import ThreadDeletedError
 from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.session import _pg_fast as FAST
@@ -27,14 +27,6 @@ from langgraph_memory.session._core import COMPACT_BLOCK
 from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
-
-
-def _turns(saver: Any, thread_id: str, turns: int, start: int = 1) -> Any:
-    graph = build_chat_graph(saver)
-    out = None
-    for turn in range(start, start + turns):
-        out = graph.invoke(turn_input(thread_id, turn), thread_config(thread_id))
-    return out
 
 
 def _rows(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -65,11 +57,11 @@ def test_one_call_put_stores_what_the_core_transaction_stores(pg_dsn: str) -> No
     same chunk numbering, same state read back."""
     turns = COMPACT_BLOCK  # two items per turn: past two block boundaries
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
-        fast_out = _turns(saver, "fast", turns)
+        fast_out = run_turns(saver, "fast", turns)
         core_saver = PostgresSaver.from_conn_string(pg_dsn)
         with core_saver as core:
             core._write_fast = lambda factory: None  # type: ignore[method-assign]
-            core_out = _turns(core, "core", turns)
+            core_out = run_turns(core, "core", turns)
     assert _storage_shape(pg_dsn, "fast") == _storage_shape(pg_dsn, "core")
     assert [m.content for m in fast_out["messages"]] != []
     assert len(fast_out["messages"]) == len(core_out["messages"]) == 2 * turns
@@ -82,14 +74,14 @@ def test_one_call_put_stores_what_the_core_transaction_stores(pg_dsn: str) -> No
 
 def test_list_base_removed_by_another_instance_falls_back_and_loses_nothing(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
-        _turns(saver, "t", 3)
+        run_turns(saver, "t", 3)
         # Another instance's retention removed every list version this saver's
         # cache would build the next put on.
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute(
                 "DELETE FROM lgm_channel_values WHERE thread_id = 't' AND encoding = 'items'"
             )
-        out = _turns(saver, "t", 1, start=4)
+        out = run_turns(saver, "t", 1, start=4)
     with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
         state = reader.get_tuple(thread_config("t"))
         assert state is not None
@@ -99,11 +91,11 @@ def test_list_base_removed_by_another_instance_falls_back_and_loses_nothing(pg_d
 
 def test_tombstoned_thread_is_refused_on_both_paths(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
-        first = _turns(saver, "gone", 1)
+        first = run_turns(saver, "gone", 1)
         assert first is not None
         saver.delete_thread("gone")
         with pytest.raises(ThreadDeletedError):
-            _turns(saver, "gone", 1, start=2)
+            run_turns(saver, "gone", 1, start=2)
     assert _rows(pg_dsn, "SELECT count(*) FROM lgm_checkpoints WHERE thread_id = 'gone'") == [(0,)]
 
 
@@ -167,7 +159,7 @@ def test_checkpoint_bodies_are_stored_compressed_and_plain_rows_still_decode(
     pg_dsn: str,
 ) -> None:
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
-        _turns(saver, "z", 2)
+        run_turns(saver, "z", 2)
     stored = _rows(pg_dsn, "SELECT type, octet_length(checkpoint) FROM lgm_checkpoints")
     assert {t for t, _ in stored} == {"msgpack", "msgpack" + SUFFIX}
     # only bodies too small to gain (a thread's first checkpoints) stay plain

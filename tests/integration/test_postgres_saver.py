@@ -25,7 +25,13 @@ from langgraph.graph import END, START, StateGraph
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from benchmarks._session_workload import build_chat_graph, reply_text, thread_config, turn_input
+from benchmarks._session_workload import (
+    build_chat_graph,
+    reply_text,
+    run_turns,
+    thread_config,
+    turn_input,
+)
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
@@ -38,14 +44,6 @@ from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.session import _sql_postgres as SQL
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
-
-
-def _turns(saver: Any, thread_id: str, turns: int, start: int = 1) -> Any:
-    graph = build_chat_graph(saver)
-    out = None
-    for turn in range(start, start + turns):
-        out = graph.invoke(turn_input(thread_id, turn), thread_config(thread_id))
-    return out
 
 
 async def _aturns(saver: Any, thread_id: str, turns: int, start: int = 1) -> Any:
@@ -147,7 +145,7 @@ def test_user_connection_without_autocommit_and_with_dict_rows(pg_dsn: str) -> N
         assert conn.autocommit is False
         saver = PostgresSaver(conn)
         saver.setup()  # the official saver fails here (CREATE INDEX CONCURRENTLY)
-        out = _turns(saver, "plain", 3)
+        out = run_turns(saver, "plain", 3)
         assert out["turn"] == 3
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         # The user's own row factory is untouched.
@@ -161,7 +159,7 @@ def test_user_connection_without_autocommit_and_with_dict_rows(pg_dsn: str) -> N
 def test_pool_grows_from_its_minimum_under_load(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=4, min_pool_size=1) as saver:
         with ThreadPoolExecutor(4) as pool:
-            outs = list(pool.map(lambda i: _turns(saver, f"grow-{i}", 3), range(4)))
+            outs = list(pool.map(lambda i: run_turns(saver, f"grow-{i}", 3), range(4)))
         assert [o["turn"] for o in outs] == [3, 3, 3, 3]
 
 
@@ -179,7 +177,7 @@ def test_user_pool_sync(pg_dsn: str) -> None:
     with ConnectionPool(pg_dsn, min_size=2, max_size=4, kwargs={"autocommit": True}) as pool:
         saver = PostgresSaver(pool)
         saver.setup()
-        assert _turns(saver, "pooled", 2)["turn"] == 2
+        assert run_turns(saver, "pooled", 2)["turn"] == 2
         saver.close()  # a pool passed in stays open
         assert not pool.closed
 
@@ -222,16 +220,16 @@ def test_pgbouncer_mode_prepares_nothing(pg_dsn: str) -> None:
         return str(row[0])
 
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1, prepare_threshold=None) as saver:
-        _turns(saver, "bouncer", 8)
+        run_turns(saver, "bouncer", 8)
         assert prepared_counts(saver) == [0]
         # No session state either: asynchronous commit is asked per transaction.
         assert session_setting(saver) == "on"
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as saver:
-        _turns(saver, "bouncer", 8, start=9)
+        run_turns(saver, "bouncer", 8, start=9)
         assert prepared_counts(saver)[0] > 0
         assert session_setting(saver) == "off"
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1, synchronous_commit=True) as saver:
-        assert _turns(saver, "bouncer", 1, start=17)["turn"] == 17
+        assert run_turns(saver, "bouncer", 1, start=17)["turn"] == 17
         assert session_setting(saver) == "on"
 
 
@@ -279,13 +277,13 @@ def test_pool_runs_threads_in_parallel(pg_dsn: str) -> None:
     """A put blocked on one thread's row does not stop puts on other threads."""
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
         for i in range(4):
-            _turns(saver, f"p{i}", 1)
+            run_turns(saver, f"p{i}", 1)
         with psycopg.connect(pg_dsn) as blocker:
             blocker.execute("SELECT 1 FROM lgm_threads WHERE thread_id = 'p0' FOR UPDATE")
             with ThreadPoolExecutor(4) as pool:
-                stuck = pool.submit(_turns, saver, "p0", 1, 2)
+                stuck = pool.submit(run_turns, saver, "p0", 1, 2)
                 time.sleep(0.3)
-                others = [pool.submit(_turns, saver, f"p{i}", 1, 2) for i in (1, 2, 3)]
+                others = [pool.submit(run_turns, saver, f"p{i}", 1, 2) for i in (1, 2, 3)]
                 for future in others:
                     assert future.result(timeout=20)["turn"] == 2
                 assert not stuck.done()
@@ -316,7 +314,7 @@ async def test_async_pool_runs_threads_in_parallel(pg_dsn: str) -> None:
 def test_list_streams_pages_and_allows_reads_inside_the_loop(pg_dsn: str) -> None:
     """With one connection, reading inside a list() loop still works (no connection is held)."""
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as saver:
-        _turns(saver, "long", 60)  # 5 checkpoints per turn: 300, three pages
+        run_turns(saver, "long", 60)  # 5 checkpoints per turn: 300, three pages
         seen = []
         for item in saver.list(thread_config("long")):
             seen.append(item.config["configurable"]["checkpoint_id"])
@@ -342,10 +340,10 @@ def test_recovers_after_backends_are_terminated(pg_dsn: str, check_connections: 
     with PostgresSaver.from_conn_string(
         pg_dsn, pool_size=3, check_connections=check_connections
     ) as saver:
-        _turns(saver, "kill", 3)
+        run_turns(saver, "kill", 3)
         acknowledged = _checkpoint_ids(pg_dsn, "kill")
         assert _terminate_others(pg_dsn) >= 3  # every pooled connection is now dead
-        out = _turns(saver, "kill", 1, start=4)  # the very next call succeeds
+        out = run_turns(saver, "kill", 1, start=4)  # the very next call succeeds
         assert out["turn"] == 4
         assert acknowledged < _checkpoint_ids(pg_dsn, "kill")
         assert [m.content for m in out["messages"]][-1] == reply_text("kill", 4)
@@ -379,7 +377,7 @@ def test_deleted_thread_stays_deleted_across_instances(pg_dsn: str) -> None:
         PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as a,
         PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as b,
     ):
-        _turns(a, "gone", 2)
+        run_turns(a, "gone", 2)
         latest = b.get_tuple(thread_config("gone"))
         assert latest is not None
         a.delete_thread("gone")
@@ -387,10 +385,10 @@ def test_deleted_thread_stays_deleted_across_instances(pg_dsn: str) -> None:
         with pytest.raises(ThreadDeletedError, match="gone"):
             b.put_writes(latest.config, [("messages", [])], "late-task")
         with pytest.raises(ThreadDeletedError):
-            _turns(b, "gone", 1, start=3)
+            run_turns(b, "gone", 1, start=3)
         assert _checkpoint_ids(pg_dsn, "gone") == set()
         a.undelete_thread("gone")
-        assert _turns(b, "gone", 1)["turn"] == 1
+        assert run_turns(b, "gone", 1)["turn"] == 1
 
 
 async def test_async_deleted_thread_stays_deleted(pg_dsn: str) -> None:
@@ -458,9 +456,9 @@ def test_delete_racing_a_put_never_leaves_rows_behind(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
         for rep in range(5):
             tid = f"race-{rep}"
-            _turns(saver, tid, 1)
+            run_turns(saver, tid, 1)
             with ThreadPoolExecutor(2) as pool:
-                writer = pool.submit(_turns, saver, tid, 3, 2)
+                writer = pool.submit(run_turns, saver, tid, 3, 2)
                 time.sleep(0.01 * rep)
                 pool.submit(saver.delete_thread, tid).result(timeout=20)
                 with contextlib.suppress(ThreadDeletedError):  # the delete may win or lose
@@ -496,7 +494,7 @@ def test_prune_keep_latest_keeps_delta_and_list_chains_valid(pg_dsn: str) -> Non
         config = thread_config("delta")
         for turn in range(1, 8):
             graph.invoke({"log": [f"in{turn}"], "turn": turn}, config)
-        _turns(saver, "chat", 8)
+        run_turns(saver, "chat", 8)
         saver.prune(["delta", "chat"])
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=2) as fresh:
         graph = _delta_graph(fresh)
@@ -510,7 +508,7 @@ def test_prune_keep_latest_keeps_delta_and_list_chains_valid(pg_dsn: str) -> Non
         assert 1 <= len(list(fresh.list(thread_config("chat")))) <= 5
         fresh.prune(["chat"], strategy="delete")
         assert _checkpoint_ids(pg_dsn, "chat") == set()
-        assert _turns(fresh, "chat", 1)["turn"] == 1  # "delete" leaves no tombstone
+        assert run_turns(fresh, "chat", 1)["turn"] == 1  # "delete" leaves no tombstone
 
 
 def test_keep_last_retention_while_writing(pg_dsn: str) -> None:
@@ -527,7 +525,7 @@ def test_keep_last_retention_while_writing(pg_dsn: str) -> None:
         thread.start()
         try:
             with ThreadPoolExecutor(3) as pool:
-                outs = list(pool.map(lambda i: _turns(saver, f"r{i}", 12), range(3)))
+                outs = list(pool.map(lambda i: run_turns(saver, f"r{i}", 12), range(3)))
         finally:
             stop.set()
             thread.join()
@@ -548,7 +546,7 @@ def test_sweep_expires_idle_threads_but_skips_one_being_written(pg_dsn: str) -> 
         pg_dsn, pool_size=2, retention=RetentionPolicy(thread_ttl_seconds=0.2)
     ) as saver:
         for tid in ("idle-1", "idle-2", "busy"):
-            _turns(saver, tid, 1)
+            run_turns(saver, tid, 1)
         time.sleep(0.4)
         dry = saver.sweep(dry_run=True)
         assert dry.dry_run and set(dry.expired_threads) == {"idle-1", "idle-2", "busy"}
@@ -561,14 +559,14 @@ def test_sweep_expires_idle_threads_but_skips_one_being_written(pg_dsn: str) -> 
         assert _checkpoint_ids(pg_dsn, "idle-1") == set()
         assert _checkpoint_ids(pg_dsn, "busy")
         with pytest.raises(ThreadDeletedError):
-            _turns(saver, "idle-1", 1, start=2)
+            run_turns(saver, "idle-1", 1, start=2)
 
 
 def test_size_cap_evicts_oldest_once_and_counts_freed_space_as_free(pg_dsn: str) -> None:
     """Deleted rows leave their space in the tables; a second sweep must not evict again."""
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=2) as saver:
         for i in range(6):
-            _turns(saver, f"cap-{i}", 6)
+            run_turns(saver, f"cap-{i}", 6)
         stats = saver.storage_stats()
         used = stats.database_bytes - stats.free_bytes
         per_thread = sum(t.total_bytes for t in stats.threads) // 6
@@ -593,7 +591,7 @@ def test_storage_stats_vacuum_and_linear_growth(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as saver:
         payload = []
         for window in range(3):
-            _turns(saver, "grow", 20, start=1 + 20 * window)
+            run_turns(saver, "grow", 20, start=1 + 20 * window)
             stats = saver.storage_stats("grow")
             (thread,) = stats.threads
             payload.append(thread.channel_value_bytes + thread.item_bytes)
