@@ -80,6 +80,7 @@ __all__ = [
     "Redactor",
     "fingerprint_user_id",
     "redact",
+    "redact_for_log",
     "redact_messages",
 ]
 
@@ -935,6 +936,21 @@ def redact(text: str, policy: PrivacyPolicy | None = None) -> RedactionResult:
     """
     redactor = _DEFAULT_REDACTOR if policy is None else Redactor(policy)
     return redactor.redact(text)
+
+
+def redact_for_log(value: object, limit: int = 160) -> str:
+    """``str(value)`` with every identifier masked, cut to ``limit`` characters.
+
+    For log lines and stored error notes that quote model or user text (a cited
+    id, a validation error echoing the model's answer): logs are kept longer and
+    read by more people than the memories themselves.
+
+    Example:
+        >>> redact_for_log("bad id 'call 13812345678 now'")
+        "bad id 'call [PHONE] now'"
+    """
+    text = _DEFAULT_REDACTOR.redact(str(value)).text
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "\u2026"
 
 
 def redact_messages(

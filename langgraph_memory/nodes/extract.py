@@ -41,7 +41,7 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes._context import resolve_thread_id, resolve_user_id
-from langgraph_memory.privacy import Redactor
+from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.prompts.extract import (
     EXTRACT_RETRY_TEMPLATE,
     EXTRACT_SYSTEM_PROMPT,
@@ -333,7 +333,10 @@ def candidates_from_answer(
             ref = ref.strip().strip("[]")
             real = transcript.alias_to_id.get(ref, ref if ref in known_ids else None)
             if real is None:
-                logger.info("extract: ignoring cited message id %r not in this batch", ref[:80])
+                logger.info(
+                    "extract: ignoring cited message id %r not in this batch",
+                    redact_for_log(ref, 80),
+                )
             elif real not in cited:
                 cited.append(real)
         from_user = any(mid in transcript.human_ids for mid in cited)

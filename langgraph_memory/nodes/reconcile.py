@@ -44,6 +44,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     RECONCILE_RETRY_TEMPLATE,
     RECONCILE_SYSTEM_PROMPT,
@@ -467,7 +468,8 @@ def _judged_op(
         record = shown.get(ref.strip())
         if record is None:
             logger.warning(
-                "reconcile: ignoring id %r the model referenced but was not shown", ref[:80]
+                "reconcile: ignoring id %r the model referenced but was not shown",
+                redact_for_log(ref, 80),
             )
         elif record not in targets:
             targets.append(record)
@@ -531,7 +533,8 @@ def plan_ops(
             index = request.numbers.get(decision.new)
             if index is None:
                 logger.warning(
-                    "reconcile: ignoring a decision for unknown new memory %r", decision.new
+                    "reconcile: ignoring a decision for unknown new memory %r",
+                    redact_for_log(decision.new, 80),
                 )
             elif index not in by_index:
                 by_index[index] = decision
@@ -998,7 +1001,7 @@ def _try_parse(text: str) -> Judgement | None:
     try:
         return parse_judgement(text)
     except ValueError as exc:
-        logger.warning("reconcile: unusable model judgement: %s", exc)
+        logger.warning("reconcile: unusable model judgement: %s", redact_for_log(exc))
         return None
 
 

@@ -45,7 +45,7 @@ from langgraph_memory.errors import (
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor, message_ids_for
 from langgraph_memory.nodes.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.nodes.reconcile import Reconciler
-from langgraph_memory.privacy import Redactor
+from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.types import LongTermMemory, MemoryOp
 
 logger = logging.getLogger(__name__)
@@ -277,16 +277,18 @@ class MemoryWriter:
             queue.complete(job)
             return list(ops)
         except JobLeaseLostError as exc:
-            logger.warning("memory writer: %s", exc)
+            logger.warning("memory writer: %s", redact_for_log(exc))
             return None
         except Exception as exc:  # any failure is recorded on the job and retried
-            status = queue.fail(job, f"{type(exc).__name__}: {exc}")
+            # The error is stored and logged: it may quote model or user text.
+            error_note = f"{type(exc).__name__}: {redact_for_log(exc, 500)}"
+            status = queue.fail(job, error_note)
             logger.warning(
                 "memory writer: job %s attempt %d failed (%s): %s",
                 job.job_id,
                 job.attempts,
                 status,
-                exc,
+                error_note,
             )
             if reraise:
                 raise

@@ -267,12 +267,14 @@ def test_a_failing_model_is_retried_with_backoff(
 def test_a_job_that_keeps_failing_is_kept_and_inspectable(
     store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:
-    broken = ScriptedChatModel(replies=["not json"], repeat_last=True)
+    # The error is stored on the job; identifiers the model echoed are masked.
+    broken = ScriptedChatModel(replies=["not json, ann@example.org"], repeat_last=True)
     writer = MemoryWriter(store, extractor=broken, queue=queue)
     writer.submit(U, "t", [HumanMessage("I'm vegan", id="h1")])
     assert writer.drain(timeout=20)
     (failed,) = queue.failed()
     assert failed.attempts == 3 and "ModelOutputError" in (failed.last_error or "")
+    assert "ann@example.org" not in (failed.last_error or "")
     assert failed.message_count == 1  # the turns are kept for a retry
     assert len(broken.calls) == 6  # 3 attempts x (call + one retry)
     assert store.list_memories(U) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -95,6 +96,17 @@ def test_candidate_citing_no_human_message_is_not_user_stated(ids: list[str]) ->
 def test_real_message_ids_are_accepted_and_unknown_ones_dropped() -> None:
     found, _ = run(memories_json(mem(message_ids=["h-1", "zzz", "m1"])))
     assert found[0].origin_message_ids == ("h-1",)
+
+
+def test_unknown_cited_ids_are_logged_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    # A model may put message text where an id belongs; the log line quoting it
+    # must not carry the identifiers in it.
+    cited = ["h-1", "my card is 4111 1111 1111 1111"]
+    with caplog.at_level(logging.INFO, logger="langgraph_memory.nodes.extract"):
+        found, _ = run(memories_json(mem(message_ids=cited)))
+    assert found[0].origin_message_ids == ("h-1",)
+    assert "not in this batch" in caplog.text and "[BANK_CARD]" in caplog.text
+    assert "4111" not in caplog.text
 
 
 def test_low_importance_and_chit_chat_are_not_kept() -> None:

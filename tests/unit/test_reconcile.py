@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 
 import pytest
@@ -441,3 +442,24 @@ def test_bad_arguments() -> None:
         Reconciler(store, model="gpt")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="items"):
         ReconcilePrompts(user_template="nothing")
+
+
+def test_model_text_quoted_in_logs_is_redacted(caplog: pytest.LogCaptureFixture) -> None:
+    # A malformed answer and an unknown target id both quote the model's text in
+    # a warning; identifiers in it must not reach the log.
+    store, _ = setup_tea()
+    bad = '{"decisions": [{"new": "call me on 13812345678"}]}'
+    unknown_target = decisions_json(
+        {"new": 1, "label": "updates", "targets": ["ann@example.org"]}
+    )
+    with caplog.at_level(logging.WARNING, logger="langgraph_memory.nodes.reconcile"):
+        Reconciler(store, model=ScriptedChatModel(replies=[bad, bad])).reconcile(
+            U, [cand("User prefers black tea")]
+        )
+        Reconciler(store, model=ScriptedChatModel(replies=[unknown_target])).reconcile(
+            U, [cand("User prefers green tea")]
+        )
+    assert "unusable model judgement" in caplog.text
+    assert "not shown" in caplog.text
+    assert "13812345678" not in caplog.text and "[PHONE]" in caplog.text
+    assert "ann@example.org" not in caplog.text and "[EMAIL]" in caplog.text
