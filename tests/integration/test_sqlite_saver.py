@@ -765,6 +765,50 @@ def test_put_and_writes_refused_after_another_saver_deleted_the_thread(tmp_path:
                 assert count.fetchone()[0] == 0, table
 
 
+def test_list_version_stored_by_another_saver_first_is_kept(tmp_path: Path) -> None:
+    """Two savers (two processes) put the same (channel, version) of a list with
+    different items: the one-statement value insert reports which rows it stored,
+    so the second keeps the first's list and stores no items of its own."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "race.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
+        for saver, text in ((a, "from a"), (b, "from b")):
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": [HumanMessage(text, id=text)], "n": text}
+            cp["channel_versions"] = {"messages": "1", "n": "1"}
+            saver.put(base, cp, {}, {"messages": "1", "n": "1"})
+        for saver in (a, b):
+            saver._core.cache.clear()
+            latest = saver.get_tuple(base)
+            assert latest is not None
+            values = latest.checkpoint["channel_values"]
+            assert [m.content for m in values["messages"]] == ["from a"]
+            assert values["n"] == "from a"
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM lgm_channel_chunks").fetchone()[0] == 1
+
+
+def test_put_writes_again_is_idempotent_and_special_writes_replace(tmp_path: Path) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "w.sqlite")) as saver:
+        saved = saver.put(cfg("t"), empty_checkpoint(), {}, {})
+        saver.put_writes(saved, [("a", 1), ("b", 2), ("c", 3)], "task")
+        saver.put_writes(saved, [("a", 9), ("b", 9), ("c", 9)], "task")  # first write wins
+        saver.put_writes(saved, [("__error__", "first")], "task")
+        saver.put_writes(saved, [("__error__", "second")], "task")  # special writes replace
+        latest = saver.get_tuple(saved)
+        assert latest is not None
+        assert latest.pending_writes == [
+            ("task", "__error__", "second"),
+            ("task", "a", 1),
+            ("task", "b", 2),
+            ("task", "c", 3),
+        ]
+
+
 async def test_async_concurrent_get_tuples_share_one_hop_and_fail_alone(tmp_path: Path) -> None:
     """Runs starting together ask for their checkpoints at once: one trip to
     aiosqlite's thread serves them all, each gets its own thread's checkpoint,
