@@ -540,11 +540,10 @@ class SaverCore:
         elif insert_if_live is None and (yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))):
             raise _put_refused(key.thread_id)
         outcome = PutOutcome(retention_due=False)
-        value_rows: list[tuple[Any, ...]] = []
-        lists: list[tuple[PreparedValue, int, tuple[Range, ...]]] = []
+        plain_rows: list[tuple[Any, ...]] = []
         for pv in p.values:
             if pv.encoding != ENCODING_ITEMS:
-                value_rows.append(
+                plain_rows.append(
                     (
                         key.thread_id,
                         key.checkpoint_ns,
@@ -557,28 +556,9 @@ class SaverCore:
                     )
                 )
                 continue
-            first_seq, ranges = yield from self._list_ranges(p, pv)
-            lists.append((pv, first_seq, ranges))
-            value_rows.append(
-                (
-                    key.thread_id,
-                    key.checkpoint_ns,
-                    pv.channel,
-                    pv.version,
-                    ENCODING_ITEMS,
-                    None,
-                    None,
-                    ranges_to_json(ranges),
-                )
-            )
-        stored = yield from self._insert_values(value_rows, [pv.channel for pv, _, _ in lists])
-        for pv, first_seq, ranges in lists:
-            if pv.channel not in stored:
-                # This version is already stored (first writer wins); keep it.
-                outcome.conflicted.add(pv.channel)
-                continue
-            yield from self._store_items(p, pv, first_seq)
-            outcome.stored_lists[pv.channel] = (pv.version, ranges)
+            yield from self._store_list(p, pv, outcome)
+        if plain_rows:
+            yield ExecuteMany(sql.INSERT_CHANNEL_VALUE, plain_rows)
         row = (
             key.thread_id,
             key.checkpoint_ns,
@@ -595,35 +575,7 @@ class SaverCore:
             raise _put_refused(key.thread_id)
         return outcome
 
-    def _insert_values(self, rows: list[tuple[Any, ...]], lists: list[str]) -> Txn[set[str]]:
-        """Store a put's channel value rows (first writer wins per version);
-        returns which of the ``lists`` channels were stored by this put."""
-        if not rows:
-            return set()
-        many = getattr(self.sql, "insert_channel_values", None)
-        if many is not None:
-            stored: set[str] = set()
-            step = self.sql.MAX_ROWS_PER_STATEMENT
-            for start in range(0, len(rows), step):
-                part = rows[start : start + step]
-                returned = yield Fetch(many(len(part)), [x for row in part for x in row])
-                stored.update(r[0] for r in returned)
-            return stored
-        # One statement per list (its rowcount says whether it was stored), the rest at once.
-        wanted = set(lists)
-        stored = set()
-        plain: list[tuple[Any, ...]] = []
-        for row in rows:
-            if row[2] not in wanted:
-                plain.append(row)
-            elif (yield Execute(self.sql.INSERT_CHANNEL_VALUE, row)):
-                stored.add(row[2])
-        if plain:
-            yield ExecuteMany(self.sql.INSERT_CHANNEL_VALUE, plain)
-        return stored
-
-    def _list_ranges(self, p: PreparedPut, pv: PreparedValue) -> Txn[tuple[int, tuple[Range, ...]]]:
-        """The first item number of a list's new items and the ranges of its version."""
+    def _store_list(self, p: PreparedPut, pv: PreparedValue, outcome: PutOutcome) -> Txn[None]:
         sql = self.sql
         key = p.key
         plan = pv.plan
@@ -650,25 +602,27 @@ class SaverCore:
                 rows = yield Fetch(sql.SELECT_NEXT_ITEM_SEQ, base)
                 next_seq = int(rows[0][0])
             first_seq = next_seq
-        return first_seq, plan.resolve_ranges(first_seq)
-
-    def _store_items(self, p: PreparedPut, pv: PreparedValue, first_seq: int) -> Txn[None]:
-        """Insert a stored list version's new items, numbered from ``first_seq``."""
-        plan = pv.plan
-        assert plan is not None
-        if not plan.new_items:
-            return
-        base = (p.key.thread_id, p.key.checkpoint_ns, pv.channel)
-        yield ExecuteMany(
-            self.sql.INSERT_CHUNK,
-            [
-                (*base, first_seq + offset, first_seq + offset + count, c_type, c_blob)
-                for offset, count, c_type, c_blob in pv.chunks
-            ],
+        ranges = plan.resolve_ranges(first_seq)
+        inserted = yield Execute(
+            sql.INSERT_CHANNEL_VALUE,
+            (*base, pv.version, ENCODING_ITEMS, None, None, ranges_to_json(ranges)),
         )
-        end = first_seq + len(plan.new_items)
-        if first_seq // COMPACT_BLOCK != end // COMPACT_BLOCK:
-            yield from self._compact_block(base, (end // COMPACT_BLOCK) * COMPACT_BLOCK)
+        if not inserted:
+            # This version is already stored (first writer wins); keep it.
+            outcome.conflicted.add(pv.channel)
+            return
+        if plan.new_items:
+            yield ExecuteMany(
+                sql.INSERT_CHUNK,
+                [
+                    (*base, first_seq + offset, first_seq + offset + count, c_type, c_blob)
+                    for offset, count, c_type, c_blob in pv.chunks
+                ],
+            )
+            end = first_seq + len(plan.new_items)
+            if first_seq // COMPACT_BLOCK != end // COMPACT_BLOCK:
+                yield from self._compact_block(base, (end // COMPACT_BLOCK) * COMPACT_BLOCK)
+        outcome.stored_lists[pv.channel] = (pv.version, ranges)
 
     def _compact_block(self, base: tuple[str, str, str], boundary: int) -> Txn[None]:
         """Merge the small chunks lying wholly inside the block just completed.
@@ -759,14 +713,7 @@ class SaverCore:
         sql = self.sql
         thread_id = p.key.thread_id
         live = getattr(sql, "UPSERT_WRITE_IF_LIVE", None)
-        many = getattr(sql, "insert_writes_if_live", None)
-        if many is not None and 0 < len(p.rows) <= sql.MAX_ROWS_PER_STATEMENT:
-            # All rows in one statement: one step instead of one per row.
-            params = [x for row in p.rows for x in row]
-            stored = yield Execute(many(len(p.rows), p.replace), (*params, thread_id))
-            if isinstance(stored, int) and 0 <= stored == len(p.rows):
-                return
-        elif live is not None and p.rows:
+        if live is not None and p.rows:
             stmt = live if p.replace else sql.INSERT_WRITE_IF_ABSENT_IF_LIVE
             stored = yield ExecuteMany(stmt, [(*row, thread_id) for row in p.rows])
             if isinstance(stored, int) and 0 <= stored == len(p.rows):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from langgraph_memory.errors import InvalidFilterError
@@ -218,28 +218,6 @@ SELECT EXISTS (
     WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ?
     ORDER BY seq_lo DESC LIMIT 1
 ), 0)"""
-# Every channel value of a put in ONE statement. In the threaded workload
-# (LangGraph's background put/put_writes next to the graph's own thread) each
-# statement step releases and retakes the GIL, a thread handoff costing more
-# CPU than the insert itself; a put stores ~3 values. RETURNING names the rows
-# really stored (an ignored row, i.e. a version already stored, returns nothing).
-_CHANNEL_VALUE_COLUMNS = (
-    "(thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)"
-)
-# Rows per multi-row statement: SQLite binds at most 32766 parameters.
-MAX_ROWS_PER_STATEMENT = 500
-
-
-@lru_cache(maxsize=32)
-def insert_channel_values(rows: int) -> str:
-    """``INSERT_CHANNEL_VALUE`` for ``rows`` rows, returning the channels stored."""
-    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
-    return (
-        f"INSERT OR IGNORE INTO lgm_channel_values {_CHANNEL_VALUE_COLUMNS}\n"
-        f"VALUES {values}\nRETURNING channel"
-    )
-
-
 INSERT_CHUNK = """
 INSERT INTO lgm_channel_chunks (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
 VALUES (?, ?, ?, ?, ?, ?, ?)"""
@@ -268,19 +246,6 @@ INSERT_WRITE_IF_ABSENT_IF_LIVE = f"""
 INSERT OR IGNORE INTO lgm_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? {_UNLESS_DELETED}"""
-
-
-@lru_cache(maxsize=32)
-def insert_writes_if_live(rows: int, replace: bool) -> str:
-    """``UPSERT_WRITE_IF_LIVE`` (``replace``) or ``INSERT_WRITE_IF_ABSENT_IF_LIVE``
-    for ``rows`` rows in one statement (one step, see ``insert_channel_values``);
-    parameters: the rows, then the thread id."""
-    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * rows)
-    return f"""
-INSERT OR {"REPLACE" if replace else "IGNORE"} INTO lgm_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
-SELECT * FROM (VALUES {values}) {_UNLESS_DELETED}"""
-
 
 # ------------------------------------------------------------------ reads
 
