@@ -790,6 +790,39 @@ def test_list_version_stored_by_another_saver_first_is_kept(tmp_path: Path) -> N
             assert raw.execute("SELECT COUNT(*) FROM lgm_channel_chunks").fetchone()[0] == 1
 
 
+def test_new_version_without_value_stores_no_row_and_reads_as_absent(tmp_path: Path) -> None:
+    """A consumed channel (new version, no value) stores no value row; a read
+    leaves it out, as it does for the "empty" rows older versions wrote."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "empty.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as saver:
+        first = empty_checkpoint()
+        first["channel_values"] = {"branch": "go", "n": 1}
+        first["channel_versions"] = {"branch": "1", "n": "1"}
+        saved = saver.put(base, first, {}, {"branch": "1", "n": "1"})
+        second = empty_checkpoint()
+        second["channel_values"] = {"n": 1}
+        second["channel_versions"] = {"branch": "2", "n": "1", "old": "1"}
+        latest = saver.put(saved, second, {}, {"branch": "2", "old": "1"})
+        with sqlite3.connect(path) as raw:
+            rows = raw.execute(
+                "SELECT channel, version, encoding FROM lgm_channel_values ORDER BY 1, 2"
+            ).fetchall()
+            assert rows == [("branch", "1", "value"), ("n", "1", "value")]
+            # a row an older release wrote for a version without a value
+            raw.execute(
+                "INSERT INTO lgm_channel_values (thread_id, checkpoint_ns, channel, version,"
+                " encoding) VALUES ('t', '', 'old', '1', 'empty')"
+            )
+        for config, expected in ((saved, {"branch": "go", "n": 1}), (latest, {"n": 1})):
+            got = saver.get_tuple(config)
+            assert got is not None and got.checkpoint["channel_values"] == expected
+        listed = [dict(t.checkpoint["channel_values"]) for t in saver.list(base)]
+        assert listed == [{"n": 1}, {"branch": "go", "n": 1}]
+
+
 def test_put_writes_again_is_idempotent_and_special_writes_replace(tmp_path: Path) -> None:
     from langgraph.checkpoint.base import empty_checkpoint
 
