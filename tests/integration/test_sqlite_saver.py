@@ -765,6 +765,83 @@ def test_put_and_writes_refused_after_another_saver_deleted_the_thread(tmp_path:
                 assert count.fetchone()[0] == 0, table
 
 
+def test_list_version_stored_by_another_saver_first_is_kept(tmp_path: Path) -> None:
+    """Two savers (two processes) put the same (channel, version) of a list with
+    different items: the one-statement value insert reports which rows it stored,
+    so the second keeps the first's list and stores no items of its own."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "race.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
+        for saver, text in ((a, "from a"), (b, "from b")):
+            cp = empty_checkpoint()
+            cp["channel_values"] = {"messages": [HumanMessage(text, id=text)], "n": text}
+            cp["channel_versions"] = {"messages": "1", "n": "1"}
+            saver.put(base, cp, {}, {"messages": "1", "n": "1"})
+        for saver in (a, b):
+            saver._core.cache.clear()
+            latest = saver.get_tuple(base)
+            assert latest is not None
+            values = latest.checkpoint["channel_values"]
+            assert [m.content for m in values["messages"]] == ["from a"]
+            assert values["n"] == "from a"
+        with sqlite3.connect(path) as raw:
+            assert raw.execute("SELECT COUNT(*) FROM lgm_channel_chunks").fetchone()[0] == 1
+
+
+def test_new_version_without_value_stores_no_row_and_reads_as_absent(tmp_path: Path) -> None:
+    """A consumed channel (new version, no value) stores no value row; a read
+    leaves it out, as it does for the "empty" rows older versions wrote."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "empty.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as saver:
+        first = empty_checkpoint()
+        first["channel_values"] = {"branch": "go", "n": 1}
+        first["channel_versions"] = {"branch": "1", "n": "1"}
+        saved = saver.put(base, first, {}, {"branch": "1", "n": "1"})
+        second = empty_checkpoint()
+        second["channel_values"] = {"n": 1}
+        second["channel_versions"] = {"branch": "2", "n": "1", "old": "1"}
+        latest = saver.put(saved, second, {}, {"branch": "2", "old": "1"})
+        with sqlite3.connect(path) as raw:
+            rows = raw.execute(
+                "SELECT channel, version, encoding FROM lgm_channel_values ORDER BY 1, 2"
+            ).fetchall()
+            assert rows == [("branch", "1", "value"), ("n", "1", "value")]
+            # a row an older release wrote for a version without a value
+            raw.execute(
+                "INSERT INTO lgm_channel_values (thread_id, checkpoint_ns, channel, version,"
+                " encoding) VALUES ('t', '', 'old', '1', 'empty')"
+            )
+        for config, expected in ((saved, {"branch": "go", "n": 1}), (latest, {"n": 1})):
+            got = saver.get_tuple(config)
+            assert got is not None and got.checkpoint["channel_values"] == expected
+        listed = [dict(t.checkpoint["channel_values"]) for t in saver.list(base)]
+        assert listed == [{"n": 1}, {"branch": "go", "n": 1}]
+
+
+def test_put_writes_again_is_idempotent_and_special_writes_replace(tmp_path: Path) -> None:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "w.sqlite")) as saver:
+        saved = saver.put(cfg("t"), empty_checkpoint(), {}, {})
+        saver.put_writes(saved, [("a", 1), ("b", 2), ("c", 3)], "task")
+        saver.put_writes(saved, [("a", 9), ("b", 9), ("c", 9)], "task")  # first write wins
+        saver.put_writes(saved, [("__error__", "first")], "task")
+        saver.put_writes(saved, [("__error__", "second")], "task")  # special writes replace
+        latest = saver.get_tuple(saved)
+        assert latest is not None
+        assert latest.pending_writes == [
+            ("task", "__error__", "second"),
+            ("task", "a", 1),
+            ("task", "b", 2),
+            ("task", "c", 3),
+        ]
+
+
 async def test_async_concurrent_get_tuples_share_one_hop_and_fail_alone(tmp_path: Path) -> None:
     """Runs starting together ask for their checkpoints at once: one trip to
     aiosqlite's thread serves them all, each gets its own thread's checkpoint,
