@@ -308,12 +308,17 @@ def thread_txn(thread_id: Any, factory: Callable[[], Txn[T]]) -> Callable[[], Tx
 
 
 def delete_thread_txn(core: SaverCore, thread_id: Any) -> Callable[[], Txn[None]]:
-    """Tombstone first: a put racing the delete blocks on the row, then sees the tombstone."""
+    """Lock and tombstone first: a put or put_writes racing the delete blocks on
+    the row, then sees the tombstone. FOR UPDATE, not just the tombstone's own
+    NO KEY UPDATE lock, so put_writes' FOR KEY SHARE (SELECT_TOMBSTONE) waits too."""
     tid = parse_thread_id(thread_id)
     now = time.time()
     return locked(
-        Execute(SQL.TOMBSTONE_THREAD, (tid, now, now, now)),
-        lambda: core.delete_thread_txn(tid),
+        Fetch(SQL.LOCK_THREAD, (tid,)),
+        locked(
+            Execute(SQL.TOMBSTONE_THREAD, (tid, now, now, now)),
+            lambda: core.delete_thread_txn(tid),
+        ),
     )
 
 

@@ -359,6 +359,85 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             $fn$""",
         ),
     ),
+    (
+        3,
+        "put_writes waits for a concurrent delete_thread",
+        # Migration 2's tombstone check filtered on deleted_at below its row
+        # lock, so a put_writes racing an uncommitted delete_thread neither
+        # waited nor saw the tombstone, and its rows outlived the delete. Now
+        # the row is locked first (see SELECT_TOMBSTONE), then checked.
+        (
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_writes(
+                p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
+                p_task_path TEXT, p_async_commit BOOLEAN, p_rows JSONB, p_blobs BYTEA[]
+            ) RETURNS VOID LANGUAGE plpgsql AS $fn$
+            DECLARE
+                tomb DOUBLE PRECISION;
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                SELECT deleted_at INTO tomb FROM lgm_threads
+                WHERE thread_id = p_thread_id FOR KEY SHARE;
+                IF tomb IS NOT NULL THEN
+                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
+                END IF;
+                INSERT INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
+                     type, value)
+                SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
+                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
+                       p_blobs[(w.value->>3)::INTEGER]
+                FROM jsonb_array_elements(p_rows) AS w
+                ON CONFLICT DO NOTHING;
+            END
+            $fn$""",
+            # lgm_put_batch as in migration 2, plus the NOWAIT lock on writes items.
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_batch(
+                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
+            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+            DECLARE
+                -- put:    ["p", thread, ns, now, id, parent, run, type, body, metadata, rows]
+                -- writes: ["w", thread, ns, checkpoint, task, path, rows]
+                item JSONB;
+                answers JSONB := '[]'::jsonb;
+                firsts BIGINT[];
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
+                    BEGIN
+                        IF item->>0 = 'p' THEN
+                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
+                            FOR NO KEY UPDATE NOWAIT;
+                            firsts := lgm_put_checkpoint(
+                                item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
+                                item->>4, item->>5, item->>6, item->>7,
+                                p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
+                                p_blobs, p_compact_block);
+                            answers := answers || jsonb_build_array(to_jsonb(firsts));
+                        ELSE
+                            -- Like a put: a row held (e.g. by delete_thread) refuses
+                            -- the item instead of holding up the whole batch.
+                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
+                            FOR KEY SHARE NOWAIT;
+                            PERFORM lgm_put_writes(
+                                item->>1, item->>2, item->>3, item->>4, item->>5, false,
+                                item->6, p_blobs);
+                            answers := answers || jsonb_build_array(true);
+                        END IF;
+                    EXCEPTION WHEN SQLSTATE 'LGM01' OR lock_not_available THEN
+                        answers := answers || jsonb_build_array(NULL::JSONB);
+                    END;
+                END LOOP;
+                RETURN answers;
+            END
+            $fn$""",
+        ),
+    ),
 )
 
 # The SQLSTATE the functions above raise to hand a call back to the core.
@@ -393,14 +472,16 @@ ON CONFLICT (thread_id) DO UPDATE SET updated_at = excluded.updated_at
 WHERE lgm_threads.deleted_at IS NULL
 RETURNING puts_since_retention"""
 RESET_RETENTION_COUNTER = "UPDATE lgm_threads SET puts_since_retention = 0 WHERE thread_id = %s"
-# FOR SHARE inside: a late put_writes racing delete_thread() waits for the
-# delete to commit and then sees its tombstone (a plain read would not), while
-# writes of parallel tasks of one thread do not block each other.
+# The row is locked before deleted_at is tested (a MATERIALIZED CTE: a
+# subquery gets the outer filter pushed below its lock, and then a row whose
+# tombstone is not committed yet is filtered out without waiting). FOR KEY
+# SHARE waits only for delete_thread's FOR UPDATE (LOCK_THREAD), then reads the
+# committed tombstone; puts (NO KEY UPDATE) and parallel writes never block it.
 SELECT_TOMBSTONE = """
-SELECT deleted_at FROM (
-    SELECT deleted_at FROM lgm_threads WHERE thread_id = %s FOR SHARE
-) AS t
-WHERE deleted_at IS NOT NULL"""
+WITH t AS MATERIALIZED (
+    SELECT deleted_at FROM lgm_threads WHERE thread_id = %s FOR KEY SHARE
+)
+SELECT deleted_at FROM t WHERE deleted_at IS NOT NULL"""
 TOMBSTONE_THREAD = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
 VALUES (%s, %s, %s, 0, %s)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 import zlib
 from typing import Any
 
@@ -22,9 +24,11 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from benchmarks._session_workload import build_chat_graph, run_turns, thread_config, turn_input
 from langgraph_memory.errors import ThreadDeletedError
 from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
+from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
-from langgraph_memory.session._core import COMPACT_BLOCK
+from langgraph_memory.session._core import COMPACT_BLOCK, drive
 from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
+from langgraph_memory.session.postgres import _runner
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
 
@@ -141,7 +145,11 @@ async def test_batch_item_on_a_locked_thread_takes_the_core_path(pg_dsn: str) ->
             await graph.ainvoke(turn_input(tid, 1), thread_config(tid))
         blocker = await psycopg.AsyncConnection.connect(pg_dsn)
         try:
-            await blocker.execute("SELECT 1 FROM lgm_threads WHERE thread_id = 'busy' FOR UPDATE")
+            # What another instance's put holds (FOR UPDATE would be a delete_thread,
+            # which this thread's writes then wait for too).
+            await blocker.execute(
+                "SELECT 1 FROM lgm_threads WHERE thread_id = 'busy' FOR NO KEY UPDATE"
+            )
             busy = asyncio.create_task(graph.ainvoke(turn_input("busy", 2), thread_config("busy")))
             free = await asyncio.wait_for(
                 graph.ainvoke(turn_input("free", 2), thread_config("free")), 20
@@ -222,3 +230,64 @@ def test_one_statement_read_never_serves_a_stale_checkpoint_across_instances(
     finally:
         FAST.latest_txn = real_latest  # type: ignore[assignment]
     assert False in hits and True in hits
+
+
+@pytest.mark.parametrize("path", ["fast", "core"])
+def test_put_writes_racing_delete_thread_waits_and_leaves_no_orphan_writes(
+    pg_dsn: str, path: str
+) -> None:
+    """delete_thread's transaction is open (tombstone set, writes deleted, not yet
+    committed) when a put_writes arrives: the writes must wait for the delete and
+    then be refused, not slip in under the uncommitted tombstone and outlive it."""
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        if path == "core":
+            saver._write_fast = lambda factory: None  # type: ignore[method-assign]
+        run_turns(saver, "race", 1)
+        latest = saver.get_tuple(thread_config("race"))
+        assert latest is not None
+        outcome: list[BaseException | None] = []
+
+        def late_writes() -> None:
+            try:
+                saver.put_writes(latest.config, [("messages", ["late"])], "task-late")
+                outcome.append(None)
+            except BaseException as exc:  # the test inspects it
+                outcome.append(exc)
+
+        with psycopg.connect(pg_dsn) as deleting:
+            with deleting.cursor() as cur:
+                drive(PG.delete_thread_txn(saver._core, "race")(), _runner(cur, pipelined=False))
+            writer = threading.Thread(target=late_writes)
+            writer.start()
+            time.sleep(0.5)
+            still_waiting = writer.is_alive()
+            deleting.commit()
+        writer.join(timeout=20)
+    assert still_waiting, "put_writes did not wait for the uncommitted delete"
+    assert len(outcome) == 1 and isinstance(outcome[0], ThreadDeletedError)
+    assert _rows(pg_dsn, "SELECT count(*) FROM lgm_writes WHERE thread_id = 'race'") == [(0,)]
+
+
+async def test_async_put_writes_racing_delete_thread_waits_and_leaves_no_orphan_writes(
+    pg_dsn: str,
+) -> None:
+    """The same race through the async saver's group commit: the batch refuses the
+    held row (NOWAIT) and the core's transaction waits, then sees the tombstone."""
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn) as saver:
+        graph = build_chat_graph(saver)
+        await graph.ainvoke(turn_input("arace", 1), thread_config("arace"))
+        latest = await saver.aget_tuple(thread_config("arace"))
+        assert latest is not None
+        with psycopg.connect(pg_dsn) as deleting:
+            with deleting.cursor() as cur:
+                drive(PG.delete_thread_txn(saver._core, "arace")(), _runner(cur, pipelined=False))
+            late = asyncio.create_task(
+                saver.aput_writes(latest.config, [("messages", ["late"])], "task-late")
+            )
+            await asyncio.sleep(0.5)
+            still_waiting = not late.done()
+            deleting.commit()
+        with pytest.raises(ThreadDeletedError):
+            await asyncio.wait_for(late, 20)
+    assert still_waiting, "aput_writes did not wait for the uncommitted delete"
+    assert _rows(pg_dsn, "SELECT count(*) FROM lgm_writes WHERE thread_id = 'arace'") == [(0,)]

@@ -272,6 +272,10 @@ async def test_concurrent_asetup(pg_dsn: str) -> None:
 
 # ---------------------------------------------------------------- concurrency through the pool
 
+# The lock another instance's put holds on a thread's row (its upsert takes NO
+# KEY UPDATE). FOR UPDATE is what delete_thread holds: put_writes waits for it.
+SELECT_P0_AS_A_PUT_DOES = "SELECT 1 FROM lgm_threads WHERE thread_id = 'p0' FOR NO KEY UPDATE"
+
 
 def test_pool_runs_threads_in_parallel(pg_dsn: str) -> None:
     """A put blocked on one thread's row does not stop puts on other threads."""
@@ -279,7 +283,7 @@ def test_pool_runs_threads_in_parallel(pg_dsn: str) -> None:
         for i in range(4):
             run_turns(saver, f"p{i}", 1)
         with psycopg.connect(pg_dsn) as blocker:
-            blocker.execute("SELECT 1 FROM lgm_threads WHERE thread_id = 'p0' FOR UPDATE")
+            blocker.execute(SELECT_P0_AS_A_PUT_DOES)
             with ThreadPoolExecutor(4) as pool:
                 stuck = pool.submit(run_turns, saver, "p0", 1, 2)
                 time.sleep(0.3)
@@ -297,7 +301,7 @@ async def test_async_pool_runs_threads_in_parallel(pg_dsn: str) -> None:
             await _aturns(saver, f"p{i}", 1)
         blocker = await psycopg.AsyncConnection.connect(pg_dsn)
         try:
-            await blocker.execute("SELECT 1 FROM lgm_threads WHERE thread_id = 'p0' FOR UPDATE")
+            await blocker.execute(SELECT_P0_AS_A_PUT_DOES)
             stuck = asyncio.create_task(_aturns(saver, "p0", 1, 2))
             await asyncio.sleep(0.3)
             done = await asyncio.wait_for(
