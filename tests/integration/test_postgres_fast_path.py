@@ -325,3 +325,40 @@ async def test_async_put_writes_racing_delete_thread_waits_and_leaves_no_orphan_
             await asyncio.wait_for(late, 20)
     assert still_waiting, "aput_writes did not wait for the uncommitted delete"
     assert _rows(pg_dsn, "SELECT count(*) FROM lgm_writes WHERE thread_id = 'arace'") == [(0,)]
+
+
+def _terminate_pool_backends(dsn: str) -> int:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        ).fetchall()
+    time.sleep(0.2)  # let the backends exit
+    return len(rows)
+
+
+def test_one_statement_calls_retry_on_a_fresh_connection_after_the_server_dropped_theirs(
+    pg_dsn: str,
+) -> None:
+    """put, put_writes and get_tuple each run as one statement straight on a
+    pooled connection; a dead connection sends them through the retry loop."""
+    from langgraph.checkpoint.base.id import uuid6
+
+    with PostgresSaver.from_conn_string(pg_dsn, pool_size=2) as saver:
+        run_turns(saver, "drop", 2)
+        latest = saver.get_tuple(thread_config("drop"))
+        assert latest is not None
+        assert _terminate_pool_backends(pg_dsn) >= 2
+        checkpoint = {**latest.checkpoint, "id": str(uuid6())}
+        config = saver.put(latest.config, checkpoint, {"source": "update", "step": 99}, {})
+        assert config["configurable"]["checkpoint_id"] == checkpoint["id"]
+        assert _terminate_pool_backends(pg_dsn) >= 2
+        saver.put_writes(config, [("note", "kept")], task_id="task-1")
+        assert _terminate_pool_backends(pg_dsn) >= 2
+        got = saver.get_tuple(thread_config("drop"))
+        assert got is not None and got.checkpoint["id"] == checkpoint["id"]
+        assert got.pending_writes == [("task-1", "note", "kept")]
+        assert (
+            got.checkpoint["channel_values"]["messages"]
+            == (latest.checkpoint["channel_values"]["messages"])
+        )
