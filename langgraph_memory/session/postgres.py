@@ -46,7 +46,7 @@ from langgraph_memory.session._core import (
     drive,
     parse_config,
 )
-from langgraph_memory.session._pg_serde import SYNC_MIN_BYTES, CompressedDicts
+from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -293,7 +293,7 @@ class PostgresSaver(SyncShell):
         self._set_local_async_commit = not synchronous_commit
         self._core = SaverCore(
             SQL,
-            CompressedDicts(self.serde, SYNC_MIN_BYTES),
+            CompressedDicts(self.serde),
             cache_size=cache_size,
             retention=retention,
         )
@@ -536,7 +536,7 @@ class PostgresSaver(SyncShell):
         return PG.thread_txn(thread_id, factory)
 
     def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
-        return CompressedDicts(serde, SYNC_MIN_BYTES)
+        return CompressedDicts(serde)
 
     # ---------------------------------------------------------------- setup
 

@@ -27,12 +27,7 @@ from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session._core import COMPACT_BLOCK, drive
-from langgraph_memory.session._pg_serde import (
-    MIN_BYTES,
-    SUFFIX,
-    SYNC_MIN_BYTES,
-    CompressedDicts,
-)
+from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
 from langgraph_memory.session.postgres import _runner
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
@@ -168,12 +163,12 @@ async def test_batch_item_on_a_locked_thread_takes_the_core_path(pg_dsn: str) ->
             await blocker.close()
 
 
-def test_checkpoint_bodies_are_stored_compressed_and_plain_rows_still_decode(
+def test_small_bodies_stay_plain_large_dicts_compress_and_every_row_decodes(
     pg_dsn: str,
 ) -> None:
-    """The async saver zlib-compresses ~1 KB bodies; the sync saver stores them
-    plain (below SYNC_MIN_BYTES, see _pg_serde); each decodes what the other wrote,
-    and plain rows written before compression existed still decode."""
+    """~1 KB checkpoint bodies are stored plain by both savers (below MIN_BYTES,
+    see _pg_serde); dict blobs past it are zlib-compressed; compressed rows
+    (large values, or bodies an older release compressed) decode everywhere."""
 
     async def async_turns() -> None:
         async with AsyncPostgresSaver.from_conn_string(pg_dsn) as saver:
@@ -185,47 +180,37 @@ def test_checkpoint_bodies_are_stored_compressed_and_plain_rows_still_decode(
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
         run_turns(saver, "s", 2)
     by_thread = "SELECT type, octet_length(checkpoint) FROM lgm_checkpoints WHERE thread_id = %s"
-    stored = _rows(pg_dsn, by_thread, "z")
-    assert {t for t, _ in stored} == {"msgpack", "msgpack" + SUFFIX}
-    # only bodies too small to gain (a thread's first checkpoints) stay plain
-    assert all(size < MIN_BYTES for t, size in stored if t == "msgpack")
-    sync_stored = _rows(pg_dsn, by_thread, "s")
-    assert {t for t, _ in sync_stored} == {"msgpack"}
-    assert max(size for _, size in sync_stored) >= MIN_BYTES  # would have been compressed
-    assert max(size for _, size in sync_stored) < SYNC_MIN_BYTES
-    # Rows written before compression (plain msgpack) decode as before.
-    serde = CompressedDicts(JsonPlusSerializer())
+    for tid in ("z", "s"):
+        stored = _rows(pg_dsn, by_thread, tid)
+        assert {t for t, _ in stored} == {"msgpack"}
+        # bodies the 256-byte threshold of the last release compressed
+        assert 256 <= max(size for _, size in stored) < MIN_BYTES
+    # Rows an older release wrote compressed decode as before.
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         for cid, blob in conn.execute(
             "SELECT checkpoint_id, checkpoint FROM lgm_checkpoints "
-            "WHERE thread_id = 'z' AND type = 'msgpack+zlib'"
-        ).fetchall()[:2]:
+            "WHERE thread_id = 'z' AND octet_length(checkpoint) >= 256"
+        ).fetchall():
             conn.execute(
-                "UPDATE lgm_checkpoints SET type = 'msgpack', checkpoint = %s "
+                "UPDATE lgm_checkpoints SET type = 'msgpack+zlib', checkpoint = %s "
                 "WHERE thread_id = 'z' AND checkpoint_id = %s",
-                (zlib.decompress(blob), cid),
+                (zlib.compress(blob), cid),
             )
     assert {t for t, _ in _rows(pg_dsn, by_thread, "z")} == {"msgpack", "msgpack" + SUFFIX}
     with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
-        # every checkpoint of both threads, plain and compressed, decodes
-        for tid in ("z", "s"):
-            tuples = list(reader.list(thread_config(tid)))
-            assert len(tuples) == len(_rows(pg_dsn, by_thread, tid))
-            for t in tuples:
-                assert t.checkpoint["channel_versions"]
+        tuples = list(reader.list(thread_config("z")))
+        assert len(tuples) == len(_rows(pg_dsn, by_thread, "z"))
+        assert all(t.checkpoint["channel_versions"] for t in tuples)
         state = reader.get_tuple(thread_config("z"))
         assert state is not None and len(state.checkpoint["channel_values"]["messages"]) == 4
-    small = {"a": 1}
-    assert serde.dumps_typed(small)[0] == "msgpack"  # too small to be worth it
-    big = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(20)}}
-    packed = serde.dumps_typed(big)
-    assert packed[0] == "msgpack" + SUFFIX and serde.loads_typed(packed) == big
-    # the sync saver's threshold: the same dict stays plain, a > 2 KB one is compressed
-    sync_serde = CompressedDicts(JsonPlusSerializer(), SYNC_MIN_BYTES)
-    assert sync_serde.dumps_typed(big)[0] == "msgpack"
-    huge = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(60)}}
-    packed = sync_serde.dumps_typed(huge)
-    assert packed[0] == "msgpack" + SUFFIX and sync_serde.loads_typed(packed) == huge
+    serde = CompressedDicts(JsonPlusSerializer())
+    body_sized = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(20)}}
+    assert 256 < len(serde.inner.dumps_typed(body_sized)[1]) < MIN_BYTES
+    assert serde.dumps_typed(body_sized)[0] == "msgpack"  # not worth a GIL hand-off
+    large = {"versions": {f"channel{i}": f"{i:032}.{i:016}" for i in range(60)}}
+    packed = serde.dumps_typed(large)
+    assert packed[0] == "msgpack" + SUFFIX and len(packed[1]) < MIN_BYTES
+    assert serde.loads_typed(packed) == large
 
 
 def test_one_statement_read_never_serves_a_stale_checkpoint_across_instances(
