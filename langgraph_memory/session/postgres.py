@@ -53,6 +53,10 @@ from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
 
+# PostgresSaver._single on a connection without autocommit: run the call
+# through _run, which opens and commits its transaction.
+_NEEDS_TRANSACTION = psycopg.Error("a one-statement call needs a transaction here")
+
 
 class _Connections:
     """Where transactions run: a pool (each call borrows its own connection, so
@@ -503,24 +507,29 @@ class PostgresSaver(SyncShell):
         statement = next(gen)
         assert type(statement) is Fetch, statement
         failure: psycopg.Error | None = None
-        with pool.connection() as conn:
-            if not conn.autocommit:  # a pool passed in; BEGIN/COMMIT needed
-                gen.close()
-                return self._run(factory, single=True)
-            cur = conn.cursor(row_factory=tuple_row)
-            try:
-                cur.execute(statement.sql, statement.params or None)
-                rows = cur.fetchall()
-            except psycopg.Error as exc:
-                # Autocommit: the failed statement rolled itself back. It may
-                # have committed if the connection died after sending it.
-                failure = PG.as_connection_loss(exc, conn, commit_sent=True)
-            finally:
-                cur.close()
+        rows: list[Any] = []
+        try:
+            with pool.connection() as conn:
+                if not conn.autocommit:  # a pool passed in: BEGIN/COMMIT needed
+                    failure = _NEEDS_TRANSACTION
+                else:
+                    cur = conn.cursor(row_factory=tuple_row)
+                    try:
+                        cur.execute(statement.sql, statement.params or None)
+                        rows = cur.fetchall()
+                    except psycopg.Error as exc:
+                        # Autocommit: the failed statement rolled itself back,
+                        # unless the connection died after sending it.
+                        failure = PG.as_connection_loss(exc, conn, commit_sent=True)
+                    finally:
+                        cur.close()
+        except psycopg.Error as exc:  # no connection within the pool's timeout
+            failure = exc
         if failure is not None:
             gen.close()
-            time.sleep(retry_delay(failure, 1, idempotent=True, started=started))
-            self._connections.check()
+            if failure is not _NEEDS_TRANSACTION:
+                time.sleep(retry_delay(failure, 1, idempotent=True, started=started))
+                self._connections.check()
             return self._run(factory, single=True)
         try:
             gen.send(rows)

@@ -347,3 +347,38 @@ def test_one_statement_calls_retry_on_a_fresh_connection_after_the_server_droppe
             got.checkpoint["channel_values"]["messages"]
             == (latest.checkpoint["channel_values"]["messages"])
         )
+
+
+def test_one_statement_calls_on_a_pool_without_autocommit_and_on_a_busy_pool(
+    pg_dsn: str,
+) -> None:
+    """A pool passed in without autocommit (and with dict rows) runs the one-call
+    paths inside a transaction; a pool with no free connection makes them wait
+    and retry, not fail."""
+    from psycopg.rows import dict_row
+    from psycopg_pool import ConnectionPool
+
+    with ConnectionPool(pg_dsn, min_size=1, max_size=1, kwargs={"row_factory": dict_row}) as pool:
+        saver = PostgresSaver(pool)
+        saver.setup()
+        assert run_turns(saver, "plain-pool", 2)["turn"] == 2
+        with pool.connection() as conn:  # nothing left open on the connection
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            assert not conn.execute("SELECT 1 FROM pg_locks WHERE locktype = 'advisory'").fetchall()
+    with ConnectionPool(
+        pg_dsn, min_size=1, max_size=1, timeout=0.3, kwargs={"autocommit": True}
+    ) as pool:
+        saver = PostgresSaver(pool)
+        saver.setup()
+        run_turns(saver, "busy-pool", 1)
+        held = pool.getconn()
+        release = threading.Timer(1.0, pool.putconn, (held,))
+        release.start()
+        started = time.monotonic()
+        try:
+            got = saver.get_tuple(thread_config("busy-pool"))  # times out borrowing, retries
+        finally:
+            release.join()
+        assert got is not None and got.checkpoint["channel_values"]["turn"] == 1
+        assert time.monotonic() - started >= 0.9
+        assert run_turns(saver, "busy-pool", 1, start=2)["turn"] == 2
