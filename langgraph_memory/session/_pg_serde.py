@@ -4,8 +4,9 @@ A checkpoint body (``channel_versions``, ``versions_seen``...) is mostly
 repeated 51-character version ids and compresses ~3x. This wrapper around the
 LangGraph serializer compresses dict-valued blobs (checkpoint bodies; dict
 channel values) with zlib and tags their type ``<type>+zlib``; reading accepts
-both, so plain and compressed rows, whoever wrote them, keep decoding. List values are left alone: list chunks must stay plain msgpack, the
-core merges them as bytes (see ``merge_msgpack_chunks``).
+both, so plain and compressed rows, whoever wrote them, keep decoding. List
+values are left alone: list chunks must stay plain msgpack, the core merges
+them as bytes (see ``merge_msgpack_chunks``).
 
 Only blobs of ``MIN_BYTES`` (2 KB) and more are compressed, so the ~1 KB
 bodies of a chat graph are stored plain: the savers' puts run while the

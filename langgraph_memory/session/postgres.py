@@ -53,10 +53,6 @@ from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
 
-# PostgresSaver._single on a connection without autocommit: run the call
-# through _run, which opens and commits its transaction.
-_NEEDS_TRANSACTION = psycopg.Error("a one-statement call needs a transaction here")
-
 
 class _Connections:
     """Where transactions run: a pool (each call borrows its own connection, so
@@ -296,10 +292,7 @@ class PostgresSaver(SyncShell):
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
         self._core = SaverCore(
-            SQL,
-            CompressedDicts(self.serde),
-            cache_size=cache_size,
-            retention=retention,
+            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
         )
         self._latest = FAST.LatestVersions()
         self._setup_lock = threading.Lock()
@@ -480,7 +473,7 @@ class PostgresSaver(SyncShell):
     def _write_fast(self, factory: Callable[[], Txn[T]]) -> T | None:
         """Run a one-call fast path (``_pg_fast``); ``None`` if it left the call to the core."""
         try:
-            return self._single(factory)
+            return self._single(factory, read=False)
         except FAST.FastPathRefused:
             return None
 
@@ -488,7 +481,7 @@ class PostgresSaver(SyncShell):
         self._ensure_setup()
         return self._run(factory, read=True, single=single)
 
-    def _single(self, factory: Callable[[], Txn[T]]) -> T:
+    def _single(self, factory: Callable[[], Txn[T]], *, read: bool) -> T:
         """A one-statement transaction (the ``_pg_fast`` calls: a put, a
         put_writes, the latest-checkpoint read) straight on a pooled autocommit
         connection: no retry frame, transaction driver or connection wrapper
@@ -501,17 +494,18 @@ class PostgresSaver(SyncShell):
         self._ensure_setup()
         pool = self._connections.single_pool()
         if pool is None:
-            return self._run(factory, single=True)
+            return self._run(factory, read=read, single=True)
         started = time.monotonic()
         gen = factory()
         statement = next(gen)
         assert type(statement) is Fetch, statement
         failure: psycopg.Error | None = None
+        needs_transaction = False
         rows: list[Any] = []
         try:
             with pool.connection() as conn:
                 if not conn.autocommit:  # a pool passed in: BEGIN/COMMIT needed
-                    failure = _NEEDS_TRANSACTION
+                    needs_transaction = True
                 else:
                     cur = conn.cursor(row_factory=tuple_row)
                     try:
@@ -525,12 +519,12 @@ class PostgresSaver(SyncShell):
                         cur.close()
         except psycopg.Error as exc:  # no connection within the pool's timeout
             failure = exc
-        if failure is not None:
+        if failure is not None or needs_transaction:
             gen.close()
-            if failure is not _NEEDS_TRANSACTION:
+            if failure is not None:
                 time.sleep(retry_delay(failure, 1, idempotent=True, started=started))
                 self._connections.check()
-            return self._run(factory, single=True)
+            return self._run(factory, read=read, single=True)
         try:
             gen.send(rows)
         except StopIteration as stop:
@@ -571,7 +565,7 @@ class PostgresSaver(SyncShell):
             # which values it references (see _pg_fast.latest_txn).
             guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
             try:
-                loaded = self._single(lambda: FAST.latest_txn(self._core, config, guess))
+                loaded = self._single(lambda: FAST.latest_txn(self._core, config, guess), read=True)
             except FAST.PrefetchMiss:
                 loaded = self._read(lambda: self._core.get_tuple_txn(config))
         else:
