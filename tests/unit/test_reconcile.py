@@ -449,9 +449,7 @@ def test_model_text_quoted_in_logs_is_redacted(caplog: pytest.LogCaptureFixture)
     # a warning; identifiers in it must not reach the log.
     store, _ = setup_tea()
     bad = '{"decisions": [{"new": "call me on 13812345678"}]}'
-    unknown_target = decisions_json(
-        {"new": 1, "label": "updates", "targets": ["ann@example.org"]}
-    )
+    unknown_target = decisions_json({"new": 1, "label": "updates", "targets": ["ann@example.org"]})
     with caplog.at_level(logging.WARNING, logger="langgraph_memory.nodes.reconcile"):
         Reconciler(store, model=ScriptedChatModel(replies=[bad, bad])).reconcile(
             U, [cand("User prefers black tea")]
