@@ -658,8 +658,10 @@ class SaverCore:
         for pv in p.values:
             if pv.encoding != ENCODING_ITEMS:
                 rows.append(
-                    ("value", thread_id, ns, pv.channel, pv.version, pv.type, pv.blob)
-                    + (None, None, None, None)
+                    (
+                        *("value", thread_id, ns, pv.channel, pv.version, pv.type, pv.blob),
+                        *(None, None, None, None),
+                    )
                 )
                 continue
             plan = pv.plan
@@ -670,20 +672,26 @@ class SaverCore:
                 return None  # a block is complete: put_txn compacts it
             ranges = plan.resolve_ranges(first)
             rows.append(
-                ("list", thread_id, ns, pv.channel, pv.version, None, None)
-                + (ranges_to_json(ranges), plan.base_version, first if added else None, None)
+                (
+                    *("list", thread_id, ns, pv.channel, pv.version, None, None),
+                    *(ranges_to_json(ranges), plan.base_version, first if added else None, None),
+                )
             )
             for offset, count, c_type, c_blob in pv.chunks:
                 rows.append(
-                    ("chunk", thread_id, ns, pv.channel, None, c_type, c_blob, None, None)
-                    + (first + offset, first + offset + count)
+                    (
+                        *("chunk", thread_id, ns, pv.channel, None, c_type, c_blob, None, None),
+                        *(first + offset, first + offset + count),
+                    )
                 )
             outcome.stored_lists[pv.channel] = (pv.version, ranges)
             if added:
                 outcome.next_seqs[pv.channel] = first + added
         rows.append(
-            ("checkpoint", thread_id, ns, p.checkpoint_id, p.parent_id, p.type, p.body)
-            + (p.metadata, p.run_id, None, None)
+            (
+                *("checkpoint", thread_id, ns, p.checkpoint_id, p.parent_id, p.type, p.body),
+                *(p.metadata, p.run_id, None, None),
+            )
         )
         return rows, outcome
 

@@ -707,6 +707,7 @@ class SqliteSaver(SyncShell):
                 for queued in batch:
                     queued.succeed(queued.rows_result)
                 return
+
         def joiners() -> list[Callable[[], Txn[Any]]]:
             # Writes queued while the leader's transaction ran join it before
             # COMMIT: LangGraph issues a step's put_writes and the next put
