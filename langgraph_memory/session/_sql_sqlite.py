@@ -263,6 +263,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 
 # ------------------------------------------------------------------ one-statement writes
 
+# A put or put_writes as rows of `lgm_write_rows` (migration 2; columns per
+# `kind` in the trigger comments there), all rows of a group commit in one
+# INSERT: one statement is one transaction on an autocommit connection. The
+# triggers RAISE(ABORT, FAST_PATH_REFUSED) wherever the core would branch on what
+# it reads; the statement is then rolled back and the core's transaction runs.
 FAST_PATH_REFUSED = "lgm: fast path refused"
 _WRITE_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_WRITE_ROWS = (

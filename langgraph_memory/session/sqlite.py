@@ -698,7 +698,9 @@ class SqliteSaver(SyncShell):
             try:
                 self._retrying(lambda: run(lambda conn: insert_rows(conn, rows)))
             except sqlite3.Error:
-                pass  # refused (or failed): the transactions below decide, write by write
+                # Refused (a trigger's RAISE) or a constraint: nothing was kept;
+                # the core's transactions below read, decide, and isolate failures.
+                pass
             except Exception as exc:
                 for queued in batch:
                     queued.fail(exc)
