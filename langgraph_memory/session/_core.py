@@ -667,6 +667,8 @@ class SaverCore:
             plan = pv.plan
             assert plan is not None
             added = len(plan.new_items)
+            if added and plan.base_version is None and self.cache.capacity <= 0:
+                return None  # no cache, no guess: every put of an old thread would be refused
             first = pv.next_seq if added else 0
             if added and first // COMPACT_BLOCK != (first + added) // COMPACT_BLOCK:
                 return None  # a block is complete: put_txn compacts it

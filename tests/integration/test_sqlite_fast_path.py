@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -187,15 +188,34 @@ def test_more_rows_than_one_statement_takes_commit_together(tmp_path: Path) -> N
         assert sorted(w[2] for w in latest.pending_writes) == list(range(len(writes)))
 
 
-def _count_refusals(saver: SqliteSaver, action: Any) -> int:
-    """Run ``action`` (which must try the one-statement path); how many of its
-    one-statement writes were refused."""
-    refused = tried = 0
+def test_without_a_list_cache_lists_take_the_core_path_without_refusals(
+    tmp_path: Path,
+) -> None:
+    """cache_size=0: no item number to assume, so a put with list items goes
+    straight to the core (a guess of 0 would be refused on every later put)."""
+    path = str(tmp_path / "nocache.sqlite")
+    with SqliteSaver.from_conn_string(path, cache_size=0) as saver:
+        messages: list[Any] = []
+        config: Any = BASE
+        for turn in range(1, 4):
+            messages = [*messages, HumanMessage(f"m{turn}", id=f"m{turn}")]
+            cp, versions = _checkpoint(messages, turn)
+            put = partial(saver.put, config, cp, {}, versions)
+            refused = _count_refusals(saver, put, tried=False)
+            assert refused == 0
+            config = {"configurable": {**BASE["configurable"], "checkpoint_id": cp["id"]}}
+        assert _messages(saver, config) == ["m1", "m2", "m3"]
+
+
+def _count_refusals(saver: SqliteSaver, action: Any, *, tried: bool = True) -> int:
+    """Run ``action``; how many of its one-statement writes were refused. With
+    ``tried``, it must have tried the one-statement path at least once."""
+    refused = calls = 0
     original = sqlite_shell.insert_rows
 
     def counting(conn: sqlite3.Connection, rows: Any) -> None:
-        nonlocal refused, tried
-        tried += 1
+        nonlocal refused, calls
+        calls += 1
         try:
             original(conn, rows)
         except sqlite3.Error as exc:
@@ -207,5 +227,5 @@ def _count_refusals(saver: SqliteSaver, action: Any) -> int:
         action()
     finally:
         sqlite_shell.insert_rows = original
-    assert tried, "the one-statement path was not tried"
+    assert calls or not tried, "the one-statement path was not tried"
     return refused
