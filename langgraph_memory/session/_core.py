@@ -689,6 +689,9 @@ class SaverCore:
             outcome.stored_lists[pv.channel] = (pv.version, ranges)
             if added:
                 outcome.next_seqs[pv.channel] = first + added
+            elif plan.base_version is not None:
+                # Still the cache's number (a removal must not lower the guess).
+                outcome.next_seqs[pv.channel] = pv.next_seq
         rows.append(
             (
                 *("checkpoint", thread_id, ns, p.checkpoint_id, p.parent_id, p.type, p.body),

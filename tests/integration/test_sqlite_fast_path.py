@@ -108,6 +108,21 @@ def test_item_numbers_another_saver_took_make_the_put_fall_back(tmp_path: Path) 
         assert _count_refusals(a, lambda: a.put(from_a, cp_a2, {}, v_a2)) == 0
 
 
+def test_removing_the_last_message_keeps_the_next_item_number(tmp_path: Path) -> None:
+    """After a put that only removes items, this process still knows the next
+    free item number (the removed item keeps its number), so the next append is
+    one statement, not a refused guess."""
+    with SqliteSaver.from_conn_string(str(tmp_path / "rm.sqlite")) as saver:
+        m1, m2, m3 = HumanMessage("1", id="1"), AIMessage("2", id="2"), HumanMessage("3", id="3")
+        config: Any = BASE
+        for version, messages in enumerate(([m1], [m1, m2], [m1], [m1, m3]), start=1):
+            cp, versions = _checkpoint(messages, version)
+            put = partial(saver.put, config, cp, {}, versions)
+            assert _count_refusals(saver, put) == 0, version
+            config = {"configurable": {**BASE["configurable"], "checkpoint_id": cp["id"]}}
+        assert _messages(saver, config) == ["1", "3"]
+
+
 def test_a_removed_list_base_makes_the_put_store_the_whole_list(tmp_path: Path) -> None:
     path = str(tmp_path / "base.sqlite")
     with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
