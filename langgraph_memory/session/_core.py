@@ -640,7 +640,8 @@ class SaverCore:
         outcome.stored_lists[pv.channel] = (pv.version, ranges)
 
     def put_rows(self, p: PreparedPut) -> tuple[list[tuple[Any, ...]], PutOutcome] | None:
-        """The put as rows for the dialect's one-statement write (``WRITE_ROWS``), and
+        """The put as rows for the dialect's one-statement write (SQLite:
+        ``lgm_write_rows``, see ``_sql_sqlite.insert_write_rows``), and
         its outcome once they are stored; None when only ``put_txn`` can store it.
 
         The rows assume the common case: each list's base version is still
@@ -788,7 +789,7 @@ class SaverCore:
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
 
     def writes_rows(self, p: PreparedWrites) -> list[tuple[Any, ...]] | None:
-        """The writes as rows for the dialect's one-statement write (``WRITE_ROWS``);
+        """The writes as rows for the dialect's one-statement write (``put_rows``);
         a tombstone refuses them there, and ``writes_txn`` then raises."""
         if not p.rows:
             return None  # nothing to insert; writes_txn still checks the tombstone

@@ -347,10 +347,10 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> No
     """Store ``rows`` through ``lgm_write_rows``, committed before this returns.
 
     On a connection in autocommit mode (ours) one INSERT is its own
-    transaction: one ``sqlite3_step`` instead of BEGIN, a statement per table
-    and COMMIT, so the writer thread gives up and re-takes the GIL ~2 times per
-    put instead of ~15 (see docs/session-storage.md). Raises like ``execute``;
-    a refusal (``is_fast_path_refusal``) rolled everything back.
+    transaction: one ``sqlite3_step`` instead of BEGIN, 2-6 statements and
+    COMMIT, so the writer thread waits for the GIL once per write instead of
+    once per statement (see docs/session-storage.md). Raises like ``execute``;
+    after a refusal (``is_fast_path_refusal``) nothing of ``rows`` is stored.
     """
     _check_no_foreign_transaction(conn)
     params = [value for row in rows for value in row]
