@@ -107,6 +107,15 @@ class CachedList:
     items: tuple[Any, ...]
     marks: tuple[Any, ...]
     ranges: tuple[Range, ...]
+    # The channel's next free item number, when this process knows it (it
+    # stored the version's new items); else the one-statement put guesses the
+    # end of `ranges`, and the database checks the guess.
+    next_seq: int | None = None
+
+    def guess_next_seq(self) -> int:
+        if self.next_seq is not None:
+            return self.next_seq
+        return max((hi for _, hi in self.ranges), default=0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -271,6 +271,9 @@ class PreparedValue:
     # chunks of new items, each (offset into plan.new_items, count, type, blob)
     chunks: list[tuple[int, int, str, bytes]] = field(default_factory=list)
     value: Any = None
+    # Lists: the item number the new items will most likely start at (from the
+    # cache); the one-statement put assumes it and the database checks it.
+    next_seq: int = 0
 
 
 @dataclass(slots=True)
@@ -294,6 +297,8 @@ class PutOutcome:
     # channel -> resolved (ranges, version) for list values actually stored / reused
     stored_lists: dict[str, tuple[str, tuple[Range, ...]]] = field(default_factory=dict)
     conflicted: set[str] = field(default_factory=set)
+    # channel -> the next free item number after this put, where known
+    next_seqs: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -499,7 +504,10 @@ class SaverCore:
             if type(value) is list:
                 cached = self.cache.get((key.thread_id, key.checkpoint_ns, channel))
                 plan = plan_list_encoding(value, cached)
-                prepared.append(self._prepared_list(channel, ver, plan, value))
+                pv = self._prepared_list(channel, ver, plan, value)
+                if cached is not None:
+                    pv.next_seq = cached.guess_next_seq()
+                prepared.append(pv)
             else:
                 v_type, v_blob = self.serde.dumps_typed(value)
                 prepared.append(PreparedValue(channel, ver, ENCODING_VALUE, v_type, v_blob))
@@ -606,6 +614,9 @@ class SaverCore:
                 rows = yield Fetch(sql.SELECT_NEXT_ITEM_SEQ, base)
                 next_seq = int(rows[0][0])
             first_seq = next_seq
+            outcome.next_seqs[pv.channel] = first_seq + len(plan.new_items)
+        elif next_seq is not None:
+            outcome.next_seqs[pv.channel] = next_seq
         ranges = plan.resolve_ranges(first_seq)
         inserted = yield Execute(
             sql.INSERT_CHANNEL_VALUE,
@@ -627,6 +638,68 @@ class SaverCore:
             if first_seq // COMPACT_BLOCK != end // COMPACT_BLOCK:
                 yield from self._compact_block(base, (end // COMPACT_BLOCK) * COMPACT_BLOCK)
         outcome.stored_lists[pv.channel] = (pv.version, ranges)
+
+    def put_rows(self, p: PreparedPut) -> tuple[list[tuple[Any, ...]], PutOutcome] | None:
+        """The put as rows for the dialect's one-statement write (SQLite:
+        ``lgm_write_rows``, see ``_sql_sqlite.insert_write_rows``), and
+        its outcome once they are stored; None when only ``put_txn`` can store it.
+
+        The rows assume the common case: each list's base version is still
+        stored, its new items start at the number the cache expects, and the
+        version is not stored yet. The dialect refuses the whole statement when
+        an assumption fails (or the thread is tombstoned), and the shell runs
+        ``put_txn`` instead, which reads what it needs and decides.
+        """
+        key = p.key
+        thread_id, ns = key.thread_id, key.checkpoint_ns
+        rows: list[tuple[Any, ...]] = []
+        if p.touch_thread:
+            rows.append(("thread", thread_id, ns, None, None, None, None, None, None, p.now, None))
+        outcome = PutOutcome(retention_due=False)
+        for pv in p.values:
+            if pv.encoding != ENCODING_ITEMS:
+                rows.append(
+                    (
+                        *("value", thread_id, ns, pv.channel, pv.version, pv.type, pv.blob),
+                        *(None, None, None, None),
+                    )
+                )
+                continue
+            plan = pv.plan
+            assert plan is not None
+            added = len(plan.new_items)
+            if added and plan.base_version is None and self.cache.capacity <= 0:
+                return None  # no cache, no guess: every put of an old thread would be refused
+            first = pv.next_seq if added else 0
+            if added and first // COMPACT_BLOCK != (first + added) // COMPACT_BLOCK:
+                return None  # a block is complete: put_txn compacts it
+            ranges = plan.resolve_ranges(first)
+            rows.append(
+                (
+                    *("list", thread_id, ns, pv.channel, pv.version, None, None),
+                    *(ranges_to_json(ranges), plan.base_version, first if added else None, None),
+                )
+            )
+            for offset, count, c_type, c_blob in pv.chunks:
+                rows.append(
+                    (
+                        *("chunk", thread_id, ns, pv.channel, None, c_type, c_blob, None, None),
+                        *(first + offset, first + offset + count),
+                    )
+                )
+            outcome.stored_lists[pv.channel] = (pv.version, ranges)
+            if added:
+                outcome.next_seqs[pv.channel] = first + added
+            elif plan.base_version is not None:
+                # Still the cache's number (a removal must not lower the guess).
+                outcome.next_seqs[pv.channel] = pv.next_seq
+        rows.append(
+            (
+                *("checkpoint", thread_id, ns, p.checkpoint_id, p.parent_id, p.type, p.body),
+                *(p.metadata, p.run_id, None, None),
+            )
+        )
+        return rows, outcome
 
     def _compact_block(self, base: tuple[str, str, str], boundary: int) -> Txn[None]:
         """Merge the small chunks lying wholly inside the block just completed.
@@ -665,7 +738,13 @@ class SaverCore:
             version, ranges = stored
             self.cache.put(
                 cache_key,
-                CachedList(version, tuple(pv.value), pv.plan.marks, ranges),
+                CachedList(
+                    version,
+                    tuple(pv.value),
+                    pv.plan.marks,
+                    ranges,
+                    outcome.next_seqs.get(pv.channel),
+                ),
             )
         puts = self.activity.record_put(key.thread_id, p.now, wrote=p.touch_thread)
         policy = self.retention
@@ -708,6 +787,17 @@ class SaverCore:
         # Special writes (errors, interrupts) replace; regular ones are idempotent.
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
+
+    def writes_rows(self, p: PreparedWrites) -> list[tuple[Any, ...]] | None:
+        """The writes as rows for the dialect's one-statement write (``put_rows``);
+        a tombstone refuses them there, and ``writes_txn`` then raises."""
+        if not p.rows:
+            return None  # nothing to insert; writes_txn still checks the tombstone
+        kind = "write_replace" if p.replace else "write"
+        return [
+            (kind, thread_id, ns, channel, cid, w_type, w_blob, task_path, task_id, idx, None)
+            for thread_id, ns, cid, task_id, task_path, idx, channel, w_type, w_blob in p.rows
+        ]
 
     def writes_txn(self, p: PreparedWrites) -> Txn[None]:
         # Pending writes do not count as thread activity: the tombstone is only

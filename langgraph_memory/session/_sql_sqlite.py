@@ -145,7 +145,141 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    (
+        2,
+        "one-statement writes (lgm_write_rows)",
+        (
+            # See "one-statement writes" below: a view nothing is stored in,
+            # whose INSTEAD OF triggers store each row by its `kind`.
+            """
+            CREATE VIEW lgm_write_rows AS SELECT
+                NULL AS kind, NULL AS thread_id, NULL AS checkpoint_ns, NULL AS key,
+                NULL AS version, NULL AS type, NULL AS value, NULL AS text, NULL AS ref,
+                NULL AS lo, NULL AS hi
+            WHERE 0""",
+            # 'thread' (lo: now): touch the activity row; a tombstone refuses.
+            """
+            CREATE TRIGGER lgm_write_rows_thread INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'thread'
+            BEGIN
+                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
+                VALUES (NEW.thread_id, NEW.lo, NEW.lo, 1)
+                ON CONFLICT (thread_id) DO UPDATE SET
+                    updated_at = excluded.updated_at,
+                    puts_since_retention = lgm_threads.puts_since_retention + 1;
+            END""",
+            # 'value' (key: channel): a whole value; first writer wins.
+            """
+            CREATE TRIGGER lgm_write_rows_value INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'value'
+            BEGIN
+                INSERT OR IGNORE INTO lgm_channel_values
+                    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.key, NEW.version, 'value',
+                        NEW.type, NEW.value, NULL);
+            END""",
+            # 'list' (key: channel, text: ranges, ref: base version, lo: the first
+            # new item number the caller assumed, NULL without new items): refused
+            # unless the base is still stored, the next item number is `lo`, and
+            # this version is not stored yet; the core handles those cases.
+            """
+            CREATE TRIGGER lgm_write_rows_list INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'list'
+            BEGIN
+                SELECT RAISE(ABORT, 'lgm: fast path refused')
+                WHERE (NEW.ref IS NOT NULL AND NOT EXISTS (
+                        SELECT 1 FROM lgm_channel_values
+                        WHERE thread_id = NEW.thread_id AND checkpoint_ns = NEW.checkpoint_ns
+                          AND channel = NEW.key AND version = NEW.ref))
+                   OR (NEW.lo IS NOT NULL AND NEW.lo IS NOT COALESCE((
+                        SELECT seq_hi FROM lgm_channel_chunks
+                        WHERE thread_id = NEW.thread_id AND checkpoint_ns = NEW.checkpoint_ns
+                          AND channel = NEW.key
+                        ORDER BY seq_lo DESC LIMIT 1), 0))
+                   OR EXISTS (
+                        SELECT 1 FROM lgm_channel_values
+                        WHERE thread_id = NEW.thread_id AND checkpoint_ns = NEW.checkpoint_ns
+                          AND channel = NEW.key AND version = NEW.version);
+                INSERT INTO lgm_channel_values
+                    (thread_id, checkpoint_ns, channel, version, encoding, type, value, ranges)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.key, NEW.version, 'items',
+                        NULL, NULL, NEW.text);
+            END""",
+            # 'chunk' (key: channel, lo/hi: item numbers).
+            """
+            CREATE TRIGGER lgm_write_rows_chunk INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'chunk'
+            BEGIN
+                INSERT INTO lgm_channel_chunks
+                    (thread_id, checkpoint_ns, channel, seq_lo, seq_hi, type, value)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.key, NEW.lo, NEW.hi,
+                        NEW.type, NEW.value);
+            END""",
+            # 'checkpoint' (key: id, version: parent id, ref: run id, value: body,
+            # text: metadata); a tombstone refuses.
+            """
+            CREATE TRIGGER lgm_write_rows_checkpoint INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'checkpoint'
+            BEGIN
+                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                INSERT OR REPLACE INTO lgm_checkpoints
+                    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,
+                     type, checkpoint, metadata)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.key, NEW.version, NEW.ref,
+                        NEW.type, NEW.value, NEW.text);
+            END""",
+            # 'write' / 'write_replace' (key: channel, version: checkpoint id,
+            # ref: task id, text: task path, lo: idx); a tombstone refuses.
+            """
+            CREATE TRIGGER lgm_write_rows_write INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'write'
+            BEGIN
+                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                INSERT OR IGNORE INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+                     channel, type, value)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.version, NEW.ref, NEW.text,
+                        NEW.lo, NEW.key, NEW.type, NEW.value);
+            END""",
+            """
+            CREATE TRIGGER lgm_write_rows_write_replace INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = 'write_replace'
+            BEGIN
+                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                INSERT OR REPLACE INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+                     channel, type, value)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.version, NEW.ref, NEW.text,
+                        NEW.lo, NEW.key, NEW.type, NEW.value);
+            END""",
+        ),
+    ),
 )
+
+# ------------------------------------------------------------------ one-statement writes
+
+# A put or put_writes as rows of `lgm_write_rows` (migration 2; columns per
+# `kind` in the trigger comments there), all rows of a group commit in one
+# INSERT: one statement is one transaction on an autocommit connection. The
+# triggers RAISE(ABORT, FAST_PATH_REFUSED) wherever the core would branch on what
+# it reads; the statement is then rolled back and the core's transaction runs.
+FAST_PATH_REFUSED = "lgm: fast path refused"
+_WRITE_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_WRITE_ROWS = (
+    "INSERT INTO lgm_write_rows "
+    "(kind, thread_id, checkpoint_ns, key, version, type, value, text, ref, lo, hi) VALUES "
+)
+
+
+def insert_write_rows(count: int) -> str:
+    """One INSERT of ``count`` rows into ``lgm_write_rows``."""
+    return _INSERT_WRITE_ROWS + ", ".join([_WRITE_ROW] * count)
+
 
 # ------------------------------------------------------------------ threads / tombstones
 

@@ -273,10 +273,18 @@ class _GroupCommit:
 class _QueuedWrite:
     """One caller's write waiting for (or done by) a group commit."""
 
-    __slots__ = ("error", "factory", "finished", "result")
+    __slots__ = ("error", "factory", "finished", "result", "rows", "rows_result")
 
-    def __init__(self, factory: Callable[[], Txn[Any]]) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Txn[Any]],
+        rows: list[tuple[Any, ...]] | None = None,
+        rows_result: Any = None,
+    ) -> None:
         self.factory = factory
+        # The same write as rows of the one-statement path, and its result then.
+        self.rows = rows
+        self.rows_result = rows_result
         self.finished = False
         self.result: Any = None
         self.error: BaseException | None = None
@@ -327,6 +335,41 @@ def run_transaction(conn: sqlite3.Connection, begin: str, factory: Callable[[], 
 
 # A group commit takes at most this many writes into one transaction.
 MAX_GROUP_WRITES = 64
+# Rows per INSERT of the one-statement path (11 parameters each; SQLite allows 32766).
+MAX_WRITE_ROWS = 500
+
+
+def is_fast_path_refusal(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.IntegrityError) and SQL.FAST_PATH_REFUSED in str(exc)
+
+
+def insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Store ``rows`` through ``lgm_write_rows``, committed before this returns.
+
+    On a connection in autocommit mode (ours) one INSERT is its own
+    transaction: one ``sqlite3_step`` instead of BEGIN, 2-6 statements and
+    COMMIT, so the writer thread waits for the GIL once per write instead of
+    once per statement (see docs/session-storage.md). Raises like ``execute``;
+    after a refusal (``is_fast_path_refusal``) nothing of ``rows`` is stored.
+    """
+    _check_no_foreign_transaction(conn)
+    params = [value for row in rows for value in row]
+    if len(rows) <= MAX_WRITE_ROWS and conn.isolation_level is None:
+        conn.execute(SQL.insert_write_rows(len(rows)), params).close()
+        return
+    cursor = conn.cursor()
+    try:
+        cursor.execute(SQL.BEGIN_WRITE)
+        for start in range(0, len(rows), MAX_WRITE_ROWS):
+            part = rows[start : start + MAX_WRITE_ROWS]
+            cursor.execute(SQL.insert_write_rows(len(part)), [v for row in part for v in row])
+        cursor.execute(SQL.COMMIT)
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute(SQL.ROLLBACK)
+        raise
+    finally:
+        cursor.close()
 
 
 def commit_batch(
@@ -609,7 +652,12 @@ class SqliteSaver(SyncShell):
         run = self._connections.run
         return self._retrying(lambda: run(lambda conn: run_transaction(conn, begin, factory)))
 
-    def _write(self, factory: Callable[[], Txn[T]]) -> T:
+    def _write(
+        self,
+        factory: Callable[[], Txn[T]],
+        rows: list[tuple[Any, ...]] | None = None,
+        rows_result: Any = None,
+    ) -> T:
         """Run one write transaction, committed before this returns (group commit).
 
         Writers of this process queue here, not on SQLite's lock (SQLite's busy
@@ -618,10 +666,12 @@ class SqliteSaver(SyncShell):
         finds no commit in progress becomes the leader and runs every queued
         write in ONE transaction (writes queued while it runs join it before
         COMMIT); the others wait for that commit. Nobody returns before their
-        data is committed.
+        data is committed. A write given as ``rows`` (with ``rows_result``, what
+        it returns then) goes through the one-statement path when every write of
+        the batch has rows; ``factory`` runs if that is refused.
         """
         self._ensure_setup()
-        op = _QueuedWrite(factory)
+        op = _QueuedWrite(factory, rows, rows_result)
         with self._group.changed:
             self._group.queue.append(op)
             while not op.finished and self._group.leader_active:
@@ -642,6 +692,24 @@ class SqliteSaver(SyncShell):
         return op.outcome()  # type: ignore[no-any-return]
 
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
+        if all(queued.rows is not None for queued in batch):
+            rows = [row for queued in batch for row in queued.rows or ()]
+            run = self._connections.run
+            try:
+                self._retrying(lambda: run(lambda conn: insert_rows(conn, rows)))
+            except sqlite3.Error:
+                # Refused (a trigger's RAISE) or a constraint: nothing was kept;
+                # the core's transactions below read, decide, and isolate failures.
+                pass
+            except Exception as exc:
+                for queued in batch:
+                    queued.fail(exc)
+                return
+            else:
+                for queued in batch:
+                    queued.succeed(queued.rows_result)
+                return
+
         def joiners() -> list[Callable[[], Txn[Any]]]:
             # Writes queued while the leader's transaction ran join it before
             # COMMIT: LangGraph issues a step's put_writes and the next put
@@ -750,7 +818,10 @@ class SqliteSaver(SyncShell):
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = self._write(lambda: self._core.put_txn(prepared))
+        fast = self._core.put_rows(prepared)
+        outcome = self._write(
+            lambda: self._core.put_txn(prepared), *(fast if fast is not None else ())
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             self._keep_last(prepared.key.thread_id)
@@ -769,7 +840,7 @@ class SqliteSaver(SyncShell):
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        self._write(lambda: self._core.writes_txn(prepared))
+        self._write(lambda: self._core.writes_txn(prepared), self._core.writes_rows(prepared))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.

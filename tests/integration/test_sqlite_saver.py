@@ -32,6 +32,7 @@ from langgraph_memory.errors import (
     ThreadDeletedError,
 )
 from langgraph_memory.session import AsyncSqliteSaver, SqliteSaver
+from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._core import Execute
 from langgraph_memory.session.sqlite import commit_batch
 
@@ -380,7 +381,9 @@ def test_setup_is_idempotent_and_concurrent_fresh_starts_succeed(tmp_path: Path)
         t.join()
     assert not errors, errors
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT COUNT(*) FROM lgm_schema_migrations").fetchone()[0] == 1
+    assert conn.execute("SELECT COUNT(*) FROM lgm_schema_migrations").fetchone()[0] == len(
+        SQL.MIGRATIONS
+    )
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
 
