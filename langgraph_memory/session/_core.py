@@ -301,6 +301,11 @@ class PutOutcome:
     next_seqs: dict[str, int] = field(default_factory=dict)
 
 
+# A write as rows of the dialect's one-statement path (``put_rows``,
+# ``writes_rows``) and what the write returns once they are stored.
+FastWrite = tuple[list[tuple[Any, ...]], Any]
+
+
 @dataclass(slots=True)
 class PreparedWrites:
     key: CheckpointKey
@@ -639,7 +644,7 @@ class SaverCore:
                 yield from self._compact_block(base, (end // COMPACT_BLOCK) * COMPACT_BLOCK)
         outcome.stored_lists[pv.channel] = (pv.version, ranges)
 
-    def put_rows(self, p: PreparedPut) -> tuple[list[tuple[Any, ...]], PutOutcome] | None:
+    def put_rows(self, p: PreparedPut) -> FastWrite | None:
         """The put as rows for the dialect's one-statement write (SQLite:
         ``lgm_write_rows``, see ``_sql_sqlite.insert_write_rows``), and
         its outcome once they are stored; None when only ``put_txn`` can store it.
@@ -788,16 +793,17 @@ class SaverCore:
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
 
-    def writes_rows(self, p: PreparedWrites) -> list[tuple[Any, ...]] | None:
+    def writes_rows(self, p: PreparedWrites) -> FastWrite | None:
         """The writes as rows for the dialect's one-statement write (``put_rows``);
         a tombstone refuses them there, and ``writes_txn`` then raises."""
         if not p.rows:
             return None  # nothing to insert; writes_txn still checks the tombstone
         kind = "write_replace" if p.replace else "write"
-        return [
+        rows = [
             (kind, thread_id, ns, channel, cid, w_type, w_blob, task_path, task_id, idx, None)
             for thread_id, ns, cid, task_id, task_path, idx, channel, w_type, w_blob in p.rows
         ]
+        return rows, None
 
     def writes_txn(self, p: PreparedWrites) -> Txn[None]:
         # Pending writes do not count as thread activity: the tombstone is only

@@ -80,6 +80,30 @@ INSERT_APPLIED_MIGRATION = (
 )
 
 # (version, name, statements). Append only; never edit a released migration.
+# The message of every refusal of a one-statement write (see "one-statement
+# writes" below): the shell then runs the core's transaction instead.
+FAST_PATH_REFUSED = "lgm: fast path refused"
+_REFUSE_IF_TOMBSTONED = f"""SELECT RAISE(ABORT, '{FAST_PATH_REFUSED}') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;"""
+
+
+def _write_trigger(kind: str, on_conflict: str) -> str:
+    """The trigger storing a pending write of ``kind`` (``put_writes``): 'write'
+    keeps the first write of a (task, idx), 'write_replace' (special channels
+    such as errors and interrupts) the last; a tombstone refuses both."""
+    return f"""
+            CREATE TRIGGER lgm_write_rows_{kind} INSTEAD OF INSERT ON lgm_write_rows
+            WHEN NEW.kind = '{kind}'
+            BEGIN
+                {_REFUSE_IF_TOMBSTONED}
+                INSERT OR {on_conflict} INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+                     channel, type, value)
+                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.version, NEW.ref, NEW.text,
+                        NEW.lo, NEW.key, NEW.type, NEW.value);
+            END"""
+
+
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
         1,
@@ -158,12 +182,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 NULL AS lo, NULL AS hi
             WHERE 0""",
             # 'thread' (lo: now): touch the activity row; a tombstone refuses.
-            """
+            f"""
             CREATE TRIGGER lgm_write_rows_thread INSTEAD OF INSERT ON lgm_write_rows
             WHEN NEW.kind = 'thread'
             BEGIN
-                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
-                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                {_REFUSE_IF_TOMBSTONED}
                 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
                 VALUES (NEW.thread_id, NEW.lo, NEW.lo, 1)
                 ON CONFLICT (thread_id) DO UPDATE SET
@@ -184,11 +207,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             # new item number the caller assumed, NULL without new items): refused
             # unless the base is still stored, the next item number is `lo`, and
             # this version is not stored yet; the core handles those cases.
-            """
+            f"""
             CREATE TRIGGER lgm_write_rows_list INSTEAD OF INSERT ON lgm_write_rows
             WHEN NEW.kind = 'list'
             BEGIN
-                SELECT RAISE(ABORT, 'lgm: fast path refused')
+                SELECT RAISE(ABORT, '{FAST_PATH_REFUSED}')
                 WHERE (NEW.ref IS NOT NULL AND NOT EXISTS (
                         SELECT 1 FROM lgm_channel_values
                         WHERE thread_id = NEW.thread_id AND checkpoint_ns = NEW.checkpoint_ns
@@ -219,12 +242,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             END""",
             # 'checkpoint' (key: id, version: parent id, ref: run id, value: body,
             # text: metadata); a tombstone refuses.
-            """
+            f"""
             CREATE TRIGGER lgm_write_rows_checkpoint INSTEAD OF INSERT ON lgm_write_rows
             WHEN NEW.kind = 'checkpoint'
             BEGIN
-                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
-                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
+                {_REFUSE_IF_TOMBSTONED}
                 INSERT OR REPLACE INTO lgm_checkpoints
                     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id,
                      type, checkpoint, metadata)
@@ -233,30 +255,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             END""",
             # 'write' / 'write_replace' (key: channel, version: checkpoint id,
             # ref: task id, text: task path, lo: idx); a tombstone refuses.
-            """
-            CREATE TRIGGER lgm_write_rows_write INSTEAD OF INSERT ON lgm_write_rows
-            WHEN NEW.kind = 'write'
-            BEGIN
-                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
-                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
-                INSERT OR IGNORE INTO lgm_writes
-                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
-                     channel, type, value)
-                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.version, NEW.ref, NEW.text,
-                        NEW.lo, NEW.key, NEW.type, NEW.value);
-            END""",
-            """
-            CREATE TRIGGER lgm_write_rows_write_replace INSTEAD OF INSERT ON lgm_write_rows
-            WHEN NEW.kind = 'write_replace'
-            BEGIN
-                SELECT RAISE(ABORT, 'lgm: fast path refused') FROM lgm_threads
-                WHERE thread_id = NEW.thread_id AND deleted_at IS NOT NULL;
-                INSERT OR REPLACE INTO lgm_writes
-                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
-                     channel, type, value)
-                VALUES (NEW.thread_id, NEW.checkpoint_ns, NEW.version, NEW.ref, NEW.text,
-                        NEW.lo, NEW.key, NEW.type, NEW.value);
-            END""",
+            _write_trigger("write", "IGNORE"),
+            _write_trigger("write_replace", "REPLACE"),
         ),
     ),
 )
@@ -268,7 +268,6 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
 # INSERT: one statement is one transaction on an autocommit connection. The
 # triggers RAISE(ABORT, FAST_PATH_REFUSED) wherever the core would branch on what
 # it reads; the statement is then rolled back and the core's transaction runs.
-FAST_PATH_REFUSED = "lgm: fast path refused"
 _WRITE_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_WRITE_ROWS = (
     "INSERT INTO lgm_write_rows "

@@ -37,6 +37,7 @@ from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
+    FastWrite,
     Fetch,
     SaverCore,
     Statement,
@@ -273,18 +274,12 @@ class _GroupCommit:
 class _QueuedWrite:
     """One caller's write waiting for (or done by) a group commit."""
 
-    __slots__ = ("error", "factory", "finished", "result", "rows", "rows_result")
+    __slots__ = ("error", "factory", "fast", "finished", "result")
 
-    def __init__(
-        self,
-        factory: Callable[[], Txn[Any]],
-        rows: list[tuple[Any, ...]] | None = None,
-        rows_result: Any = None,
-    ) -> None:
+    def __init__(self, factory: Callable[[], Txn[Any]], fast: FastWrite | None = None) -> None:
         self.factory = factory
         # The same write as rows of the one-statement path, and its result then.
-        self.rows = rows
-        self.rows_result = rows_result
+        self.fast = fast
         self.finished = False
         self.result: Any = None
         self.error: BaseException | None = None
@@ -352,24 +347,20 @@ def insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> No
     once per statement (see docs/session-storage.md). Raises like ``execute``;
     after a refusal (``is_fast_path_refusal``) nothing of ``rows`` is stored.
     """
-    _check_no_foreign_transaction(conn)
-    params = [value for row in rows for value in row]
     if len(rows) <= MAX_WRITE_ROWS and conn.isolation_level is None:
+        _check_no_foreign_transaction(conn)
+        params = [value for row in rows for value in row]
         conn.execute(SQL.insert_write_rows(len(rows)), params).close()
         return
-    cursor = conn.cursor()
-    try:
-        cursor.execute(SQL.BEGIN_WRITE)
-        for start in range(0, len(rows), MAX_WRITE_ROWS):
-            part = rows[start : start + MAX_WRITE_ROWS]
-            cursor.execute(SQL.insert_write_rows(len(part)), [v for row in part for v in row])
-        cursor.execute(SQL.COMMIT)
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute(SQL.ROLLBACK)
-        raise
-    finally:
-        cursor.close()
+    # Too many rows for one statement, or a connection that opens transactions
+    # implicitly: the parts in one explicit transaction.
+    run_transaction(conn, SQL.BEGIN_WRITE, lambda: _insert_rows_txn(rows))
+
+
+def _insert_rows_txn(rows: Sequence[tuple[Any, ...]]) -> Txn[None]:
+    for start in range(0, len(rows), MAX_WRITE_ROWS):
+        part = rows[start : start + MAX_WRITE_ROWS]
+        yield Execute(SQL.insert_write_rows(len(part)), [v for row in part for v in row])
 
 
 def commit_batch(
@@ -652,12 +643,7 @@ class SqliteSaver(SyncShell):
         run = self._connections.run
         return self._retrying(lambda: run(lambda conn: run_transaction(conn, begin, factory)))
 
-    def _write(
-        self,
-        factory: Callable[[], Txn[T]],
-        rows: list[tuple[Any, ...]] | None = None,
-        rows_result: Any = None,
-    ) -> T:
+    def _write(self, factory: Callable[[], Txn[T]], fast: FastWrite | None = None) -> T:
         """Run one write transaction, committed before this returns (group commit).
 
         Writers of this process queue here, not on SQLite's lock (SQLite's busy
@@ -666,12 +652,12 @@ class SqliteSaver(SyncShell):
         finds no commit in progress becomes the leader and runs every queued
         write in ONE transaction (writes queued while it runs join it before
         COMMIT); the others wait for that commit. Nobody returns before their
-        data is committed. A write given as ``rows`` (with ``rows_result``, what
-        it returns then) goes through the one-statement path when every write of
-        the batch has rows; ``factory`` runs if that is refused.
+        data is committed. A write that also comes as ``fast`` (its rows and
+        what it returns then) goes through the one-statement path when every
+        write of the batch does; ``factory`` runs if that is refused.
         """
         self._ensure_setup()
-        op = _QueuedWrite(factory, rows, rows_result)
+        op = _QueuedWrite(factory, fast)
         with self._group.changed:
             self._group.queue.append(op)
             while not op.finished and self._group.leader_active:
@@ -692,8 +678,9 @@ class SqliteSaver(SyncShell):
         return op.outcome()  # type: ignore[no-any-return]
 
     def _commit_batch(self, batch: list[_QueuedWrite]) -> None:
-        if all(queued.rows is not None for queued in batch):
-            rows = [row for queued in batch for row in queued.rows or ()]
+        fast_writes = [queued.fast for queued in batch]
+        if all(fast is not None for fast in fast_writes):
+            rows = [row for fast in fast_writes if fast is not None for row in fast[0]]
             run = self._connections.run
             try:
                 self._retrying(lambda: run(lambda conn: insert_rows(conn, rows)))
@@ -706,8 +693,8 @@ class SqliteSaver(SyncShell):
                     queued.fail(exc)
                 return
             else:
-                for queued in batch:
-                    queued.succeed(queued.rows_result)
+                for queued, fast in zip(batch, fast_writes, strict=True):
+                    queued.succeed(fast[1] if fast is not None else None)
                 return
 
         def joiners() -> list[Callable[[], Txn[Any]]]:
@@ -818,10 +805,7 @@ class SqliteSaver(SyncShell):
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        fast = self._core.put_rows(prepared)
-        outcome = self._write(
-            lambda: self._core.put_txn(prepared), *(fast if fast is not None else ())
-        )
+        outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             self._keep_last(prepared.key.thread_id)
