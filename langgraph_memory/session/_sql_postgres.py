@@ -90,6 +90,96 @@ INSERT_APPLIED_MIGRATION = (
     "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)"
 )
 
+
+# lgm_put_writes and lgm_put_batch are replaced by migration 3 with small
+# changes; both versions are built here from one text, so the change is the
+# argument and migration 2's SQL stays exactly as released.
+def _put_writes_function(declare: str, tombstone_check: str) -> str:
+    """lgm_put_writes: refuse a tombstoned thread (``tombstone_check``: the
+    statement and the test up to ``THEN``), then insert the task's writes;
+    the first write of a (task, idx) wins."""
+    return (
+        """
+            CREATE OR REPLACE FUNCTION lgm_put_writes(
+                p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
+                p_task_path TEXT, p_async_commit BOOLEAN, p_rows JSONB, p_blobs BYTEA[]
+            ) RETURNS VOID LANGUAGE plpgsql AS $fn$
+            """
+        + declare
+        + """BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                """
+        + tombstone_check
+        + """ THEN
+                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
+                END IF;
+                INSERT INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
+                     type, value)
+                SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
+                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
+                       p_blobs[(w.value->>3)::INTEGER]
+                FROM jsonb_array_elements(p_rows) AS w
+                ON CONFLICT DO NOTHING;
+            END
+            $fn$"""
+    )
+
+
+def _put_batch_function(writes_item_lock: str) -> str:
+    """lgm_put_batch: the async saver's group commit (see migration 2);
+    ``writes_item_lock`` runs before each writes item."""
+    return (
+        """
+            CREATE OR REPLACE FUNCTION lgm_put_batch(
+                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
+            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+            DECLARE
+                -- put:    ["p", thread, ns, now, id, parent, run, type, body, metadata, rows]
+                -- writes: ["w", thread, ns, checkpoint, task, path, rows]
+                item JSONB;
+                answers JSONB := '[]'::jsonb;
+                firsts BIGINT[];
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
+                    BEGIN
+                        IF item->>0 = 'p' THEN
+                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
+                            FOR NO KEY UPDATE NOWAIT;
+                            firsts := lgm_put_checkpoint(
+                                item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
+                                item->>4, item->>5, item->>6, item->>7,
+                                p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
+                                p_blobs, p_compact_block);
+                            answers := answers || jsonb_build_array(to_jsonb(firsts));
+                        ELSE
+"""
+        + writes_item_lock
+        + """                            PERFORM lgm_put_writes(
+                                item->>1, item->>2, item->>3, item->>4, item->>5, false,
+                                item->6, p_blobs);
+                            answers := answers || jsonb_build_array(true);
+                        END IF;
+                    EXCEPTION WHEN SQLSTATE 'LGM01' OR lock_not_available THEN
+                        answers := answers || jsonb_build_array(NULL::JSONB);
+                    END;
+                END LOOP;
+                RETURN answers;
+            END
+            $fn$"""
+    )
+
+
+_PUT_WRITES_DECLARE_3 = """DECLARE
+                tomb DOUBLE PRECISION;
+            """
+
+
 # (version, name, statements). Append only; never edit a released migration.
 # No CREATE INDEX CONCURRENTLY: every migration runs inside one transaction
 # with its "applied" row, which CONCURRENTLY forbids (the official saver's
@@ -284,33 +374,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             $fn$""",
             # Regular (idempotent) writes only. p_rows: [[idx, channel, type, blob]],
             # blob a 1-based position in p_blobs.
-            """
-            CREATE OR REPLACE FUNCTION lgm_put_writes(
-                p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
-                p_task_path TEXT, p_async_commit BOOLEAN, p_rows JSONB, p_blobs BYTEA[]
-            ) RETURNS VOID LANGUAGE plpgsql AS $fn$
-            BEGIN
-                IF p_async_commit THEN
-                    PERFORM set_config('synchronous_commit', 'off', true);
-                END IF;
-                -- What SELECT_TOMBSTONE does as planned (its filter runs below
+            _put_writes_function(
+                "",
+                """-- What SELECT_TOMBSTONE does as planned (its filter runs below
                 -- the row lock): only a committed tombstone is seen, and writes
                 -- never wait for a put holding the thread's row.
                 PERFORM 1 FROM lgm_threads
                 WHERE thread_id = p_thread_id AND deleted_at IS NOT NULL FOR SHARE;
-                IF FOUND THEN
-                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
-                END IF;
-                INSERT INTO lgm_writes
-                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
-                     type, value)
-                SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
-                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
-                       p_blobs[(w.value->>3)::INTEGER]
-                FROM jsonb_array_elements(p_rows) AS w
-                ON CONFLICT DO NOTHING;
-            END
-            $fn$""",
+                IF FOUND""",
+            ),
             # Group commit for the async saver: the puts and writes that
             # concurrent coroutines issued in the same moment, in one call and
             # one transaction. Each item runs in its own subtransaction, so one
@@ -319,44 +391,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             # transaction holds is refused at once (NOWAIT) rather than making
             # every other item of the batch wait behind that lock. Items come
             # sorted by thread, so two batches lock threads in the same order.
-            """
-            CREATE OR REPLACE FUNCTION lgm_put_batch(
-                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
-            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
-            DECLARE
-                -- put:    ["p", thread, ns, now, id, parent, run, type, body, metadata, rows]
-                -- writes: ["w", thread, ns, checkpoint, task, path, rows]
-                item JSONB;
-                answers JSONB := '[]'::jsonb;
-                firsts BIGINT[];
-            BEGIN
-                IF p_async_commit THEN
-                    PERFORM set_config('synchronous_commit', 'off', true);
-                END IF;
-                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
-                    BEGIN
-                        IF item->>0 = 'p' THEN
-                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
-                            FOR NO KEY UPDATE NOWAIT;
-                            firsts := lgm_put_checkpoint(
-                                item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
-                                item->>4, item->>5, item->>6, item->>7,
-                                p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
-                                p_blobs, p_compact_block);
-                            answers := answers || jsonb_build_array(to_jsonb(firsts));
-                        ELSE
-                            PERFORM lgm_put_writes(
-                                item->>1, item->>2, item->>3, item->>4, item->>5, false,
-                                item->6, p_blobs);
-                            answers := answers || jsonb_build_array(true);
-                        END IF;
-                    EXCEPTION WHEN SQLSTATE 'LGM01' OR lock_not_available THEN
-                        answers := answers || jsonb_build_array(NULL::JSONB);
-                    END;
-                END LOOP;
-                RETURN answers;
-            END
-            $fn$""",
+            _put_batch_function(""),
         ),
     ),
     (
@@ -367,75 +402,20 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         # waited nor saw the tombstone, and its rows outlived the delete. Now
         # the row is locked first (see SELECT_TOMBSTONE), then checked.
         (
-            """
-            CREATE OR REPLACE FUNCTION lgm_put_writes(
-                p_thread_id TEXT, p_ns TEXT, p_checkpoint_id TEXT, p_task_id TEXT,
-                p_task_path TEXT, p_async_commit BOOLEAN, p_rows JSONB, p_blobs BYTEA[]
-            ) RETURNS VOID LANGUAGE plpgsql AS $fn$
-            DECLARE
-                tomb DOUBLE PRECISION;
-            BEGIN
-                IF p_async_commit THEN
-                    PERFORM set_config('synchronous_commit', 'off', true);
-                END IF;
-                SELECT deleted_at INTO tomb FROM lgm_threads
+            _put_writes_function(
+                _PUT_WRITES_DECLARE_3,
+                """SELECT deleted_at INTO tomb FROM lgm_threads
                 WHERE thread_id = p_thread_id FOR KEY SHARE;
-                IF tomb IS NOT NULL THEN
-                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread deleted';
-                END IF;
-                INSERT INTO lgm_writes
-                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel,
-                     type, value)
-                SELECT p_thread_id, p_ns, p_checkpoint_id, p_task_id, p_task_path,
-                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
-                       p_blobs[(w.value->>3)::INTEGER]
-                FROM jsonb_array_elements(p_rows) AS w
-                ON CONFLICT DO NOTHING;
-            END
-            $fn$""",
+                IF tomb IS NOT NULL""",
+            ),
             # lgm_put_batch as in migration 2, plus the NOWAIT lock on writes items.
-            """
-            CREATE OR REPLACE FUNCTION lgm_put_batch(
-                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
-            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
-            DECLARE
-                -- put:    ["p", thread, ns, now, id, parent, run, type, body, metadata, rows]
-                -- writes: ["w", thread, ns, checkpoint, task, path, rows]
-                item JSONB;
-                answers JSONB := '[]'::jsonb;
-                firsts BIGINT[];
-            BEGIN
-                IF p_async_commit THEN
-                    PERFORM set_config('synchronous_commit', 'off', true);
-                END IF;
-                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
-                    BEGIN
-                        IF item->>0 = 'p' THEN
-                            PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
-                            FOR NO KEY UPDATE NOWAIT;
-                            firsts := lgm_put_checkpoint(
-                                item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
-                                item->>4, item->>5, item->>6, item->>7,
-                                p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
-                                p_blobs, p_compact_block);
-                            answers := answers || jsonb_build_array(to_jsonb(firsts));
-                        ELSE
-                            -- Like a put: a row held (e.g. by delete_thread) refuses
+            _put_batch_function(
+                """                            -- Like a put: a row held (e.g. by delete_thread) refuses
                             -- the item instead of holding up the whole batch.
                             PERFORM 1 FROM lgm_threads WHERE thread_id = item->>1
                             FOR KEY SHARE NOWAIT;
-                            PERFORM lgm_put_writes(
-                                item->>1, item->>2, item->>3, item->>4, item->>5, false,
-                                item->6, p_blobs);
-                            answers := answers || jsonb_build_array(true);
-                        END IF;
-                    EXCEPTION WHEN SQLSTATE 'LGM01' OR lock_not_available THEN
-                        answers := answers || jsonb_build_array(NULL::JSONB);
-                    END;
-                END LOOP;
-                RETURN answers;
-            END
-            $fn$""",
+"""
+            ),
         ),
     ),
 )
