@@ -29,6 +29,7 @@ from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session._core import COMPACT_BLOCK, drive
 from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
 from langgraph_memory.session.postgres import _runner
+from tests.integration._postgres import terminate_other_backends
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
 
@@ -313,13 +314,9 @@ async def test_async_put_writes_racing_delete_thread_waits_and_leaves_no_orphan_
 
 
 def _terminate_pool_backends(dsn: str) -> int:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
+    killed = terminate_other_backends(dsn)
     time.sleep(0.2)  # let the backends exit
-    return len(rows)
+    return killed
 
 
 def test_one_statement_calls_retry_on_a_fresh_connection_after_the_server_dropped_theirs(

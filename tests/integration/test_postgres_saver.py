@@ -42,6 +42,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.session import _sql_postgres as SQL
+from tests.integration._postgres import terminate_other_backends
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(120)]
 
@@ -60,16 +61,6 @@ def _checkpoint_ids(dsn: str, thread_id: str) -> set[str]:
             "SELECT checkpoint_id FROM lgm_checkpoints WHERE thread_id = %s", (thread_id,)
         ).fetchall()
     return {r[0] for r in rows}
-
-
-def _terminate_others(dsn: str) -> int:
-    """Kill every other backend connected to the test database (as a server restart would)."""
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-    return sum(1 for r in rows if r[0])
 
 
 # ---------------------------------------------------------------- connections checked in code
@@ -346,7 +337,7 @@ def test_recovers_after_backends_are_terminated(pg_dsn: str, check_connections: 
     ) as saver:
         run_turns(saver, "kill", 3)
         acknowledged = _checkpoint_ids(pg_dsn, "kill")
-        assert _terminate_others(pg_dsn) >= 3  # every pooled connection is now dead
+        assert terminate_other_backends(pg_dsn) >= 3  # every pooled connection is now dead
         out = run_turns(saver, "kill", 1, start=4)  # the very next call succeeds
         assert out["turn"] == 4
         assert acknowledged < _checkpoint_ids(pg_dsn, "kill")
@@ -357,7 +348,7 @@ async def test_async_recovers_after_backends_are_terminated(pg_dsn: str) -> None
     async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=3) as saver:
         await _aturns(saver, "akill", 3)
         acknowledged = _checkpoint_ids(pg_dsn, "akill")
-        assert _terminate_others(pg_dsn) >= 3
+        assert terminate_other_backends(pg_dsn) >= 3
         out = await _aturns(saver, "akill", 1, start=4)
         assert out["turn"] == 4
         assert acknowledged < _checkpoint_ids(pg_dsn, "akill")
@@ -367,7 +358,7 @@ def test_single_user_connection_that_died_says_how_to_fix(pg_dsn: str) -> None:
     conn = psycopg.connect(pg_dsn, autocommit=True)
     saver = PostgresSaver(conn)
     saver.setup()
-    _terminate_others(pg_dsn)
+    terminate_other_backends(pg_dsn)
     with pytest.raises(Exception, match=r"pool|closed|terminat"):
         saver.get_tuple(thread_config("x"))
     conn.close()

@@ -29,6 +29,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.integration._postgres import terminate_other_backends
+
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(300)]
 
 CLIENTS = 16
@@ -118,15 +120,6 @@ def _worker(dsn: str, mode: str, clients: int, turns: int, out_path: str) -> Non
 # ---------------------------------------------------------------- parent
 
 
-def _terminate_backends(dsn: str) -> int:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        ).fetchall()
-    return sum(1 for r in rows if r[0])
-
-
 def _run_instances(dsn: str, tmp_path: Path, *, kill_every: float | None) -> list[dict[str, Any]]:
     outs = [tmp_path / f"{mode}.json" for mode in ("sync", "async")]
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
@@ -157,7 +150,7 @@ def _run_instances(dsn: str, tmp_path: Path, *, kill_every: float | None) -> lis
         if kill_every is not None:
             time.sleep(kill_every)
             if any(p.poll() is None for p in procs):
-                kills += _terminate_backends(dsn)
+                kills += terminate_other_backends(dsn)
         else:
             time.sleep(0.1)
     assert [p.returncode for p in procs] == [0, 0]
