@@ -306,6 +306,30 @@ class PutOutcome:
 FastWrite = tuple[list[tuple[Any, ...]], Any]
 
 
+# LangGraph passes the run's durability mode in the config of every saver call
+# (langgraph's CONFIG_KEY_DURABILITY; its module is private, so the key is spelled here).
+DURABILITY_CONFIG_KEY = "__pregel_durability"
+
+
+def writes_may_wait_for_checkpoint(
+    config: RunnableConfig, writes: Sequence[tuple[str, Any]]
+) -> bool:
+    """Whether a task's writes may be stored with the next write instead of at once.
+
+    Only when LangGraph says so: a run in ``durability="async"`` (LangGraph's
+    default) does not wait for ``put_writes`` at all, and always saves the
+    step's checkpoint right after the step's writes, so a shell can store them
+    in that ``put``'s statement (one commit, or one round trip, instead of
+    two). Never for special writes (errors, interrupts, resumes, scheduled
+    tasks: a run may end right after them), in ``sync`` or ``exit`` mode, or
+    for callers outside LangGraph's loop (no mode in the config).
+    """
+    configurable = config.get("configurable") or {}
+    if configurable.get(DURABILITY_CONFIG_KEY) != "async" or not writes:
+        return False
+    return not any(channel in WRITES_IDX_MAP for channel, _ in writes)
+
+
 @dataclass(slots=True)
 class PreparedWrites:
     key: CheckpointKey
@@ -313,6 +337,8 @@ class PreparedWrites:
     replace: bool
     rows: list[tuple[Any, ...]]
     now: float
+    # see writes_may_wait_for_checkpoint
+    may_wait: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -791,7 +817,14 @@ class SaverCore:
             )
         # Special writes (errors, interrupts) replace; regular ones are idempotent.
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
-        return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time())
+        return PreparedWrites(
+            key,
+            key.checkpoint_id,
+            replace,
+            rows,
+            time.time(),
+            may_wait=writes_may_wait_for_checkpoint(config, writes),
+        )
 
     def writes_rows(self, p: PreparedWrites) -> FastWrite | None:
         """The writes as rows for the dialect's one-statement write (``put_rows``);
