@@ -306,9 +306,12 @@ class PutOutcome:
 FastWrite = tuple[list[tuple[Any, ...]], Any]
 
 
-# LangGraph passes the run's durability mode in the config of every saver call
-# (langgraph's CONFIG_KEY_DURABILITY; its module is private, so the key is spelled here).
+# Keys LangGraph puts in the config of the saver calls its loop makes (langgraph's
+# CONFIG_KEY_DURABILITY and CONFIG_KEY_RUNTIME; their module is private, so they are
+# spelled here). The durability key is there only when a run names its mode; a run
+# that does not runs in LangGraph's default, "async".
 DURABILITY_CONFIG_KEY = "__pregel_durability"
+RUNTIME_CONFIG_KEY = "__pregel_runtime"
 
 
 def writes_may_wait_for_checkpoint(
@@ -317,15 +320,17 @@ def writes_may_wait_for_checkpoint(
     """Whether a task's writes may be stored with the next write instead of at once.
 
     Only when LangGraph says so: a run in ``durability="async"`` (LangGraph's
-    default) does not wait for ``put_writes`` at all, and always saves the
-    step's checkpoint right after the step's writes, so a shell can store them
-    in that ``put``'s statement (one commit, or one round trip, instead of
-    two). Never for special writes (errors, interrupts, resumes, scheduled
-    tasks: a run may end right after them), in ``sync`` or ``exit`` mode, or
-    for callers outside LangGraph's loop (no mode in the config).
+    default) does not wait for ``put_writes`` at all, and saves the step's
+    checkpoint right after the step's writes, so a shell can store them in
+    that ``put``'s statement (one commit, or one round trip, instead of two).
+    Never for special writes (errors, interrupts, resumes, scheduled tasks: a
+    run may end right after them), in ``sync`` mode, or for callers outside
+    LangGraph's loop (no runtime in the config): those are stored at once.
     """
     configurable = config.get("configurable") or {}
-    if configurable.get(DURABILITY_CONFIG_KEY) != "async" or not writes:
+    if RUNTIME_CONFIG_KEY not in configurable or not writes:
+        return False
+    if configurable.get(DURABILITY_CONFIG_KEY, "async") != "async":
         return False
     return not any(channel in WRITES_IDX_MAP for channel, _ in writes)
 

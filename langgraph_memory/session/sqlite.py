@@ -8,6 +8,7 @@ worker thread, so one saver object serves both ``graph.invoke`` and
 
 from __future__ import annotations
 
+import logging
 import random
 import sqlite3
 import threading
@@ -39,16 +40,20 @@ from langgraph_memory.session._core import (
     ExecuteMany,
     FastWrite,
     Fetch,
+    PreparedWrites,
     SaverCore,
     Statement,
     Txn,
     drive,
 )
+from langgraph_memory.session._deferred import DeferredWritesTimer
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 # SQLite waits this long for a lock itself before reporting SQLITE_BUSY ...
 DEFAULT_BUSY_TIMEOUT_MS = 5_000
@@ -263,23 +268,48 @@ class _Connections:
 
 
 class _GroupCommit:
-    """Writes waiting for the next commit, and whether a leader is committing."""
+    """Writes waiting for the next commit, and whether a leader is committing.
+
+    The queue also holds task writes nobody waits for (``_QueuedWrite.deferred``,
+    see ``SqliteSaver.put_writes``); the next commit of any write stores them,
+    and ``timer`` stores them when nothing else does.
+    """
 
     def __init__(self) -> None:
         self.queue: list[_QueuedWrite] = []
         self.changed = threading.Condition()
         self.leader_active = False
+        self.timer = DeferredWritesTimer()
+
+    def take(self, count: int | None = None) -> list[_QueuedWrite]:
+        """Remove and return the first ``count`` queued writes (all by default);
+        call holding ``changed``."""
+        if count is None:
+            taken, self.queue = self.queue, []
+        else:
+            taken = self.queue[:count]
+            del self.queue[:count]
+        if self.timer.oldest is not None and not any(q.deferred for q in self.queue):
+            self.timer.stored()
+        return taken
 
 
 class _QueuedWrite:
     """One caller's write waiting for (or done by) a group commit."""
 
-    __slots__ = ("error", "factory", "fast", "finished", "result")
+    __slots__ = ("deferred", "error", "factory", "fast", "finished", "result")
 
-    def __init__(self, factory: Callable[[], Txn[Any]], fast: FastWrite | None = None) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Txn[Any]],
+        fast: FastWrite | None = None,
+        deferred: str | None = None,
+    ) -> None:
         self.factory = factory
         # The same write as rows of the one-statement path, and its result then.
         self.fast = fast
+        # For task writes nobody waits for: what to name in the log if they fail.
+        self.deferred = deferred
         self.finished = False
         self.result: Any = None
         self.error: BaseException | None = None
@@ -289,11 +319,20 @@ class _QueuedWrite:
 
     def fail(self, error: BaseException) -> None:
         self.error, self.finished = error, True
+        if self.deferred is not None:
+            # Its put_writes returned long ago: the log is the only place left to say so.
+            logger.warning("deferred task writes of %s were dropped: %s", self.deferred, error)
 
     def outcome(self) -> Any:
         if self.error is not None:
             raise self.error
         return self.result
+
+
+def _nothing() -> Txn[None]:
+    """A write with nothing to do: queued after deferred writes, it waits for their commit."""
+    return
+    yield  # pragma: no cover - makes this a generator
 
 
 def _storage_error(exc: sqlite3.Error) -> CheckpointStorageError:
@@ -624,8 +663,14 @@ class SqliteSaver(SyncShell):
             saver.close()
 
     def close(self) -> None:
-        """Close every connection this saver opened (a connection passed in stays open)."""
-        self._connections.close()
+        """Store queued task writes, then close every connection this saver opened
+        (a connection passed in stays open)."""
+        try:
+            if self._group.timer.oldest is not None:
+                self._store_deferred()
+        finally:
+            self._group.timer.close()
+            self._connections.close()
 
     # ---------------------------------------------------------------- running transactions
 
@@ -665,7 +710,7 @@ class SqliteSaver(SyncShell):
             if op.finished:
                 return op.outcome()  # type: ignore[no-any-return]
             self._group.leader_active = True
-            batch, self._group.queue = self._group.queue, []
+            batch = self._group.take()
         try:
             self._commit_batch(batch)
         finally:
@@ -681,6 +726,10 @@ class SqliteSaver(SyncShell):
         fast_writes = [queued.fast for queued in batch]
         if all(fast is not None for fast in fast_writes):
             rows = [row for fast in fast_writes if fast is not None for row in fast[0]]
+            if not rows:  # only _store_deferred's marker: the deferred writes went earlier
+                for queued in batch:
+                    queued.succeed(None)
+                return
             run = self._connections.run
             try:
                 self._retrying(lambda: run(lambda conn: insert_rows(conn, rows)))
@@ -702,9 +751,7 @@ class SqliteSaver(SyncShell):
             # COMMIT: LangGraph issues a step's put_writes and the next put
             # back to back, and they then share one commit.
             with self._group.changed:
-                room = MAX_GROUP_WRITES - len(batch)
-                extra = self._group.queue[:room]
-                del self._group.queue[:room]
+                extra = self._group.take(MAX_GROUP_WRITES - len(batch))
             batch.extend(extra)
             return [queued.factory for queued in extra]
 
@@ -725,7 +772,13 @@ class SqliteSaver(SyncShell):
 
     def _read(self, factory: Callable[[], Txn[T]]) -> T:
         self._ensure_setup()
+        if self._group.timer.oldest is not None:
+            self._store_deferred()  # read-your-writes
         return self._transaction(SQL.BEGIN_READ, factory)
+
+    def _store_deferred(self) -> None:
+        """Commit the task writes queued by ``put_writes`` (if any) before returning."""
+        self._write(_nothing, ([], None))
 
     def _plain(self, sql: str) -> list[Any]:
         """A statement that must run outside any transaction (PRAGMA, VACUUM)."""
@@ -820,11 +873,32 @@ class SqliteSaver(SyncShell):
     ) -> None:
         """Store a task's pending writes in one transaction.
 
+        In LangGraph's ``durability="async"`` mode (its default; LangGraph does
+        not wait for this call there) a task's regular writes are only queued:
+        the ``put`` LangGraph makes right after the step stores them in its
+        own statement, and any other read or write of this saver, ``close()``,
+        or at the latest a timer 0.1 s later, stores them first. Errors,
+        interrupts, other modes and direct calls are committed before this
+        returns. See docs/session-storage.md.
+
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        self._write(lambda: self._core.writes_txn(prepared), self._core.writes_rows(prepared))
+        fast = self._core.writes_rows(prepared)
+        if prepared.may_wait and fast is not None:
+            self._defer(prepared, fast)
+            return
+        self._write(lambda: self._core.writes_txn(prepared), fast)
+
+    def _defer(self, prepared: PreparedWrites, fast: FastWrite) -> None:
+        self._ensure_setup()
+        key = prepared.key
+        label = f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} task_id={prepared.rows[0][3]!r}"
+        op = _QueuedWrite(lambda: self._core.writes_txn(prepared), fast, deferred=label)
+        with self._group.changed:
+            self._group.queue.append(op)
+        self._group.timer.deferred(self._store_deferred)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
