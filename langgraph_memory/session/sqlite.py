@@ -289,9 +289,13 @@ class _GroupCommit:
         else:
             taken = self.queue[:count]
             del self.queue[:count]
+        return taken
+
+    def committed(self) -> None:
+        """A leader's commit ended; call holding ``changed``. Deferred writes count
+        as queued until then, so a read meanwhile waits for that commit."""
         if self.timer.oldest is not None and not any(q.deferred for q in self.queue):
             self.timer.stored()
-        return taken
 
 
 class _QueuedWrite:
@@ -716,6 +720,7 @@ class SqliteSaver(SyncShell):
         finally:
             with self._group.changed:
                 self._group.leader_active = False
+                self._group.committed()
                 for queued in batch:
                     if not queued.finished:  # the leader itself was interrupted
                         queued.fail(CheckpointStorageError("the write was interrupted"))
