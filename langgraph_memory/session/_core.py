@@ -38,6 +38,7 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
 
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
@@ -335,6 +336,36 @@ def writes_may_wait_for_checkpoint(
     return not any(channel in WRITES_IDX_MAP for channel, _ in writes)
 
 
+# Writes after which LangGraph saves no checkpoint for the step (it raised, or was
+# interrupted): a sibling task's writes that come later must not wait for a put.
+STEP_ENDING_CHANNELS = frozenset((ERROR, INTERRUPT))
+
+
+class EndedSteps:
+    """The checkpoints whose step lately got an error or interrupt write here.
+
+    A step's writes reach the saver from several worker threads (or tasks) in
+    any order; when the failing task's write comes first, its siblings' writes
+    come after it with no ``put`` to follow, so they are stored at once
+    (``PreparedWrites.may_wait`` is False). LRU-bounded, thread-safe.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._steps: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, step: tuple[str, str, str]) -> None:
+        with self._lock:
+            self._steps[step] = None
+            self._steps.move_to_end(step)
+            while len(self._steps) > self.capacity:
+                self._steps.popitem(last=False)
+
+    def __contains__(self, step: tuple[str, str, str]) -> bool:
+        return step in self._steps
+
+
 @dataclass(slots=True)
 class PreparedWrites:
     key: CheckpointKey
@@ -468,6 +499,7 @@ class SaverCore:
         self.cache = ListCache(cache_size)
         self.retention = retention
         self.activity = ThreadActivity()
+        self.ended_steps = EndedSteps()
         # Dialects whose write lock covers the whole database may skip the
         # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
         self._single_writer = bool(getattr(sql, "SINGLE_WRITER", False))
@@ -822,14 +854,13 @@ class SaverCore:
             )
         # Special writes (errors, interrupts) replace; regular ones are idempotent.
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
-        return PreparedWrites(
-            key,
-            key.checkpoint_id,
-            replace,
-            rows,
-            time.time(),
-            may_wait=writes_may_wait_for_checkpoint(config, writes),
-        )
+        may_wait = writes_may_wait_for_checkpoint(config, writes)
+        step = (key.thread_id, key.checkpoint_ns, key.checkpoint_id)
+        if any(channel in STEP_ENDING_CHANNELS for channel, _ in writes):
+            self.ended_steps.add(step)
+        elif may_wait and step in self.ended_steps:
+            may_wait = False
+        return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time(), may_wait)
 
     def writes_rows(self, p: PreparedWrites) -> FastWrite | None:
         """The writes as rows for the dialect's one-statement write (``put_rows``);
