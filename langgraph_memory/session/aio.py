@@ -41,6 +41,7 @@ from langgraph_memory.errors import (
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
+    CheckpointKey,
     Execute,
     Fetch,
     PreparedWrites,
@@ -96,10 +97,11 @@ class _Deferred:
     """Stands in for the future of a task write nobody waits for: the drain
     settles it like a caller's future, and a failure can only be logged."""
 
-    __slots__ = ("label", "settled")
+    __slots__ = ("key", "settled", "task_id")
 
-    def __init__(self, label: str) -> None:
-        self.label = label
+    def __init__(self, key: CheckpointKey, task_id: str) -> None:
+        self.key = key
+        self.task_id = task_id
         self.settled = False
 
     def done(self) -> bool:
@@ -111,7 +113,13 @@ class _Deferred:
     def set_exception(self, error: BaseException) -> None:
         self.settled = True
         # Its aput_writes returned long ago: the log is the only place left to say so.
-        logger.warning("deferred task writes of %s were dropped: %s", self.label, error)
+        logger.warning(
+            "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s",
+            self.key.thread_id,
+            self.key.checkpoint_ns,
+            self.task_id,
+            error,
+        )
 
 
 _Queued = tuple[Callable[[], Txn[Any]], "asyncio.Future[Any] | _Deferred"]
@@ -400,17 +408,15 @@ class AsyncSqliteSaver(AsyncShell):
         """Queue a task's writes for the next read or write of this saver (or the
         timer), and return at once (see :meth:`aput_writes`)."""
         group = self._group
-        key = prepared.key
-        label = (
-            f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} task_id={task_id!r}"
-        )
         if not group.deferred:
             group.deferred_since = self.loop.time()
             if group.timer is None:
                 group.timer = self.loop.call_at(
                     group.deferred_since + DEFERRED_WRITES_MAX_DELAY, self._on_timer
                 )
-        group.deferred.append((lambda: self._core.writes_txn(prepared), _Deferred(label)))
+        group.deferred.append(
+            (lambda: self._core.writes_txn(prepared), _Deferred(prepared.key, task_id))
+        )
 
     def _on_timer(self) -> None:
         """Store deferred task writes that have waited DEFERRED_WRITES_MAX_DELAY.

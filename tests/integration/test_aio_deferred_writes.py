@@ -212,7 +212,7 @@ async def test_write_to_a_thread_deleted_meanwhile_is_logged_and_dropped(
     assert tup is not None and [w[0] for w in tup.pending_writes] == ["kept-task"]
     [record] = [r for r in caplog.records if "dropped" in r.getMessage()]
     assert "'gone'" in record.getMessage() and "'late-task'" in record.getMessage()
-    assert "ThreadDeleted" in type(record.args[1]).__name__  # type: ignore[index]
+    assert "ThreadDeleted" in type(record.args[3]).__name__  # type: ignore[index]
     # the thread stays deleted
     assert other.get_tuple(cfg("gone")) is None
     with sqlite3.connect(path) as conn:
