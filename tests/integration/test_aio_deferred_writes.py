@@ -268,12 +268,13 @@ async def test_aclose_stores_them_and_leaves_a_passed_in_connection_open(path: s
 
 
 def spy_deferrals(saver: AsyncSqliteSaver) -> list[str]:
-    """Task ids ``saver`` (and clones made after this call) deferred."""
+    """Checkpoint ids of the task writes ``saver`` (and clones made after this
+    call) deferred, one per ``aput_writes``."""
     deferred: list[str] = []
     defer = saver._defer
 
     def spying(prepared: Any, task_id: str) -> None:
-        deferred.append(task_id)
+        deferred.append(prepared.checkpoint_id)
         defer(prepared, task_id)
 
     saver._defer = spying  # type: ignore[method-assign]
@@ -318,19 +319,26 @@ class Branches(TypedDict):
     b: str
 
 
-def branching_graph(saver: Any, second: Any) -> Any:
-    def ok(state: Branches) -> dict[str, Any]:
+def branching_graph(saver: Any, second: Any, *, second_first: bool = False) -> Any:
+    """Two parallel branches: "ok" writes ``a``; "second" runs ``second``. The one
+    that goes last waits 0.05 s, so the other's writes come first (and the
+    timer, 0.1 s, has not stored them yet when the last one writes)."""
+
+    async def ok(state: Branches) -> dict[str, Any]:
+        if second_first:
+            await asyncio.sleep(0.05)
         return {"a": "done"}
 
-    async def slow(state: Branches) -> dict[str, Any]:
-        await asyncio.sleep(0.05)  # "ok" finishes first: its writes are queued
-        return second(state)
+    async def second_node(state: Branches) -> dict[str, Any]:
+        if not second_first:
+            await asyncio.sleep(0.05)
+        return second(state)  # type: ignore[no-any-return]
 
     builder = StateGraph(Branches)
     builder.add_node("ok", ok)
-    builder.add_node("slow", slow)
+    builder.add_node("second", second_node)
     builder.add_edge(START, "ok")
-    builder.add_edge(START, "slow")
+    builder.add_edge(START, "second")
     return builder.compile(checkpointer=saver)
 
 
@@ -345,30 +353,44 @@ async def test_errored_step_pending_writes_visible_to_a_second_saver_at_once(
     config = {"configurable": {"thread_id": "e"}}
     with pytest.raises(ValueError, match="boom"):
         await graph.ainvoke({"a": "", "b": ""}, config)
-    assert deferred  # "ok"'s writes were queued ...
-    tup = other.get_tuple(config)  # ... and the error write carried them
+    tup = other.get_tuple(config)
     assert tup is not None
+    # "ok"'s writes were queued, and the error write carried them
+    assert deferred.count(tup.config["configurable"]["checkpoint_id"]) == 1
     channels = {channel for _, channel, _ in tup.pending_writes}
     assert {"a", ERROR} <= channels
     state = branching_graph(other, boom).get_state(config)
-    assert [t.name for t in state.tasks if t.error] == ["slow"]
+    assert [t.name for t in state.tasks if t.error] == ["second"]
 
 
+@pytest.mark.parametrize("interrupt_first", [False, True])
 async def test_interrupted_step_pending_writes_visible_to_a_second_saver_at_once(
-    saver: AsyncSqliteSaver, other: SqliteSaver
+    saver: AsyncSqliteSaver, other: SqliteSaver, interrupt_first: bool
 ) -> None:
     def ask(state: Branches) -> dict[str, Any]:
         return {"b": interrupt("question?")}
 
     deferred = spy_deferrals(saver)
-    graph = branching_graph(saver, ask)
+    graph = branching_graph(saver, ask, second_first=interrupt_first)
     config = {"configurable": {"thread_id": "i"}}
     await graph.ainvoke({"a": "", "b": ""}, config)
-    assert deferred
     tup = other.get_tuple(config)
     assert tup is not None
+    step_writes_deferred = deferred.count(tup.config["configurable"]["checkpoint_id"])
+    if interrupt_first:
+        # no put follows this step: "ok"'s writes, coming after the interrupt,
+        # are stored before its aput_writes returns
+        assert step_writes_deferred == 0
+    else:
+        assert step_writes_deferred == 1  # queued, then carried by the interrupt write
     channels = {channel for _, channel, _ in tup.pending_writes}
     assert {"a", "__interrupt__"} <= channels
     state = branching_graph(other, ask).get_state(config)
-    assert state.next == ("slow",)
+    assert state.next == ("second",)
     assert [i.value for t in state.tasks for i in t.interrupts] == ["question?"]
+    # resuming finishes the step and the run: everything visible to the second saver
+    from langgraph.types import Command
+
+    out = await graph.ainvoke(Command(resume="answer"), config)
+    assert out == {"a": "done", "b": "answer"}
+    assert branching_graph(other, ask).get_state(config).values == out
