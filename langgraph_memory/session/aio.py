@@ -637,12 +637,14 @@ class AsyncSqliteSaver(AsyncShell):
         the ``aput`` LangGraph makes right after the step stores them in its
         own transaction, and any other read or write of this saver,
         :meth:`aclose` (leaving :meth:`from_conn_string`), or at the latest a
-        timer 0.1 s later, stores them first. Errors, interrupts, other modes
-        and direct calls are committed before this returns. See
+        timer 0.1 s later, stores them first. Errors, interrupts, other modes,
+        direct calls, and the writes of a step that already got an error or
+        interrupt write are committed before this returns. See
         docs/session-storage.md.
 
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted; it stays deleted (a
+                queued write refused this way is logged and dropped instead).
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         if prepared.may_wait:
