@@ -289,9 +289,13 @@ class _GroupCommit:
         else:
             taken = self.queue[:count]
             del self.queue[:count]
+        return taken
+
+    def committed(self) -> None:
+        """A leader's commit ended; call holding ``changed``. Deferred writes count
+        as queued until then, so a read meanwhile waits for that commit."""
         if self.timer.oldest is not None and not any(q.deferred for q in self.queue):
             self.timer.stored()
-        return taken
 
 
 class _QueuedWrite:
@@ -303,12 +307,12 @@ class _QueuedWrite:
         self,
         factory: Callable[[], Txn[Any]],
         fast: FastWrite | None = None,
-        deferred: str | None = None,
+        deferred: PreparedWrites | None = None,
     ) -> None:
         self.factory = factory
         # The same write as rows of the one-statement path, and its result then.
         self.fast = fast
-        # For task writes nobody waits for: what to name in the log if they fail.
+        # Task writes nobody waits for: named in the log if they fail.
         self.deferred = deferred
         self.finished = False
         self.result: Any = None
@@ -321,7 +325,11 @@ class _QueuedWrite:
         self.error, self.finished = error, True
         if self.deferred is not None:
             # Its put_writes returned long ago: the log is the only place left to say so.
-            logger.warning("deferred task writes of %s were dropped: %s", self.deferred, error)
+            key, task_id = self.deferred.key, self.deferred.rows[0][3]
+            logger.warning(
+                "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s",
+                *(key.thread_id, key.checkpoint_ns, task_id, error),
+            )
 
     def outcome(self) -> Any:
         if self.error is not None:
@@ -716,6 +724,7 @@ class SqliteSaver(SyncShell):
         finally:
             with self._group.changed:
                 self._group.leader_active = False
+                self._group.committed()
                 for queued in batch:
                     if not queued.finished:  # the leader itself was interrupted
                         queued.fail(CheckpointStorageError("the write was interrupted"))
@@ -893,9 +902,7 @@ class SqliteSaver(SyncShell):
 
     def _defer(self, prepared: PreparedWrites, fast: FastWrite) -> None:
         self._ensure_setup()
-        key = prepared.key
-        label = f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} task_id={prepared.rows[0][3]!r}"
-        op = _QueuedWrite(lambda: self._core.writes_txn(prepared), fast, deferred=label)
+        op = _QueuedWrite(lambda: self._core.writes_txn(prepared), fast, deferred=prepared)
         with self._group.changed:
             self._group.queue.append(op)
         self._group.timer.deferred(self._store_deferred)
