@@ -8,6 +8,7 @@ the way a statement is executed differs.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from collections.abc import (
@@ -40,12 +41,15 @@ from langgraph_memory.errors import (
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
+    CheckpointKey,
     Execute,
     Fetch,
+    PreparedWrites,
     SaverCore,
     Statement,
     Txn,
 )
+from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
@@ -61,6 +65,15 @@ from langgraph_memory.session.sqlite import (
 )
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+
+# Writes that end a step (langgraph's ERROR and INTERRUPT; its constants module
+# is private): LangGraph saves no checkpoint after such a step, so a sibling
+# task's writes that come after one must not wait for the next put.
+_STEP_ENDING_CHANNELS = frozenset(("__error__", "__interrupt__"))
+# Threads whose last ended step is remembered (see _AsyncGroupCommit.ended_steps).
+_MAX_ENDED_STEPS = 1024
 
 
 async def _run_statement(conn: aiosqlite.Connection, statement: Statement) -> Any:
@@ -87,30 +100,104 @@ async def _adrive(conn: aiosqlite.Connection, gen: Txn[T]) -> T:
         return stop.value  # type: ignore[no-any-return]
 
 
-_Queued = tuple[Callable[[], Txn[Any]], asyncio.Future[Any]]
+class _Deferred:
+    """Stands in for the future of a task write nobody waits for: the drain
+    settles it like a caller's future, and a failure can only be logged."""
+
+    __slots__ = ("key", "settled", "task_id")
+
+    def __init__(self, key: CheckpointKey, task_id: str) -> None:
+        self.key = key
+        self.task_id = task_id
+        self.settled = False
+
+    def done(self) -> bool:
+        return self.settled
+
+    def set_result(self, result: Any) -> None:
+        self.settled = True
+
+    def set_exception(self, error: BaseException) -> None:
+        self.settled = True
+        # Its aput_writes returned long ago: the log is the only place left to say so.
+        logger.warning(
+            "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s",
+            self.key.thread_id,
+            self.key.checkpoint_ns,
+            self.task_id,
+            error,
+        )
+
+
+_Queued = tuple[Callable[[], Txn[Any]], "asyncio.Future[Any] | _Deferred"]
 
 
 class _AsyncGroupCommit:
     """Writes waiting for the next commit, ``get_tuple`` reads waiting for the
-    next hop to aiosqlite's thread, and the task running them."""
+    next hop to aiosqlite's thread, task writes waiting for the next of either,
+    and the task running them."""
 
     def __init__(self) -> None:
         self.queue: list[_Queued] = []
         self.reads: list[_Queued] = []
         self.draining = False
         self.drain_task: asyncio.Future[None] | None = None
+        # Task writes of durability="async" runs (see AsyncSqliteSaver.aput_writes):
+        # moved into ``queue`` by the next read or write, or by ``timer``.
+        self.deferred: list[_Queued] = []
+        # loop.time() when the oldest of ``deferred`` was queued
+        self.deferred_since = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.closed = False
+        # (thread_id, checkpoint_ns) -> id of the checkpoint whose step got an
+        # error or interrupt write here: later task writes of that step are
+        # stored at once (when the interrupting task finishes first, its
+        # siblings' writes come after; no put follows them). Oldest dropped first.
+        self.ended_steps: dict[tuple[str, str], str] = {}
+
+    def step_ended(self, key: CheckpointKey, checkpoint_id: str) -> None:
+        thread = (key.thread_id, key.checkpoint_ns)
+        self.ended_steps.pop(thread, None)
+        if len(self.ended_steps) >= _MAX_ENDED_STEPS:
+            del self.ended_steps[next(iter(self.ended_steps))]
+        self.ended_steps[thread] = checkpoint_id
+
+    def may_defer(self, prepared: PreparedWrites) -> bool:
+        key = prepared.key
+        return (
+            not self.closed
+            and self.ended_steps.get((key.thread_id, key.checkpoint_ns)) != prepared.checkpoint_id
+        )
+
+    def take_deferred(self) -> None:
+        """Queue the deferred task writes for the next commit, in order, ahead of
+        whatever is queued after this call."""
+        if self.deferred:
+            self.queue.extend(self.deferred)
+            self.deferred = []
 
 
-def reads_then_commit(
+def commit_then_reads(
     conn: sqlite3.Connection,
     reads: Sequence[Callable[[], Txn[Any]]],
     writes: Sequence[Callable[[], Txn[Any]]],
-) -> tuple[list[tuple[bool, Any]], list[tuple[bool, Any]]]:
-    """One hop's work on aiosqlite's thread: the queued reads in one read
-    transaction, then the queued writes in one write transaction. Nothing is
-    committed before the last read, so a busy retry may rerun everything."""
-    read_outcomes = run_reads(conn, reads) if reads else []
-    return read_outcomes, commit_batch(conn, writes) if writes else []
+) -> tuple[list[tuple[bool, Any]] | None, list[tuple[bool, Any]]]:
+    """One hop's work on aiosqlite's thread: the queued writes in one write
+    transaction, then the queued reads in one read transaction, so a read sees
+    the task writes ``aput_writes`` deferred before it was called.
+
+    A busy error in the reads after the writes committed returns ``None`` for
+    the reads: the caller retries them alone (the writes must not run twice).
+    """
+    outcomes = commit_batch(conn, writes) if writes else []
+    if not reads:
+        return [], outcomes
+    try:
+        return run_reads(conn, reads), outcomes
+    except sqlite3.OperationalError as exc:
+        if writes and is_busy_error(exc):
+            return None, outcomes
+        raise
 
 
 def check_async_connection(conn: Any) -> None:
@@ -201,6 +288,8 @@ class AsyncSqliteSaver(AsyncShell):
         self._group = _AsyncGroupCommit()
         self.loop = asyncio.get_running_loop()
         self.is_setup = False
+        # from_conn_string opened the connection: aclose() closes it.
+        self._owns_conn = False
 
     @classmethod
     @asynccontextmanager
@@ -244,10 +333,34 @@ class AsyncSqliteSaver(AsyncShell):
                 busy_timeout_ms=busy_timeout_ms,
                 retry_seconds=retry_seconds,
             )
+        except BaseException:
+            await conn.close()
+            raise
+        saver._owns_conn = True
+        try:
             await saver.asetup()
             yield saver
         finally:
-            await conn.close()
+            await saver.aclose()
+
+    async def aclose(self) -> None:
+        """Store the task writes still queued (see :meth:`aput_writes`), then close
+        the connection if :meth:`from_conn_string` opened it (a connection passed
+        in stays open; call this before closing it yourself).
+
+        Later task writes are stored at once, so a write after this fails in
+        its own call rather than being dropped.
+        """
+        group = self._group
+        group.closed = True
+        if group.timer is not None:
+            group.timer.cancel()
+            group.timer = None
+        try:
+            await self._store_deferred()
+        finally:
+            if self._owns_conn:
+                await self.conn.close()
 
     # ---------------------------------------------------------------- running transactions
 
@@ -301,14 +414,67 @@ class AsyncSqliteSaver(AsyncShell):
     async def _enqueue(self, factory: Callable[[], Txn[Any]], *, read: bool) -> Any:
         await self._ensure_setup()
         done: asyncio.Future[Any] = self.loop.create_future()
+        group = self._group
+        # Deferred task writes go first (a read runs after the writes of its
+        # hop): every read or write stores them before its own work.
+        group.take_deferred()
         # Looked up now, not before the await: the drain swaps these lists.
-        (self._group.reads if read else self._group.queue).append((factory, done))
+        (group.reads if read else group.queue).append((factory, done))
+        self._start_drain()
+        return await asyncio.shield(done)
+
+    def _start_drain(self) -> None:
         if not self._group.draining:
             # The drain runs as its own task, so a cancelled caller never strands
             # the writes batched with its own (they still commit and get results).
             self._group.draining = True
             self._group.drain_task = asyncio.ensure_future(self._drain())
-        return await asyncio.shield(done)
+
+    def _defer(self, prepared: PreparedWrites, task_id: str) -> None:
+        """Queue a task's writes for the next read or write of this saver (or the
+        timer), and return at once (see :meth:`aput_writes`)."""
+        group = self._group
+        if not group.deferred:
+            group.deferred_since = self.loop.time()
+            if group.timer is None:
+                group.timer = self.loop.call_at(
+                    group.deferred_since + DEFERRED_WRITES_MAX_DELAY, self._on_timer
+                )
+        group.deferred.append(
+            (lambda: self._core.writes_txn(prepared), _Deferred(prepared.key, task_id))
+        )
+
+    def _on_timer(self) -> None:
+        """Store deferred task writes that have waited DEFERRED_WRITES_MAX_DELAY.
+
+        The timer is not cancelled when a put stores them first (that would be
+        a cancel and a new timer per step); it fires at most once per
+        DEFERRED_WRITES_MAX_DELAY while writes are being deferred, and re-arms
+        for the oldest write still waiting.
+        """
+        group = self._group
+        group.timer = None
+        if not group.deferred or group.closed:
+            return
+        due = group.deferred_since + DEFERRED_WRITES_MAX_DELAY
+        if due - self.loop.time() > 0.001:
+            group.timer = self.loop.call_at(due, self._on_timer)
+            return
+        group.take_deferred()
+        self._start_drain()
+
+    async def _store_deferred(self) -> None:
+        """Return once every task write deferred so far is stored (or dropped)."""
+        group = self._group
+        if not group.deferred and not group.draining:
+            return
+        await self._ensure_setup()
+        group.take_deferred()
+        self._start_drain()
+        # The drain ends when its queue is empty, so this waits for the writes
+        # queued before this call; its errors went to their own callers (or log).
+        while group.draining and group.drain_task is not None:
+            await asyncio.wait([group.drain_task])
 
     async def _drain(self) -> None:
         try:
@@ -316,9 +482,15 @@ class AsyncSqliteSaver(AsyncShell):
                 batch, self._group.queue = self._group.queue, []
                 reads, self._group.reads = self._group.reads, []
                 try:
-                    read_outcomes, outcomes = await self._retrying(
+                    maybe_reads, outcomes = await self._retrying(
                         partial(self._commit_batch, batch, reads)
                     )
+                    if maybe_reads is None:  # the writes committed, the reads were busy
+                        maybe_reads, _ = await self._retrying(
+                            partial(self._commit_batch, [], reads)
+                        )
+                    assert maybe_reads is not None
+                    read_outcomes = maybe_reads
                 except BaseException as exc:
                     for _, done in [*reads, *batch]:
                         if not done.done():
@@ -347,17 +519,23 @@ class AsyncSqliteSaver(AsyncShell):
 
     async def _commit_batch(
         self, batch: list[_Queued], reads: list[_Queued]
-    ) -> tuple[list[tuple[bool, Any]], list[tuple[bool, Any]]]:
+    ) -> tuple[list[tuple[bool, Any]] | None, list[tuple[bool, Any]]]:
+        """Writes, then reads (see ``commit_then_reads``)."""
         factories = [factory for factory, _ in batch]
         read_factories = [factory for factory, _ in reads]
         async with self._lock:
             if self._worker is not None:
                 return await self._worker(  # type: ignore[no-any-return]
-                    reads_then_commit, self.conn._conn, read_factories, factories
+                    commit_then_reads, self.conn._conn, read_factories, factories
                 )
             # Fallback without aiosqlite's worker hook: one transaction each.
-            read_outcomes = await self._each_alone(SQL.BEGIN_READ, read_factories)
-            return read_outcomes, await self._each_alone(SQL.BEGIN_WRITE, factories)
+            outcomes = await self._each_alone(SQL.BEGIN_WRITE, factories)
+            try:
+                return await self._each_alone(SQL.BEGIN_READ, read_factories), outcomes
+            except sqlite3.OperationalError:
+                if factories:
+                    return None, outcomes
+                raise
 
     async def _each_alone(
         self, begin: str, factories: Sequence[Callable[[], Txn[Any]]]
@@ -375,8 +553,9 @@ class AsyncSqliteSaver(AsyncShell):
         return outcomes
 
     async def _read(self, factory: Callable[[], Txn[T]]) -> T:
-        await self._ensure_setup()
-        return await self._transaction(SQL.BEGIN_READ, factory)
+        # Through the queue, after the writes queued before it (read-your-writes
+        # for deferred task writes), sharing a hop with queued aget_tuple calls.
+        return await self._enqueue(factory, read=True)  # type: ignore[no-any-return]
 
     async def _plain(self, sql: str) -> list[Any]:
         async def attempt() -> list[Any]:
@@ -451,7 +630,29 @@ class AsyncSqliteSaver(AsyncShell):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        """Store a task's pending writes.
+
+        In LangGraph's ``durability="async"`` mode (its default; LangGraph does
+        not wait for this call there) a task's regular writes are only queued:
+        the ``aput`` LangGraph makes right after the step stores them in its
+        own transaction, and any other read or write of this saver,
+        :meth:`aclose` (leaving :meth:`from_conn_string`), or at the latest a
+        timer 0.1 s later, stores them first. Errors, interrupts, other modes,
+        direct calls, and the writes of a step that already got an error or
+        interrupt write are committed before this returns. See
+        docs/session-storage.md.
+
+        Raises:
+            ThreadDeletedError: the thread was deleted; it stays deleted (a
+                queued write refused this way is logged and dropped instead).
+        """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
+        if prepared.may_wait:
+            if self.is_setup and self._group.may_defer(prepared):
+                self._defer(prepared, task_id)
+                return
+        elif any(channel in _STEP_ENDING_CHANNELS for channel, _ in writes):
+            self._group.step_ended(prepared.key, prepared.checkpoint_id)
         await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -470,6 +671,7 @@ class AsyncSqliteSaver(AsyncShell):
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()
+        await self._store_deferred()
         auto_vacuum = await self._plain(SQL.GET_AUTO_VACUUM)
         if full or not auto_vacuum or int(auto_vacuum[0][0]) != 2:
             await self._plain(SQL.FULL_VACUUM)
