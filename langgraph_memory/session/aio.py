@@ -68,13 +68,6 @@ T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
-# Writes that end a step (langgraph's ERROR and INTERRUPT; its constants module
-# is private): LangGraph saves no checkpoint after such a step, so a sibling
-# task's writes that come after one must not wait for the next put.
-_STEP_ENDING_CHANNELS = frozenset(("__error__", "__interrupt__"))
-# Threads whose last ended step is remembered (see _AsyncGroupCommit.ended_steps).
-_MAX_ENDED_STEPS = 1024
-
 
 async def _run_statement(conn: aiosqlite.Connection, statement: Statement) -> Any:
     if type(statement) is Fetch:
@@ -149,25 +142,6 @@ class _AsyncGroupCommit:
         self.deferred_since = 0.0
         self.timer: asyncio.TimerHandle | None = None
         self.closed = False
-        # (thread_id, checkpoint_ns) -> id of the checkpoint whose step got an
-        # error or interrupt write here: later task writes of that step are
-        # stored at once (when the interrupting task finishes first, its
-        # siblings' writes come after; no put follows them). Oldest dropped first.
-        self.ended_steps: dict[tuple[str, str], str] = {}
-
-    def step_ended(self, key: CheckpointKey, checkpoint_id: str) -> None:
-        thread = (key.thread_id, key.checkpoint_ns)
-        self.ended_steps.pop(thread, None)
-        if len(self.ended_steps) >= _MAX_ENDED_STEPS:
-            del self.ended_steps[next(iter(self.ended_steps))]
-        self.ended_steps[thread] = checkpoint_id
-
-    def may_defer(self, prepared: PreparedWrites) -> bool:
-        key = prepared.key
-        return (
-            not self.closed
-            and self.ended_steps.get((key.thread_id, key.checkpoint_ns)) != prepared.checkpoint_id
-        )
 
     def take_deferred(self) -> None:
         """Queue the deferred task writes for the next commit, in order, ahead of
@@ -647,12 +621,11 @@ class AsyncSqliteSaver(AsyncShell):
                 queued write refused this way is logged and dropped instead).
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        if prepared.may_wait:
-            if self.is_setup and self._group.may_defer(prepared):
-                self._defer(prepared, task_id)
-                return
-        elif any(channel in _STEP_ENDING_CHANNELS for channel, _ in writes):
-            self._group.step_ended(prepared.key, prepared.checkpoint_id)
+        # may_wait is False for the writes of a step that got an error or
+        # interrupt write (the core's EndedSteps): no put follows that step.
+        if prepared.may_wait and self.is_setup and not self._group.closed:
+            self._defer(prepared, task_id)
+            return
         await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
