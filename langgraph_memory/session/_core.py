@@ -38,7 +38,7 @@ from langgraph.checkpoint.base import (
     writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.types import ERROR, INTERRUPT
+from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
 
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
@@ -361,6 +361,10 @@ class EndedSteps:
             self._steps.move_to_end(step)
             while len(self._steps) > self.capacity:
                 self._steps.popitem(last=False)
+
+    def discard(self, step: tuple[str, str, str]) -> None:
+        with self._lock:
+            self._steps.pop(step, None)
 
     def __contains__(self, step: tuple[str, str, str]) -> bool:
         return step in self._steps
@@ -858,6 +862,8 @@ class SaverCore:
         step = (key.thread_id, key.checkpoint_ns, key.checkpoint_id)
         if any(channel in STEP_ENDING_CHANNELS for channel, _ in writes):
             self.ended_steps.add(step)
+        elif any(channel == RESUME for channel, _ in writes):
+            self.ended_steps.discard(step)  # the step runs again, and a put follows it
         elif may_wait and step in self.ended_steps:
             may_wait = False
         return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time(), may_wait)

@@ -66,3 +66,11 @@ def test_ended_steps_forget_the_oldest_beyond_capacity() -> None:
         steps.add(("t", "", f"c{n}"))
     assert ("t", "", "c0") not in steps
     assert ("t", "", "c1") in steps and ("t", "", "c2") in steps
+
+
+def test_a_resume_lets_the_step_defer_again() -> None:
+    core = SaverCore(SQL, JsonPlusSerializer())
+    core.prepare_writes(_config(**LOOP), [(INTERRUPT, "ask")], "task-1")
+    assert not core.prepare_writes(_config(**LOOP), [("a", 1)], "task-2").may_wait
+    core.prepare_writes(_config(**LOOP), [(RESUME, "yes")], "00000000-0000-0000-0000-000000000000")
+    assert core.prepare_writes(_config(**LOOP), [("a", 1)], "task-1").may_wait
