@@ -11,6 +11,7 @@ drives the same core on ``psycopg.AsyncConnection``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -40,18 +41,23 @@ from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
     Fetch,
+    PreparedPut,
+    PreparedWrites,
     SaverCore,
     Statement,
     Txn,
     drive,
     parse_config,
 )
+from langgraph_memory.session._deferred import DeferredWritesTimer
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 class _Connections:
@@ -96,6 +102,61 @@ class _Connections:
         self._closed = True
         if self._owns and self._pool is not None:
             self._pool.close()
+
+
+class _DeferredWrites:
+    """Task writes ``put_writes`` queued (LangGraph's ``durability="async"``)
+    until the next write or read of the saver; ``with_allowlist`` clones share it.
+
+    A batch is "in flight" from the moment a caller takes the queue until its
+    statement (and the fallback of any refused item) is done; a read waits for
+    the batches in flight when it starts, so it sees every write queued before.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._finished = threading.Condition(self.lock)
+        self.items: list[PreparedWrites] = []
+        self.in_flight: set[int] = set()
+        self._batches = 0
+        self._special = FAST.SpecialWrites()
+        self.timer = DeferredWritesTimer()
+
+    def add(self, p: PreparedWrites) -> bool:
+        """Queue ``p``; ``False``: its checkpoint already got a special write, store it now."""
+        with self.lock:
+            if p in self._special:
+                return False
+            self.items.append(p)
+            return True
+
+    def special(self, p: PreparedWrites) -> None:
+        """``p`` is a special write: later regular writes of its checkpoint are not queued."""
+        with self.lock:
+            self._special.add(p)
+
+    def take(self) -> tuple[int, list[PreparedWrites]]:
+        """Empty the queue: (batch number, writes); pass the number to :meth:`finished`."""
+        with self.lock:
+            items, self.items = self.items, []
+            if not items:
+                return 0, items
+            self.timer.stored()
+            self._batches += 1
+            self.in_flight.add(self._batches)
+            return self._batches, items
+
+    def finished(self, batch: int) -> None:
+        with self.lock:
+            self.in_flight.discard(batch)
+            self._finished.notify_all()
+
+    def wait_in_flight(self) -> None:
+        """Wait until the batches in flight now are stored (not for later ones)."""
+        with self.lock:
+            waiting = set(self.in_flight)
+            while waiting & self.in_flight:
+                self._finished.wait()
 
 
 def _runner(cur: psycopg.Cursor[Any], *, pipelined: bool) -> Callable[[Statement], Any]:
@@ -295,6 +356,7 @@ class PostgresSaver(SyncShell):
             SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
         )
         self._latest = FAST.LatestVersions()
+        self._deferred = _DeferredWrites()
         self._setup_lock = threading.Lock()
         self.is_setup = False
 
@@ -389,8 +451,13 @@ class PostgresSaver(SyncShell):
             saver.close()
 
     def close(self) -> None:
-        """Close the pool this saver opened (a connection or pool passed in stays open)."""
-        self._connections.close()
+        """Store queued task writes, then close the pool this saver opened (a
+        connection or pool passed in stays open)."""
+        try:
+            self._store_deferred()
+        finally:
+            self._deferred.timer.close()
+            self._connections.close()
 
     # ---------------------------------------------------------------- running transactions
 
@@ -468,6 +535,8 @@ class PostgresSaver(SyncShell):
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
     ) -> T:
         self._ensure_setup()
+        if self._deferred.items or self._deferred.in_flight:
+            self._store_deferred()
         return self._run(factory, idempotent=idempotent, single=single)
 
     def _write_fast(self, factory: Callable[[], Txn[T]]) -> T | None:
@@ -479,6 +548,8 @@ class PostgresSaver(SyncShell):
 
     def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
         self._ensure_setup()
+        if self._deferred.items or self._deferred.in_flight:
+            self._store_deferred()  # read-your-writes
         return self._run(factory, read=True, single=single)
 
     def _single(self, factory: Callable[[], Txn[T]], *, read: bool) -> T:
@@ -531,6 +602,66 @@ class PostgresSaver(SyncShell):
             return stop.value  # type: ignore[no-any-return]
         raise AssertionError("a one-statement transaction asked for a second statement")
 
+    # ---------------------------------------------------------------- deferred task writes
+
+    def _store_deferred(self) -> None:
+        """Store the queued task writes now, and wait for those another call is storing."""
+        batch, items = self._deferred.take()
+        if items:
+            self._store_with(batch, items, None)
+        if self._deferred.in_flight:
+            self._deferred.wait_in_flight()
+
+    def _store_queued(self) -> None:
+        """The timer's call: store whatever is queued."""
+        batch, items = self._deferred.take()
+        if items:
+            self._store_with(batch, items, None)
+
+    def _store_with(
+        self, batch: int, items: list[PreparedWrites], call: PreparedPut | PreparedWrites | None
+    ) -> Any:
+        """Store queued writes, and ``call`` (the caller's own put or writes) in the
+        same ``lgm_put_batch`` statement: one round trip and one commit. Returns
+        ``call``'s answer (``None``: refused, run the core's transaction).
+
+        Each item is its own subtransaction, so a refused write (a deleted
+        thread, a locked row) does not undo the others: it is stored alone
+        through the core, or logged and dropped (its ``put_writes`` returned
+        long ago). Only ``call``'s own failure reaches the caller.
+        """
+        try:
+            batch_items: list[FAST.BatchItem] = list(items)
+            if call is not None:
+                batch_items.append(call)
+            factory = partial(
+                FAST.batch_txn, batch_items, async_commit=self._set_local_async_commit
+            )
+            try:
+                answers = self._single(factory, read=False)
+            except Exception:
+                # The whole statement failed (after retries): each write on its own.
+                for p in items:
+                    self._store_alone(p)
+                if call is None:
+                    return None
+                raise
+            for p, stored in zip(items, answers[: len(items)], strict=True):
+                if not stored:
+                    self._store_alone(p)
+            return answers[-1] if call is not None else None
+        finally:
+            self._deferred.finished(batch)
+
+    def _store_alone(self, p: PreparedWrites) -> None:
+        """A deferred write the batch refused, through the core (never raises)."""
+        try:
+            self._run(lambda: self._core.writes_txn(p))
+        except Exception as exc:
+            logger.warning(
+                "deferred task writes of %s were dropped: %s", FAST.deferred_label(p), exc
+            )
+
     def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
         # Not retried after a lost connection: it may have committed.
         return self._write(factory, idempotent=False)
@@ -560,6 +691,8 @@ class PostgresSaver(SyncShell):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
         key = parse_config(config)
+        if self._deferred.items or self._deferred.in_flight:
+            self._store_deferred()  # read-your-writes
         if key.checkpoint_id is None:
             # The latest checkpoint in one statement when this process knows
             # which values it references (see _pg_fast.latest_txn).
@@ -605,7 +738,11 @@ class PostgresSaver(SyncShell):
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         async_commit = self._set_local_async_commit
-        outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
+        if self._deferred.items:
+            # The task writes queued since the last put ride in this statement.
+            outcome = self._store_with(*self._deferred.take(), prepared)
+        else:
+            outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
         if outcome is None:
             outcome = self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
@@ -624,13 +761,31 @@ class PostgresSaver(SyncShell):
     ) -> None:
         """Store a task's pending writes in one transaction.
 
+        In LangGraph's ``durability="async"`` mode (its default; LangGraph does
+        not wait for this call there) a task's regular writes are only queued:
+        the ``put`` LangGraph makes right after the step sends them in its own
+        statement, and any other read or write of this saver, ``close()``, or
+        at the latest a timer ~0.1 s later, stores them first. Errors,
+        interrupts, other modes and direct calls are stored before this
+        returns. See docs/session-storage.md.
+
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
-        if fast is None or not self._write_fast(fast):
-            self._write(lambda: self._core.writes_txn(prepared))
+        deferred = self._deferred
+        if FAST.fast_writes(prepared):
+            if prepared.may_wait and deferred.add(prepared):
+                deferred.timer.deferred(self._store_queued)
+                return
+            if deferred.items and self._store_with(*deferred.take(), prepared):
+                return
+            fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
+            if fast is not None and self._write_fast(fast):
+                return
+        elif prepared.replace:
+            deferred.special(prepared)  # before _write stores the queue
+        self._write(lambda: self._core.writes_txn(prepared))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
@@ -684,6 +839,7 @@ class PostgresSaver(SyncShell):
                 OS, but locks each table exclusively while it runs.
         """
         self._ensure_setup()
+        self._store_deferred()
         statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
         with self._connections.connection() as conn:
             was_autocommit = conn.autocommit

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import (
     AsyncIterator,
@@ -44,10 +45,12 @@ from langgraph_memory.session._core import (
     Execute,
     ExecuteMany,
     Fetch,
+    PreparedWrites,
     SaverCore,
     Txn,
     parse_config,
 )
+from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
@@ -59,6 +62,8 @@ from langgraph_memory.session.postgres import (
 )
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
 
 
 class _AsyncConnections:
@@ -111,42 +116,148 @@ class _GroupCommit:
     caller still returns only after the batch committed. Several batches run
     at once on different pooled connections (a new batch starts while the
     previous one is in flight), so there is no global serialisation.
+
+    Task writes nobody waits for (LangGraph's ``durability="async"``, see
+    ``AsyncPostgresSaver.aput_writes``) are only :meth:`defer`-red: they join
+    the next batch (the step's put, normally), or a batch of their own when
+    :data:`DEFERRED_WRITES_MAX_DELAY` passes first (one ``call_later`` per
+    deadline, not per step). :meth:`drain` stores them before a read.
     """
 
-    def __init__(self, run: Callable[[list[FAST.BatchItem]], Awaitable[list[Any]]]) -> None:
+    def __init__(
+        self,
+        run: Callable[[list[FAST.BatchItem]], Awaitable[list[Any]]],
+        store_alone: Callable[[PreparedWrites], Awaitable[None]],
+    ) -> None:
         self._run = run
-        self._pending: list[tuple[FAST.BatchItem, asyncio.Future[Any]]] = []
+        self._store_alone = store_alone
+        # (item, its caller's answer); None for a deferred item nobody awaits
+        self._pending: list[tuple[FAST.BatchItem, asyncio.Future[Any] | None]] = []
+        self._scheduled = False
         self._flushes: set[asyncio.Task[None]] = set()
+        self._deferred: list[PreparedWrites] = []
+        self._special = FAST.SpecialWrites()
+        self._timer: asyncio.TimerHandle | None = None
+        # Done when the deferred items in _pending are stored; then those of
+        # the batches in flight.
+        self._pending_stored: asyncio.Future[None] | None = None
+        self._in_flight: set[asyncio.Future[None]] = set()
+
+    def busy(self) -> bool:
+        """Whether deferred writes are queued or being stored (a read must wait)."""
+        return bool(self._deferred or self._pending_stored is not None or self._in_flight)
+
+    def defer(self, item: PreparedWrites) -> bool:
+        """Queue ``item`` for the next batch; ``False``: its checkpoint already got
+        a special write, so store it now (see ``_pg_fast.SpecialWrites``)."""
+        if item in self._special:
+            return False
+        self._deferred.append(item)
+        if self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(DEFERRED_WRITES_MAX_DELAY, self._deadline)
+        return True
+
+    def special(self, item: PreparedWrites) -> None:
+        """``item`` is a special write: later regular writes of its checkpoint are not queued."""
+        self._special.add(item)
+
+    def _deadline(self) -> None:
+        self._timer = None
+        if self._deferred:
+            self._join_deferred()
+            self._schedule()
+
+    def _join_deferred(self) -> None:
+        """Move the deferred writes into the batch being gathered."""
+        if not self._deferred:
+            return
+        self._pending.extend((item, None) for item in self._deferred)
+        self._deferred = []
+        if self._pending_stored is None:
+            self._pending_stored = asyncio.get_running_loop().create_future()
+
+    def _schedule(self) -> None:
+        if self._scheduled:
+            return
+        self._scheduled = True
+        flush = asyncio.get_running_loop().create_task(self._flush())
+        self._flushes.add(flush)  # a strong reference until it is done
+        flush.add_done_callback(self._flushes.discard)
 
     async def submit(self, item: FAST.BatchItem) -> Any:
-        """The item's answer (see ``_pg_fast.batch_txn``); ``None``: take the core's path."""
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Any] = loop.create_future()
+        """The item's answer (see ``_pg_fast.batch_txn``); ``None``: take the core's
+        path. Deferred writes queued so far go in the same batch, ahead of it."""
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._join_deferred()
         self._pending.append((item, answer))
-        if len(self._pending) == 1:
-            flush = loop.create_task(self._flush())
-            self._flushes.add(flush)  # a strong reference until it is done
-            flush.add_done_callback(self._flushes.discard)
+        self._schedule()
         return await answer
 
+    async def drain(self) -> None:
+        """Store the deferred writes now, and wait for those already being stored."""
+        self._join_deferred()
+        if self._pending_stored is not None:
+            self._schedule()
+        waiting = set(self._in_flight)
+        if self._pending_stored is not None:
+            waiting.add(self._pending_stored)
+        if waiting:
+            # asyncio.wait: a cancelled drain leaves the batches alone.
+            await asyncio.wait(waiting)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     async def _flush(self) -> None:
+        self._scheduled = False
         batch, self._pending = self._pending, []
+        stored, self._pending_stored = self._pending_stored, None
+        if stored is not None:
+            self._in_flight.add(stored)
+        try:
+            await self._flush_batch(batch)
+        finally:
+            if stored is not None:
+                self._in_flight.discard(stored)
+                stored.set_result(None)
+
+    async def _flush_batch(
+        self, batch: list[tuple[FAST.BatchItem, asyncio.Future[Any] | None]]
+    ) -> None:
         try:
             answers = await self._run([item for item, _ in batch])
         except BaseException as exc:
             for _, answer in batch:
-                if answer.done():
-                    continue  # its caller was cancelled
+                if answer is None or answer.done():
+                    continue  # a deferred item, or its caller was cancelled
                 if isinstance(exc, asyncio.CancelledError):
                     answer.cancel()
                 else:
                     answer.set_exception(exc)
             if not isinstance(exc, Exception):
+                for item, answer in batch:
+                    if answer is None:
+                        assert isinstance(item, PreparedWrites)
+                        logger.warning(
+                            "deferred task writes of %s were dropped: %r",
+                            FAST.deferred_label(item),
+                            exc,
+                        )
                 raise
-            return
-        for (_, answer), result in zip(batch, answers, strict=True):
-            if not answer.done():
-                answer.set_result(result)
+            answers = [None] * len(batch)
+        else:
+            for (_, answer), result in zip(batch, answers, strict=True):
+                if answer is not None and not answer.done():
+                    answer.set_result(result)
+        # Only now the refused deferred writes, each on its own: the callers
+        # above do not wait for them.
+        for (item, answer), result in zip(batch, answers, strict=True):
+            if answer is None and not result:
+                assert isinstance(item, PreparedWrites)
+                await self._store_alone(item)
 
 
 async def _adrive(cur: psycopg.AsyncCursor[Any], gen: Txn[T], *, pipelined: bool) -> T:
@@ -247,7 +358,7 @@ class AsyncPostgresSaver(AsyncShell):
         self._set_local_async_commit = not synchronous_commit
         self._latest = FAST.LatestVersions()
         self._setup_lock = asyncio.Lock()
-        self._group_commit = _GroupCommit(self._write_batch)
+        self._group_commit = _GroupCommit(self._write_batch, self._store_alone)
         self.loop = asyncio.get_running_loop()
         self.is_setup = False
 
@@ -308,13 +419,22 @@ class AsyncPostgresSaver(AsyncShell):
             saver._connections = _AsyncConnections(pool=pool, conn=None, owns=True)
             saver._set_local_async_commit = not synchronous_commit and not session_async
             await saver.asetup()
+        except BaseException:
+            await pool.close()
+            raise
+        try:
             yield saver
         finally:
-            await pool.close()
+            await saver.aclose()  # stores queued task writes, then closes the pool
 
     async def aclose(self) -> None:
-        """Close the pool this saver opened (a connection or pool passed in stays open)."""
-        await self._connections.close()
+        """Store queued task writes, then close the pool this saver opened (a
+        connection or pool passed in stays open)."""
+        try:
+            await self._store_deferred()
+        finally:
+            self._group_commit.close()
+            await self._connections.close()
 
     # ---------------------------------------------------------------- running transactions
 
@@ -390,16 +510,36 @@ class AsyncPostgresSaver(AsyncShell):
         self, factory: Callable[[], Txn[T]], *, idempotent: bool = True, single: bool = False
     ) -> T:
         await self._ensure_setup()
+        if self._group_commit.busy():
+            await self._group_commit.drain()
         return await self._run(factory, idempotent=idempotent, single=single)
 
     async def _write_batch(self, items: list[FAST.BatchItem]) -> list[Any]:
+        # Not _write: a batch must not wait for the deferred writes it carries.
+        await self._ensure_setup()
         async_commit = self._set_local_async_commit
-        return await self._write(
+        return await self._run(
             partial(FAST.batch_txn, items, async_commit=async_commit), single=True
         )
 
+    async def _store_alone(self, p: PreparedWrites) -> None:
+        """A deferred write its batch refused, through the core (never raises)."""
+        try:
+            await self._run(lambda: self._core.writes_txn(p))
+        except Exception as exc:
+            logger.warning(
+                "deferred task writes of %s were dropped: %s", FAST.deferred_label(p), exc
+            )
+
+    async def _store_deferred(self) -> None:
+        """Store the queued task writes (if any) before returning."""
+        if self._group_commit.busy():
+            await self._group_commit.drain()
+
     async def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
         await self._ensure_setup()
+        if self._group_commit.busy():
+            await self._group_commit.drain()  # read-your-writes
         return await self._run(factory, read=True, single=single)
 
     async def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
@@ -425,6 +565,7 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         key = parse_config(config)
+        await self._store_deferred()  # read-your-writes
         if key.checkpoint_id is None:
             guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
             try:
@@ -478,9 +619,24 @@ class AsyncPostgresSaver(AsyncShell):
         task_id: str,
         task_path: str = "",
     ) -> None:
+        """Store a task's pending writes (see ``PostgresSaver.put_writes``).
+
+        In LangGraph's ``durability="async"`` mode a task's regular writes are
+        only queued, and join the next batch (normally the step's ``aput``);
+        any other read or write of this saver, ``aclose()``, or at the latest
+        a ``call_later`` timer 0.1 s later, stores them first. Errors,
+        interrupts, other modes and direct calls are stored before this returns.
+        """
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
-        if not (FAST.fast_writes(prepared) and await self._group_commit.submit(prepared)):
-            await self._write(lambda: self._core.writes_txn(prepared))
+        group = self._group_commit
+        if FAST.fast_writes(prepared):
+            if prepared.may_wait and group.defer(prepared):
+                return
+            if await group.submit(prepared):  # carries the queued ones
+                return
+        elif prepared.replace:
+            group.special(prepared)  # before _write stores the queue
+        await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete the thread and tombstone its id (see ``PostgresSaver.delete_thread``)."""
@@ -499,6 +655,7 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()
+        await self._store_deferred()
         statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
         async with self._connections.connection() as conn:
             was_autocommit = conn.autocommit
