@@ -565,7 +565,6 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         key = parse_config(config)
-        await self._store_deferred()  # read-your-writes
         if key.checkpoint_id is None:
             guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
             try:

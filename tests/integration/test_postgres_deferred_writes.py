@@ -96,11 +96,13 @@ def test_queued_writes_are_read_back_by_the_same_saver(
     saved = _put(saver, "t1")
     saver.put_writes(_loop_config(saved), [("a", 1), ("b", 2)], "task-1")
     assert _writes(readers, saved) == []  # queued, not stored
-    assert [(t, c, v) for t, c, v in _writes(saver, saved)] == [
-        ("task-1", "a", 1),
-        ("task-1", "b", 2),
-    ]
+    # the latest checkpoint (one-statement read), then by id
+    latest = saver.get_tuple({"configurable": {"thread_id": "t1"}})
+    assert latest is not None
+    assert latest.pending_writes == [("task-1", "a", 1), ("task-1", "b", 2)]
     assert len(_writes(readers, saved)) == 2  # the read stored them
+    saver.put_writes(_loop_config(saved), [("c", 3)], "task-2")
+    assert len(_writes(saver, saved)) == 3
 
 
 def test_queued_writes_ride_in_the_next_put(saver: PostgresSaver, readers: PostgresSaver) -> None:
@@ -293,9 +295,12 @@ async def test_async_queued_writes_are_read_back_and_ride_in_the_next_put(
     saved = await _aput(asaver, "t1")
     await asaver.aput_writes(_loop_config(saved), [("a", 1)], "task-1")
     assert _writes(readers, saved) == []  # queued, not stored
-    found = await asaver.aget_tuple(saved)
+    found = await asaver.aget_tuple({"configurable": {"thread_id": "t1"}})  # the latest
     assert found is not None and found.pending_writes == [("task-1", "a", 1)]
     assert _writes(readers, saved) == [("task-1", "a", 1)]
+    await asaver.aput_writes(_loop_config(saved), [("c", 3)], "task-3")
+    found = await asaver.aget_tuple(saved)  # by id
+    assert found is not None and len(found.pending_writes or []) == 2
 
     other = await _aput(asaver, "t2")
     await asaver.aput_writes(_loop_config(other), [("b", 2)], "task-2")
@@ -369,11 +374,35 @@ async def test_async_close_stores_queued_writes(
     assert _writes(readers, saved) == [("task-1", "a", 1)]
 
 
+class _ACountingSaver(AsyncPostgresSaver):
+    """Counts the task writes queued (to show the deferral happened)."""
+
+    carried = 0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        defer = self._group_commit.defer
+
+        def counting(item: Any) -> bool:
+            queued = defer(item)
+            type(self).carried += queued
+            return queued
+
+        self._group_commit.defer = counting  # type: ignore[method-assign]
+
+
 @pytest.mark.parametrize("how", ["error", "interrupt"])
 async def test_async_graph_run_leaves_its_failed_step_complete_for_another_saver(
-    asaver: AsyncPostgresSaver, readers: PostgresSaver, how: str
+    pg_dsn: str, readers: PostgresSaver, how: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(PG_AIO, "DEFERRED_WRITES_MAX_DELAY", NEVER)
+    async with _ACountingSaver.from_conn_string(pg_dsn) as asaver:
+        await _async_graph_run(asaver, readers, how)
+
+
+async def _async_graph_run(asaver: AsyncPostgresSaver, readers: PostgresSaver, how: str) -> None:
     config: RunnableConfig = {"configurable": {"thread_id": f"agraph-{how}"}}
+    _ACountingSaver.carried = 0
     graph = _parallel_graph(asaver, how)
     if how == "error":
         with pytest.raises(ValueError, match="boom"):
@@ -388,3 +417,5 @@ async def test_async_graph_run_leaves_its_failed_step_complete_for_another_saver
     channels = sorted(c for _, c, _ in stored.pending_writes or [])
     assert "log" in channels
     assert ("__error__" if how == "error" else "__interrupt__") in channels
+    # "start"'s write was queued (and carried by the next put)
+    assert _ACountingSaver.carried >= 1
