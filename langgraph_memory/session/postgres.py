@@ -111,6 +111,8 @@ class _DeferredWrites:
     A batch is "in flight" from the moment a caller takes the queue until its
     statement (and the fallback of any refused item) is done; a read waits for
     the batches in flight when it starts, so it sees every write queued before.
+    ``get_tuple`` only does so when its thread has writes queued or in flight
+    (``unsettled``): with many runs at once some other run nearly always has.
     """
 
     def __init__(self) -> None:
@@ -118,6 +120,8 @@ class _DeferredWrites:
         self._finished = threading.Condition(self.lock)
         self.items: list[PreparedWrites] = []
         self.in_flight: set[int] = set()
+        # thread id -> its writes queued or in flight
+        self.unsettled: dict[str, int] = {}
         self._batches = 0
         self._special = FAST.SpecialWrites()
         self.timer = DeferredWritesTimer()
@@ -128,6 +132,8 @@ class _DeferredWrites:
             if p in self._special:
                 return False
             self.items.append(p)
+            thread_id = p.key.thread_id
+            self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
             return True
 
     def special(self, p: PreparedWrites) -> None:
@@ -146,9 +152,16 @@ class _DeferredWrites:
             self.in_flight.add(self._batches)
             return self._batches, items
 
-    def finished(self, batch: int) -> None:
+    def finished(self, batch: int, items: list[PreparedWrites]) -> None:
         with self.lock:
             self.in_flight.discard(batch)
+            for p in items:
+                thread_id = p.key.thread_id
+                left = self.unsettled[thread_id] - 1
+                if left:
+                    self.unsettled[thread_id] = left
+                else:
+                    del self.unsettled[thread_id]
             self._finished.notify_all()
 
     def wait_in_flight(self) -> None:
@@ -546,9 +559,13 @@ class PostgresSaver(SyncShell):
         except FAST.FastPathRefused:
             return None
 
-    def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
+    def _read(
+        self, factory: Callable[[], Txn[T]], *, single: bool = False, stored: bool = False
+    ) -> T:
+        """A read transaction; first the queued task writes unless ``stored`` (the
+        caller made sure its thread has none)."""
         self._ensure_setup()
-        if self._deferred.items or self._deferred.in_flight:
+        if not stored and (self._deferred.items or self._deferred.in_flight):
             self._store_deferred()  # read-your-writes
         return self._run(factory, read=True, single=single)
 
@@ -651,7 +668,7 @@ class PostgresSaver(SyncShell):
                     self._store_alone(p)
             return answers[-1] if call is not None else None
         finally:
-            self._deferred.finished(batch)
+            self._deferred.finished(batch, items)
 
     def _store_alone(self, p: PreparedWrites) -> None:
         """A deferred write the batch refused, through the core (never raises)."""
@@ -691,7 +708,7 @@ class PostgresSaver(SyncShell):
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
         key = parse_config(config)
-        if self._deferred.items or self._deferred.in_flight:
+        if key.thread_id in self._deferred.unsettled:
             self._store_deferred()  # read-your-writes
         if key.checkpoint_id is None:
             # The latest checkpoint in one statement when this process knows
@@ -700,9 +717,9 @@ class PostgresSaver(SyncShell):
             try:
                 loaded = self._single(lambda: FAST.latest_txn(self._core, config, guess), read=True)
             except FAST.PrefetchMiss:
-                loaded = self._read(lambda: self._core.get_tuple_txn(config))
+                loaded = self._read(lambda: self._core.get_tuple_txn(config), stored=True)
         else:
-            loaded = self._read(lambda: self._core.get_tuple_txn(config))
+            loaded = self._read(lambda: self._core.get_tuple_txn(config), stored=True)
         if loaded is not None:
             raw = loaded[0]
             self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.channel_versions)

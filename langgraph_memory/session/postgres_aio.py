@@ -121,7 +121,9 @@ class _GroupCommit:
     ``AsyncPostgresSaver.aput_writes``) are only :meth:`defer`-red: they join
     the next batch (the step's put, normally), or a batch of their own when
     :data:`DEFERRED_WRITES_MAX_DELAY` passes first (one ``call_later`` per
-    deadline, not per step). :meth:`drain` stores them before a read.
+    deadline, not per step). :meth:`drain` stores them before a read;
+    ``aget_tuple`` drains only when its thread has writes queued or in flight
+    (``unsettled``): with many runs at once some other run nearly always has.
     """
 
     def __init__(
@@ -142,6 +144,8 @@ class _GroupCommit:
         # the batches in flight.
         self._pending_stored: asyncio.Future[None] | None = None
         self._in_flight: set[asyncio.Future[None]] = set()
+        # thread id -> its deferred writes not yet stored (or dropped)
+        self.unsettled: dict[str, int] = {}
 
     def busy(self) -> bool:
         """Whether deferred writes are queued or being stored (a read must wait)."""
@@ -153,6 +157,8 @@ class _GroupCommit:
         if item in self._special:
             return False
         self._deferred.append(item)
+        thread_id = item.key.thread_id
+        self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
         if self._timer is None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(DEFERRED_WRITES_MAX_DELAY, self._deadline)
@@ -220,6 +226,14 @@ class _GroupCommit:
         try:
             await self._flush_batch(batch)
         finally:
+            for item, answer in batch:
+                if answer is None:  # a deferred write: stored, or logged and dropped
+                    thread_id = item.key.thread_id
+                    left = self.unsettled[thread_id] - 1
+                    if left:
+                        self.unsettled[thread_id] = left
+                    else:
+                        del self.unsettled[thread_id]
             if stored is not None:
                 self._in_flight.discard(stored)
                 stored.set_result(None)
@@ -536,9 +550,13 @@ class AsyncPostgresSaver(AsyncShell):
         if self._group_commit.busy():
             await self._group_commit.drain()
 
-    async def _read(self, factory: Callable[[], Txn[T]], *, single: bool = False) -> T:
+    async def _read(
+        self, factory: Callable[[], Txn[T]], *, single: bool = False, stored: bool = False
+    ) -> T:
+        """A read transaction; first the deferred task writes unless ``stored`` (the
+        caller made sure its thread has none)."""
         await self._ensure_setup()
-        if self._group_commit.busy():
+        if not stored and self._group_commit.busy():
             await self._group_commit.drain()  # read-your-writes
         return await self._run(factory, read=True, single=single)
 
@@ -565,16 +583,18 @@ class AsyncPostgresSaver(AsyncShell):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         key = parse_config(config)
+        if key.thread_id in self._group_commit.unsettled:
+            await self._group_commit.drain()  # read-your-writes
         if key.checkpoint_id is None:
             guess = self._latest.guess(key.thread_id, key.checkpoint_ns)
             try:
                 loaded = await self._read(
-                    lambda: FAST.latest_txn(self._core, config, guess), single=True
+                    lambda: FAST.latest_txn(self._core, config, guess), single=True, stored=True
                 )
             except FAST.PrefetchMiss:
-                loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+                loaded = await self._read(lambda: self._core.get_tuple_txn(config), stored=True)
         else:
-            loaded = await self._read(lambda: self._core.get_tuple_txn(config))
+            loaded = await self._read(lambda: self._core.get_tuple_txn(config), stored=True)
         if loaded is not None:
             raw = loaded[0]
             self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.channel_versions)

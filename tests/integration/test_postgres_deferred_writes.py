@@ -96,6 +96,9 @@ def test_queued_writes_are_read_back_by_the_same_saver(
     saved = _put(saver, "t1")
     saver.put_writes(_loop_config(saved), [("a", 1), ("b", 2)], "task-1")
     assert _writes(readers, saved) == []  # queued, not stored
+    # reading another thread's checkpoint does not need them (nor store them)
+    assert saver.get_tuple({"configurable": {"thread_id": "other"}}) is None
+    assert _writes(readers, saved) == []
     # the latest checkpoint (one-statement read), then by id
     latest = saver.get_tuple({"configurable": {"thread_id": "t1"}})
     assert latest is not None
@@ -103,6 +106,30 @@ def test_queued_writes_are_read_back_by_the_same_saver(
     assert len(_writes(readers, saved)) == 2  # the read stored them
     saver.put_writes(_loop_config(saved), [("c", 3)], "task-2")
     assert len(_writes(saver, saved)) == 3
+
+
+@pytest.mark.parametrize("op", ["list", "storage_stats", "copy_thread", "delete_thread"])
+def test_other_reads_and_writes_store_queued_writes_first(
+    saver: PostgresSaver, readers: PostgresSaver, op: str
+) -> None:
+    saved = _put(saver, "t1")
+    other = _put(saver, "t2")
+    saver.put_writes(_loop_config(saved), [("a", 1)], "task-1")
+    saver.put_writes(_loop_config(other), [("b", 2)], "task-2")
+    assert _writes(readers, saved) == []
+    if op == "list":
+        listed = list(saver.list({"configurable": {"thread_id": "t1"}}))
+        assert listed[0].pending_writes == [("task-1", "a", 1)]
+    elif op == "storage_stats":
+        saver.storage_stats("t1")
+    elif op == "copy_thread":
+        saver.copy_thread("t1", "t1-copy")
+        copied = readers.get_tuple({"configurable": {"thread_id": "t1-copy"}})
+        assert copied is not None and copied.pending_writes == [("task-1", "a", 1)]
+    else:
+        saver.delete_thread("t2")  # stores the queue first, then deletes t2's writes too
+        assert readers.get_tuple(other) is None
+    assert _writes(readers, saved) == [("task-1", "a", 1)]
 
 
 def test_queued_writes_ride_in_the_next_put(saver: PostgresSaver, readers: PostgresSaver) -> None:
@@ -295,6 +322,8 @@ async def test_async_queued_writes_are_read_back_and_ride_in_the_next_put(
     saved = await _aput(asaver, "t1")
     await asaver.aput_writes(_loop_config(saved), [("a", 1)], "task-1")
     assert _writes(readers, saved) == []  # queued, not stored
+    assert await asaver.aget_tuple({"configurable": {"thread_id": "other"}}) is None
+    assert _writes(readers, saved) == []
     found = await asaver.aget_tuple({"configurable": {"thread_id": "t1"}})  # the latest
     assert found is not None and found.pending_writes == [("task-1", "a", 1)]
     assert _writes(readers, saved) == [("task-1", "a", 1)]
@@ -307,6 +336,30 @@ async def test_async_queued_writes_are_read_back_and_ride_in_the_next_put(
     assert _writes(readers, other) == []
     await asaver.aput(other, empty_checkpoint(), {"source": "loop", "step": 1}, {})
     assert _writes(readers, other) == [("task-2", "b", 2)]
+
+
+@pytest.mark.parametrize("op", ["alist", "astorage_stats", "acopy_thread", "adelete_thread"])
+async def test_async_other_reads_and_writes_store_queued_writes_first(
+    asaver: AsyncPostgresSaver, readers: PostgresSaver, op: str
+) -> None:
+    saved = await _aput(asaver, "t1")
+    other = await _aput(asaver, "t2")
+    await asaver.aput_writes(_loop_config(saved), [("a", 1)], "task-1")
+    await asaver.aput_writes(_loop_config(other), [("b", 2)], "task-2")
+    assert _writes(readers, saved) == []
+    if op == "alist":
+        listed = [t async for t in asaver.alist({"configurable": {"thread_id": "t1"}})]
+        assert listed[0].pending_writes == [("task-1", "a", 1)]
+    elif op == "astorage_stats":
+        await asaver.astorage_stats("t1")
+    elif op == "acopy_thread":
+        await asaver.acopy_thread("t1", "t1-copy")
+        copied = readers.get_tuple({"configurable": {"thread_id": "t1-copy"}})
+        assert copied is not None and copied.pending_writes == [("task-1", "a", 1)]
+    else:
+        await asaver.adelete_thread("t2")
+        assert readers.get_tuple(other) is None
+    assert _writes(readers, saved) == [("task-1", "a", 1)]
 
 
 async def test_async_timer_stores_queued_writes_when_nothing_follows(
