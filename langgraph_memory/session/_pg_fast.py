@@ -313,34 +313,3 @@ def deferred_label(p: PreparedWrites) -> str:
         f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} "
         f"checkpoint_id={p.checkpoint_id!r} task_id={p.rows[0][3]!r}"
     )
-
-
-class SpecialWrites:
-    """The checkpoints that lately got a special write (an error, an interrupt).
-
-    A step's writes go to the saver from several worker threads (or tasks) in
-    any order, and a step that raised or was interrupted has no ``put`` after
-    it to carry the regular writes of its other tasks. So a special write
-    stores the writes queued so far, and a regular write of the same
-    checkpoint that comes after it is stored at once instead of queued: when
-    ``invoke`` returns, every write of that step is stored. Callers hold their
-    own lock (sync) or run on one event loop (async).
-    """
-
-    def __init__(self, capacity: int = 1024) -> None:
-        self.capacity = capacity
-        self._keys: dict[tuple[str, str, str | None], None] = {}
-
-    @staticmethod
-    def _key(p: PreparedWrites) -> tuple[str, str, str | None]:
-        return (p.key.thread_id, p.key.checkpoint_ns, p.checkpoint_id)
-
-    def add(self, p: PreparedWrites) -> None:
-        key = self._key(p)
-        self._keys.pop(key, None)
-        self._keys[key] = None
-        if len(self._keys) > self.capacity:
-            del self._keys[next(iter(self._keys))]
-
-    def __contains__(self, p: PreparedWrites) -> bool:
-        return self._key(p) in self._keys

@@ -38,6 +38,7 @@ from langgraph_memory.session import _pg_fast as FAST
 from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._bridges import iter_pages
 from langgraph_memory.session._core import (
+    EndedSteps,
     Execute,
     ExecuteMany,
     Fetch,
@@ -123,23 +124,20 @@ class _DeferredWrites:
         # thread id -> its writes queued or in flight
         self.unsettled: dict[str, int] = {}
         self._batches = 0
-        self._special = FAST.SpecialWrites()
         self.timer = DeferredWritesTimer()
 
-    def add(self, p: PreparedWrites) -> bool:
-        """Queue ``p``; ``False``: its checkpoint already got a special write, store it now."""
+    def add(self, p: PreparedWrites, ended: EndedSteps) -> bool:
+        """Queue ``p``; ``False``: its step got an error or interrupt write since
+        ``p`` was prepared, so store it now (checked under the queue's lock: the
+        failing task's write stores the queue after marking its step, so ``p`` is
+        either in that queue or not queued at all)."""
         with self.lock:
-            if p in self._special:
+            if (p.key.thread_id, p.key.checkpoint_ns, p.checkpoint_id) in ended:
                 return False
             self.items.append(p)
             thread_id = p.key.thread_id
             self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
             return True
-
-    def special(self, p: PreparedWrites) -> None:
-        """``p`` is a special write: later regular writes of its checkpoint are not queued."""
-        with self.lock:
-            self._special.add(p)
 
     def take(self) -> tuple[int, list[PreparedWrites]]:
         """Empty the queue: (batch number, writes); pass the number to :meth:`finished`."""
@@ -792,7 +790,7 @@ class PostgresSaver(SyncShell):
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         deferred = self._deferred
         if FAST.fast_writes(prepared):
-            if prepared.may_wait and deferred.add(prepared):
+            if prepared.may_wait and deferred.add(prepared, self._core.ended_steps):
                 deferred.timer.deferred(self._store_queued)
                 return
             if deferred.items and self._store_with(*deferred.take(), prepared):
@@ -800,8 +798,6 @@ class PostgresSaver(SyncShell):
             fast = FAST.writes_txn(prepared, async_commit=self._set_local_async_commit)
             if fast is not None and self._write_fast(fast):
                 return
-        elif prepared.replace:
-            deferred.special(prepared)  # before _write stores the queue
         self._write(lambda: self._core.writes_txn(prepared))
 
     def delete_thread(self, thread_id: str) -> None:

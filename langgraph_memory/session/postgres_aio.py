@@ -138,7 +138,6 @@ class _GroupCommit:
         self._scheduled = False
         self._flushes: set[asyncio.Task[None]] = set()
         self._deferred: list[PreparedWrites] = []
-        self._special = FAST.SpecialWrites()
         self._timer: asyncio.TimerHandle | None = None
         # Done when the deferred items in _pending are stored; then those of
         # the batches in flight.
@@ -151,22 +150,14 @@ class _GroupCommit:
         """Whether deferred writes are queued or being stored (a read must wait)."""
         return bool(self._deferred or self._pending_stored is not None or self._in_flight)
 
-    def defer(self, item: PreparedWrites) -> bool:
-        """Queue ``item`` for the next batch; ``False``: its checkpoint already got
-        a special write, so store it now (see ``_pg_fast.SpecialWrites``)."""
-        if item in self._special:
-            return False
+    def defer(self, item: PreparedWrites) -> None:
+        """Queue ``item`` for the next batch."""
         self._deferred.append(item)
         thread_id = item.key.thread_id
         self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
         if self._timer is None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(DEFERRED_WRITES_MAX_DELAY, self._deadline)
-        return True
-
-    def special(self, item: PreparedWrites) -> None:
-        """``item`` is a special write: later regular writes of its checkpoint are not queued."""
-        self._special.add(item)
 
     def _deadline(self) -> None:
         self._timer = None
@@ -649,12 +640,15 @@ class AsyncPostgresSaver(AsyncShell):
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         group = self._group_commit
         if FAST.fast_writes(prepared):
-            if prepared.may_wait and group.defer(prepared):
+            # may_wait is False for the writes of a step that got an error or
+            # interrupt write (the core's EndedSteps): no put follows that step.
+            # Nothing awaits between prepare_writes and here, so the step cannot
+            # end in between.
+            if prepared.may_wait:
+                group.defer(prepared)
                 return
             if await group.submit(prepared):  # carries the queued ones
                 return
-        elif prepared.replace:
-            group.special(prepared)  # before _write stores the queue
         await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:

@@ -436,10 +436,9 @@ class _ACountingSaver(AsyncPostgresSaver):
         super().__init__(*args, **kwargs)
         defer = self._group_commit.defer
 
-        def counting(item: Any) -> bool:
-            queued = defer(item)
-            type(self).carried += queued
-            return queued
+        def counting(item: Any) -> None:
+            defer(item)
+            type(self).carried += 1
 
         self._group_commit.defer = counting  # type: ignore[method-assign]
 
