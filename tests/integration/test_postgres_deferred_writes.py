@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import operator
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
@@ -217,20 +216,22 @@ class _State(TypedDict):
     log: Annotated[list[str], operator.add]
 
 
-def _parallel_graph(checkpointer: Any, how: str) -> Any:
-    """start -> (ok, bad) in parallel; ``bad`` raises or interrupts after ``ok`` finished."""
-    ok_done = threading.Event()
+def _parallel_graph(checkpointer: Any, how: str, first: str = "ok") -> Any:
+    """start -> (ok, bad) in parallel; ``bad`` raises or interrupts. The branch
+    that is not ``first`` waits 0.05 s, so the other's writes reach the saver
+    first: ok's queued write is carried by bad's, or comes after it."""
 
     def start(state: _State) -> dict[str, Any]:
         return {"log": ["start"]}
 
     def ok(state: _State) -> dict[str, Any]:
-        ok_done.set()
+        if first == "bad":
+            time.sleep(0.05)
         return {"log": ["ok"]}
 
     def bad(state: _State) -> dict[str, Any]:
-        ok_done.wait(5)
-        time.sleep(0.02)  # let ok's put_writes be queued first (either order is covered)
+        if first == "ok":
+            time.sleep(0.05)
         if how == "error":
             raise ValueError("boom")
         answer = interrupt("continue?")
@@ -256,15 +257,16 @@ class _CountingSaver(PostgresSaver):
         return super()._store_with(batch, items, call)
 
 
+@pytest.mark.parametrize("first", ["ok", "bad"])
 @pytest.mark.parametrize("how", ["error", "interrupt"])
 def test_a_graph_run_leaves_its_failed_step_complete_for_another_saver(
-    pg_dsn: str, readers: PostgresSaver, how: str
+    pg_dsn: str, readers: PostgresSaver, how: str, first: str
 ) -> None:
     config: RunnableConfig = {"configurable": {"thread_id": f"graph-{how}"}}
     _CountingSaver.carried = 0
     with _CountingSaver.from_conn_string(pg_dsn) as saver:
         saver._deferred.timer.max_delay = NEVER
-        graph = _parallel_graph(saver, how)
+        graph = _parallel_graph(saver, how, first)
         if how == "error":
             with pytest.raises(ValueError, match="boom"):
                 graph.invoke({"log": []}, config)
@@ -443,19 +445,24 @@ class _ACountingSaver(AsyncPostgresSaver):
         self._group_commit.defer = counting  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize("how", ["error", "interrupt"])
+# Not ("error", "bad"): an async run cancels the step's other tasks when one raises.
+@pytest.mark.parametrize(
+    ("how", "first"), [("error", "ok"), ("interrupt", "ok"), ("interrupt", "bad")]
+)
 async def test_async_graph_run_leaves_its_failed_step_complete_for_another_saver(
-    pg_dsn: str, readers: PostgresSaver, how: str, monkeypatch: pytest.MonkeyPatch
+    pg_dsn: str, readers: PostgresSaver, how: str, first: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(PG_AIO, "DEFERRED_WRITES_MAX_DELAY", NEVER)
     async with _ACountingSaver.from_conn_string(pg_dsn) as asaver:
-        await _async_graph_run(asaver, readers, how)
+        await _async_graph_run(asaver, readers, how, first)
 
 
-async def _async_graph_run(asaver: AsyncPostgresSaver, readers: PostgresSaver, how: str) -> None:
+async def _async_graph_run(
+    asaver: AsyncPostgresSaver, readers: PostgresSaver, how: str, first: str
+) -> None:
     config: RunnableConfig = {"configurable": {"thread_id": f"agraph-{how}"}}
     _ACountingSaver.carried = 0
-    graph = _parallel_graph(asaver, how)
+    graph = _parallel_graph(asaver, how, first)
     if how == "error":
         with pytest.raises(ValueError, match="boom"):
             await graph.ainvoke({"log": []}, config)
