@@ -177,13 +177,20 @@ def _writes_call(p: PreparedWrites, async_commit: bool) -> Txn[bool]:
 BatchItem = PreparedPut | PreparedWrites
 
 
-def batch_txn(items: Sequence[BatchItem], *, async_commit: bool) -> Txn[list[Any]]:
+def batch_txn(
+    items: Sequence[BatchItem], *, async_commit: bool, whole: bool = False
+) -> Txn[list[Any]]:
     """Puts and regular writes of concurrent callers in one ``lgm_put_batch`` call.
 
     Returns one answer per item, in order: a ``PutOutcome`` (put stored),
     ``True`` (writes stored) or ``None`` (refused: that caller runs the core's
     transaction). Items go to the server sorted by thread id, so concurrent
     batches take thread row locks in one order (no deadlock between them).
+
+    ``whole``: ``lgm_put_all`` instead, cheaper (no subtransaction per item)
+    but all or nothing: if any item would be refused the call raises
+    ``FAST_PATH_REFUSED`` (``FastPathRefused`` in the shells), nothing is
+    stored, and the shell sends the batch again without ``whole``.
     """
     blobs = Blobs()
     order = sorted(range(len(items)), key=lambda i: items[i].key.thread_id)
@@ -214,7 +221,7 @@ def batch_txn(items: Sequence[BatchItem], *, async_commit: bool) -> Txn[list[Any
             packed.append(["w", first[0], first[1], first[2], first[3], first[4]])
             packed[-1].append(pack_writes(item, blobs))
     rows = yield Fetch(
-        SQL.CALL_PUT_BATCH,
+        SQL.CALL_PUT_ALL if whole else SQL.CALL_PUT_BATCH,
         (json.dumps(packed, separators=(",", ":")), blobs.param(), async_commit, COMPACT_EVERY),
     )
     answers: list[Any] = [None] * len(items)

@@ -418,6 +418,100 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             ),
         ),
     ),
+    (
+        4,
+        "one-call batch without per-item subtransactions",
+        # lgm_put_batch pays a subtransaction, a NOWAIT lock statement and a
+        # function call per item, so one refused item cannot undo the others.
+        # Nearly every batch has no refused item: lgm_put_all stores the whole
+        # batch with set-wise checks and inserts, or refuses all of it
+        # (FAST_PATH_REFUSED, nothing stored) and the shell sends the same
+        # batch to lgm_put_batch, which sorts out the refused items.
+        (
+            """
+            CREATE OR REPLACE FUNCTION lgm_put_all(
+                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
+            ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
+            DECLARE
+                -- p_items as for lgm_put_batch; so is the answer (never a null item).
+                put_threads TEXT[];
+                write_threads TEXT[];
+                n_rows BIGINT;
+                n_locked BIGINT;
+                n_tombs BIGINT;
+                item JSONB;
+                answers JSONB := '[]'::jsonb;
+            BEGIN
+                IF p_async_commit THEN
+                    PERFORM set_config('synchronous_commit', 'off', true);
+                END IF;
+                -- Threads with a put, and threads with writes only.
+                SELECT array_agg(g.t) FILTER (WHERE g.has_put),
+                       array_agg(g.t) FILTER (WHERE NOT g.has_put)
+                INTO put_threads, write_threads
+                FROM (
+                    SELECT i.value->>1 AS t, bool_or(i.value->>0 = 'p') AS has_put
+                    FROM jsonb_array_elements(p_items) AS i GROUP BY 1
+                ) AS g;
+                -- lgm_put_batch's NOWAIT without an error to catch: a row another
+                -- transaction holds is skipped, so fewer rows get locked than
+                -- exist (one statement, one snapshot). Only when the batch has
+                -- more than one thread: a single thread's items wait for its row
+                -- as its put alone does (lgm_put_checkpoint's upsert).
+                IF COALESCE(cardinality(put_threads), 0)
+                   + COALESCE(cardinality(write_threads), 0) > 1 THEN
+                    SELECT (SELECT count(*) FROM lgm_threads WHERE thread_id = ANY(put_threads)),
+                           (SELECT count(*) FROM (
+                                SELECT 1 FROM lgm_threads WHERE thread_id = ANY(put_threads)
+                                FOR NO KEY UPDATE SKIP LOCKED) AS l)
+                    INTO n_rows, n_locked;
+                    IF n_locked < n_rows THEN
+                        RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread locked';
+                    END IF;
+                END IF;
+                -- Threads with writes only: the row locked, then its tombstone read
+                -- (lgm_put_writes); a put refuses a tombstoned thread itself.
+                IF write_threads IS NOT NULL THEN
+                    SELECT (SELECT count(*) FROM lgm_threads WHERE thread_id = ANY(write_threads)),
+                           count(*), count(*) FILTER (WHERE l.deleted_at IS NOT NULL)
+                    INTO n_rows, n_locked, n_tombs
+                    FROM (
+                        SELECT deleted_at FROM lgm_threads WHERE thread_id = ANY(write_threads)
+                        FOR KEY SHARE SKIP LOCKED
+                    ) AS l;
+                    IF n_locked < n_rows OR n_tombs > 0 THEN
+                        RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread locked or deleted';
+                    END IF;
+                END IF;
+                -- All writes in one insert, in item order: the first write of a
+                -- (task, idx) wins.
+                INSERT INTO lgm_writes
+                    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx,
+                     channel, type, value)
+                SELECT i.value->>1, i.value->>2, i.value->>3, i.value->>4, i.value->>5,
+                       (w.value->>0)::INTEGER, w.value->>1, w.value->>2,
+                       p_blobs[(w.value->>3)::INTEGER]
+                FROM jsonb_array_elements(p_items) WITH ORDINALITY AS i(value, n)
+                CROSS JOIN LATERAL jsonb_array_elements(i.value->6) WITH ORDINALITY AS w(value, m)
+                WHERE i.value->>0 = 'w'
+                ORDER BY i.n, w.m
+                ON CONFLICT DO NOTHING;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_items) LOOP
+                    IF item->>0 = 'p' THEN
+                        answers := answers || jsonb_build_array(to_jsonb(lgm_put_checkpoint(
+                            item->>1, item->>2, (item->>3)::DOUBLE PRECISION, false,
+                            item->>4, item->>5, item->>6, item->>7,
+                            p_blobs[(item->>8)::INTEGER], (item->>9)::JSONB, item->10,
+                            p_blobs, p_compact_block)));
+                    ELSE
+                        answers := answers || jsonb_build_array(true);
+                    END IF;
+                END LOOP;
+                RETURN answers;
+            END
+            $fn$""",
+        ),
+    ),
 )
 
 # The SQLSTATE the functions above raise to hand a call back to the core.
@@ -431,6 +525,7 @@ CALL_PUT_CHECKPOINT = (
 )
 CALL_PUT_WRITES = "SELECT lgm_put_writes(%s, %s, %s, %s, %s, %s, %s::jsonb, %b::bytea[])"
 CALL_PUT_BATCH = "SELECT lgm_put_batch(%s::jsonb, %b::bytea[], %s, %s)"
+CALL_PUT_ALL = "SELECT lgm_put_all(%s::jsonb, %b::bytea[], %s, %s)"
 
 # ------------------------------------------------------------------ threads / tombstones
 

@@ -637,11 +637,13 @@ class PostgresSaver(SyncShell):
         self, batch: int, items: list[PreparedWrites], call: PreparedPut | PreparedWrites | None
     ) -> Any:
         """Store queued writes, and ``call`` (the caller's own put or writes) in the
-        same ``lgm_put_batch`` statement: one round trip and one commit. Returns
+        same ``lgm_put_all`` statement: one round trip and one commit. Returns
         ``call``'s answer (``None``: refused, run the core's transaction).
 
-        Each item is its own subtransaction, so a refused write (a deleted
-        thread, a locked row) does not undo the others: it is stored alone
+        If any item would be refused, ``lgm_put_all`` stores nothing and the
+        batch goes again to ``lgm_put_batch``, where each item is its own
+        subtransaction, so a refused write (a deleted thread, a locked row)
+        does not undo the others: it is stored alone
         through the core, or logged and dropped (its ``put_writes`` returned
         long ago). Only ``call``'s own failure reaches the caller.
         """
@@ -653,7 +655,11 @@ class PostgresSaver(SyncShell):
                 FAST.batch_txn, batch_items, async_commit=self._set_local_async_commit
             )
             try:
-                answers = self._single(factory, read=False)
+                try:
+                    # All or nothing, and cheaper; refused: item by item.
+                    answers = self._single(partial(factory, whole=True), read=False)
+                except FAST.FastPathRefused:
+                    answers = self._single(factory, read=False)
             except Exception:
                 # The whole statement failed (after retries): each write on its own.
                 for p in items:
