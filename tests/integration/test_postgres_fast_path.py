@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 import zlib
@@ -19,6 +20,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from benchmarks._session_workload import build_chat_graph, run_turns, thread_config, turn_input
@@ -26,6 +28,7 @@ from langgraph_memory.errors import ThreadDeletedError
 from langgraph_memory.session import AsyncPostgresSaver, PostgresSaver
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
+from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._core import COMPACT_BLOCK, drive
 from langgraph_memory.session._pg_serde import MIN_BYTES, SUFFIX, CompressedDicts
 from langgraph_memory.session.postgres import _runner
@@ -379,3 +382,180 @@ def test_one_statement_calls_on_a_pool_without_autocommit_and_on_a_busy_pool(
         assert got is not None and got.checkpoint["channel_values"]["turn"] == 1
         assert time.monotonic() - started >= 0.9
         assert run_turns(saver, "busy-pool", 1, start=2)["turn"] == 2
+
+
+# ---------------------------------------------------------------- lgm_put_all (migration 4)
+
+
+def _whole_calls(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records, per batch statement sent, whether it went to lgm_put_all (True)
+    or lgm_put_batch (False)."""
+    calls: list[bool] = []
+    real = FAST.batch_txn
+
+    def recording(items: Any, **kwargs: Any) -> Any:
+        calls.append(bool(kwargs.get("whole")))
+        return real(items, **kwargs)
+
+    monkeypatch.setattr(FAST, "batch_txn", recording)
+    return calls
+
+
+def _queue_writes(saver: PostgresSaver, saved: Any, channel: str, task_id: str) -> None:
+    """A task write in LangGraph's default mode: queued, not yet stored."""
+    from langgraph_memory.session._core import RUNTIME_CONFIG_KEY
+
+    config = {"configurable": {**saved["configurable"], RUNTIME_CONFIG_KEY: object()}}
+    saver.put_writes(config, [(channel, 1)], task_id)
+
+
+def _empty_put(saver: PostgresSaver, thread_id: str) -> Any:
+    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+    return saver.put(config, empty_checkpoint(), {"source": "loop", "step": 0}, {})
+
+
+def test_a_put_and_its_riding_writes_go_in_one_lgm_put_all(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _whole_calls(monkeypatch)
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver._deferred.timer.max_delay = 3600.0
+        out = run_turns(saver, "lean", 3)
+    assert calls and all(calls), "a batch fell back to lgm_put_batch"
+    with PostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        state = reader.get_tuple(thread_config("lean"))
+        assert state is not None
+        assert state.checkpoint["channel_values"]["messages"] == out["messages"]
+        assert len(list(reader.list(thread_config("lean")))) == 3 * 5
+    # every turn's task writes were stored (one row per (task, idx) at least)
+    assert _rows(pg_dsn, "SELECT count(*) > 0 FROM lgm_writes WHERE thread_id = 'lean'") == [
+        (True,)
+    ]
+
+
+def test_lgm_put_all_refuses_a_batch_with_a_tombstoned_thread_and_stores_nothing(
+    pg_dsn: str,
+) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        doomed = _empty_put(saver, "doomed")
+        kept = _empty_put(saver, "kept")
+        saver.delete_thread("doomed")
+        items = [
+            saver._core.prepare_writes(doomed, [("a", 1)], "task-doomed"),
+            saver._core.prepare_writes(kept, [("b", 2)], "task-kept"),
+        ]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn, conn.cursor() as cur:
+        with pytest.raises(psycopg.Error) as refused:
+            drive(
+                FAST.batch_txn(items, async_commit=False, whole=True), _runner(cur, pipelined=False)
+            )
+        assert FAST.is_refusal(refused.value)
+        assert _rows(pg_dsn, "SELECT count(*) FROM lgm_writes") == [(0,)]
+        # lgm_put_batch isolates the refused item
+        answers = drive(FAST.batch_txn(items, async_commit=False), _runner(cur, pipelined=False))
+    assert answers == [None, True]
+    assert _rows(pg_dsn, "SELECT thread_id, task_id FROM lgm_writes") == [("kept", "task-kept")]
+
+
+def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls = _whole_calls(monkeypatch)
+    with (
+        PostgresSaver.from_conn_string(pg_dsn) as saver,
+        PostgresSaver.from_conn_string(pg_dsn) as other,
+    ):
+        saver._deferred.timer.max_delay = 3600.0
+        doomed = _empty_put(saver, "doomed")
+        kept = _empty_put(saver, "kept")
+        _queue_writes(saver, doomed, "a", "task-doomed")
+        _queue_writes(saver, kept, "b", "task-kept")
+        other.delete_thread("doomed")
+        calls.clear()
+        with caplog.at_level(logging.WARNING, logger="langgraph_memory.session.postgres"):
+            saved = saver.put(kept, empty_checkpoint(), {"source": "loop", "step": 1}, {})
+        assert calls == [True, False]  # lgm_put_all refused, lgm_put_batch sorted it out
+        dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+        assert len(dropped) == 1 and "'task-doomed'" in dropped[0]
+        found = other.get_tuple(kept)
+        assert found is not None and [w[0] for w in found.pending_writes] == ["task-kept"]
+        assert other.get_tuple(saved) is not None
+        assert other.get_tuple(doomed) is None
+        with pytest.raises(ThreadDeletedError):
+            _empty_put(saver, "doomed")
+
+
+async def test_async_batches_use_lgm_put_all_and_a_locked_thread_falls_back(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _whole_calls(monkeypatch)
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
+        graph = build_chat_graph(saver)
+        await asyncio.gather(
+            *(graph.ainvoke(turn_input(f"a{i}", 1), thread_config(f"a{i}")) for i in range(6))
+        )
+        assert calls and all(calls)
+        blocker = await psycopg.AsyncConnection.connect(pg_dsn)
+        try:
+            await blocker.execute(
+                "SELECT 1 FROM lgm_threads WHERE thread_id = 'a0' FOR NO KEY UPDATE"
+            )
+            calls.clear()
+            busy = asyncio.create_task(graph.ainvoke(turn_input("a0", 2), thread_config("a0")))
+            await asyncio.sleep(0)
+            free = await asyncio.wait_for(
+                graph.ainvoke(turn_input("a1", 2), thread_config("a1")), 20
+            )
+            assert len(free["messages"]) == 4
+            await blocker.rollback()
+            assert len((await asyncio.wait_for(busy, 20))["messages"]) == 4
+        finally:
+            await blocker.close()
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
+        for tid, turns in (("a0", 2), ("a1", 2), ("a2", 1)):
+            history = [c async for c in reader.alist(thread_config(tid))]
+            assert len(history) == 5 * turns
+
+
+def test_migrations_2_and_3_are_unchanged() -> None:
+    """Released migrations are never edited (a database that applied them keeps them)."""
+    import hashlib
+
+    released = hashlib.sha256(repr(SQL.MIGRATIONS[:3]).encode()).hexdigest()
+    assert released == "3fb3a0b96c84a9383b4b87c966e1834349ff5744127545a66ccf4e9e786deae1"
+    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_a_database_at_migration_3_upgrades_to_4(pg_dsn: str, autocommit: bool) -> None:
+    with psycopg.connect(pg_dsn, autocommit=autocommit) as conn:
+        old = PostgresSaver(conn)
+        old._MIGRATIONS = SQL.MIGRATIONS[:3]  # what the previous release installs
+        old.setup()
+        old.put_writes(_empty_put(old, "before"), [("x", 1)], "task-before")
+    assert _rows(pg_dsn, "SELECT version FROM lgm_schema_migrations ORDER BY 1") == [
+        (1,),
+        (2,),
+        (3,),
+    ]
+    assert _rows(pg_dsn, "SELECT count(*) FROM pg_proc WHERE proname = 'lgm_put_all'") == [(0,)]
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        out = run_turns(saver, "after", 2)
+        before = saver.get_tuple({"configurable": {"thread_id": "before", "checkpoint_ns": ""}})
+        assert before is not None and before.pending_writes == [("task-before", "x", 1)]
+    assert len(out["messages"]) == 4
+    assert _rows(pg_dsn, "SELECT version FROM lgm_schema_migrations ORDER BY 1") == [
+        (1,),
+        (2,),
+        (3,),
+        (4,),
+    ]
+    assert _rows(pg_dsn, "SELECT count(*) FROM pg_proc WHERE proname = 'lgm_put_all'") == [(1,)]
+
+
+def test_a_fresh_database_gets_lgm_put_all(pg_dsn: str) -> None:
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        run_turns(saver, "fresh", 1)
+    assert _rows(pg_dsn, "SELECT count(*) FROM pg_proc WHERE proname = 'lgm_put_all'") == [(1,)]
