@@ -320,3 +320,25 @@ def deferred_label(p: PreparedWrites) -> str:
         f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} "
         f"checkpoint_id={p.checkpoint_id!r} task_id={p.rows[0][3]!r}"
     )
+
+
+class UnsettledThreads:
+    """Per thread id, how many of its deferred task writes are queued or in flight
+    (``get_tuple`` of a thread with none needs not store the queue first).
+    Callers hold their own lock (sync) or run on one event loop (async)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+
+    def add(self, thread_id: str) -> None:
+        self._counts[thread_id] = self._counts.get(thread_id, 0) + 1
+
+    def settle(self, thread_id: str) -> None:
+        left = self._counts[thread_id] - 1
+        if left:
+            self._counts[thread_id] = left
+        else:
+            del self._counts[thread_id]
+
+    def __contains__(self, thread_id: object) -> bool:
+        return thread_id in self._counts

@@ -122,7 +122,7 @@ class _DeferredWrites:
         self.items: list[PreparedWrites] = []
         self.in_flight: set[int] = set()
         # thread id -> its writes queued or in flight
-        self.unsettled: dict[str, int] = {}
+        self.unsettled = FAST.UnsettledThreads()
         self._batches = 0
         self.timer = DeferredWritesTimer()
 
@@ -136,7 +136,7 @@ class _DeferredWrites:
                 return False
             self.items.append(p)
             thread_id = p.key.thread_id
-            self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
+            self.unsettled.add(thread_id)
             return True
 
     def take(self) -> tuple[int, list[PreparedWrites]]:
@@ -154,12 +154,7 @@ class _DeferredWrites:
         with self.lock:
             self.in_flight.discard(batch)
             for p in items:
-                thread_id = p.key.thread_id
-                left = self.unsettled[thread_id] - 1
-                if left:
-                    self.unsettled[thread_id] = left
-                else:
-                    del self.unsettled[thread_id]
+                self.unsettled.settle(p.key.thread_id)
             self._finished.notify_all()
 
     def wait_in_flight(self) -> None:

@@ -144,7 +144,7 @@ class _GroupCommit:
         self._pending_stored: asyncio.Future[None] | None = None
         self._in_flight: set[asyncio.Future[None]] = set()
         # thread id -> its deferred writes not yet stored (or dropped)
-        self.unsettled: dict[str, int] = {}
+        self.unsettled = FAST.UnsettledThreads()
 
     def busy(self) -> bool:
         """Whether deferred writes are queued or being stored (a read must wait)."""
@@ -154,7 +154,7 @@ class _GroupCommit:
         """Queue ``item`` for the next batch."""
         self._deferred.append(item)
         thread_id = item.key.thread_id
-        self.unsettled[thread_id] = self.unsettled.get(thread_id, 0) + 1
+        self.unsettled.add(thread_id)
         if self._timer is None:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(DEFERRED_WRITES_MAX_DELAY, self._deadline)
@@ -220,11 +220,7 @@ class _GroupCommit:
             for item, answer in batch:
                 if answer is None:  # a deferred write: stored, or logged and dropped
                     thread_id = item.key.thread_id
-                    left = self.unsettled[thread_id] - 1
-                    if left:
-                        self.unsettled[thread_id] = left
-                    else:
-                        del self.unsettled[thread_id]
+                    self.unsettled.settle(thread_id)
             if stored is not None:
                 self._in_flight.discard(stored)
                 stored.set_result(None)
