@@ -220,10 +220,18 @@ def batch_txn(
             first = item.rows[0]
             packed.append(["w", first[0], first[1], first[2], first[3], first[4]])
             packed[-1].append(pack_writes(item, blobs))
-    rows = yield Fetch(
-        SQL.CALL_PUT_ALL if whole else SQL.CALL_PUT_BATCH,
-        (json.dumps(packed, separators=(",", ":")), blobs.param(), async_commit, COMPACT_EVERY),
+    params: tuple[Any, ...] = (
+        json.dumps(packed, separators=(",", ":")),
+        blobs.param(),
+        async_commit,
+        COMPACT_EVERY,
     )
+    if whole:
+        # Which threads the function checks how (cheaper here than in SQL).
+        put_threads = {i.key.thread_id for i in items if isinstance(i, PreparedPut)}
+        write_threads = {i.key.thread_id for i in items} - put_threads
+        params += (json.dumps([sorted(put_threads), sorted(write_threads)]),)
+    rows = yield Fetch(SQL.CALL_PUT_ALL if whole else SQL.CALL_PUT_BATCH, params)
     answers: list[Any] = [None] * len(items)
     for i, answer in zip(order, rows[0][0], strict=True):
         if answer is None:

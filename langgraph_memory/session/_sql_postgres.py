@@ -430,10 +430,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         (
             """
             CREATE OR REPLACE FUNCTION lgm_put_all(
-                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER
+                p_items JSONB, p_blobs BYTEA[], p_async_commit BOOLEAN, p_compact_block INTEGER,
+                p_threads JSONB
             ) RETURNS JSONB LANGUAGE plpgsql AS $fn$
             DECLARE
                 -- p_items as for lgm_put_batch; so is the answer (never a null item).
+                -- p_threads: [[threads with a put], [threads with writes only]].
                 put_threads TEXT[];
                 write_threads TEXT[];
                 n_rows BIGINT;
@@ -445,21 +447,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 IF p_async_commit THEN
                     PERFORM set_config('synchronous_commit', 'off', true);
                 END IF;
-                -- Threads with a put, and threads with writes only.
-                SELECT array_agg(g.t) FILTER (WHERE g.has_put),
-                       array_agg(g.t) FILTER (WHERE NOT g.has_put)
-                INTO put_threads, write_threads
-                FROM (
-                    SELECT i.value->>1 AS t, bool_or(i.value->>0 = 'p') AS has_put
-                    FROM jsonb_array_elements(p_items) AS i GROUP BY 1
-                ) AS g;
                 -- lgm_put_batch's NOWAIT without an error to catch: a row another
                 -- transaction holds is skipped, so fewer rows get locked than
                 -- exist (one statement, one snapshot). Only when the batch has
                 -- more than one thread: a single thread's items wait for its row
                 -- as its put alone does (lgm_put_checkpoint's upsert).
-                IF COALESCE(cardinality(put_threads), 0)
-                   + COALESCE(cardinality(write_threads), 0) > 1 THEN
+                IF jsonb_array_length(p_threads->0) + jsonb_array_length(p_threads->1) > 1 THEN
+                    put_threads := ARRAY(SELECT jsonb_array_elements_text(p_threads->0));
                     SELECT (SELECT count(*) FROM lgm_threads WHERE thread_id = ANY(put_threads)),
                            (SELECT count(*) FROM (
                                 SELECT 1 FROM lgm_threads WHERE thread_id = ANY(put_threads)
@@ -471,7 +465,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
                 END IF;
                 -- Threads with writes only: the row locked, then its tombstone read
                 -- (lgm_put_writes); a put refuses a tombstoned thread itself.
-                IF write_threads IS NOT NULL THEN
+                IF jsonb_array_length(p_threads->1) > 0 THEN
+                    write_threads := ARRAY(SELECT jsonb_array_elements_text(p_threads->1));
                     SELECT (SELECT count(*) FROM lgm_threads WHERE thread_id = ANY(write_threads)),
                            count(*), count(*) FILTER (WHERE l.deleted_at IS NOT NULL)
                     INTO n_rows, n_locked, n_tombs
@@ -525,7 +520,7 @@ CALL_PUT_CHECKPOINT = (
 )
 CALL_PUT_WRITES = "SELECT lgm_put_writes(%s, %s, %s, %s, %s, %s, %s::jsonb, %b::bytea[])"
 CALL_PUT_BATCH = "SELECT lgm_put_batch(%s::jsonb, %b::bytea[], %s, %s)"
-CALL_PUT_ALL = "SELECT lgm_put_all(%s::jsonb, %b::bytea[], %s, %s)"
+CALL_PUT_ALL = "SELECT lgm_put_all(%s::jsonb, %b::bytea[], %s, %s, %s::jsonb)"
 
 # ------------------------------------------------------------------ threads / tombstones
 

@@ -518,12 +518,10 @@ class AsyncPostgresSaver(AsyncShell):
     async def _write_batch(self, items: list[FAST.BatchItem]) -> list[Any]:
         # Not _write: a batch must not wait for the deferred writes it carries.
         await self._ensure_setup()
-        factory = partial(FAST.batch_txn, items, async_commit=self._set_local_async_commit)
-        try:
-            # All or nothing, and cheaper (lgm_put_all); refused: item by item.
-            return await self._run(partial(factory, whole=True), single=True)
-        except FAST.FastPathRefused:
-            return await self._run(factory, single=True)
+        async_commit = self._set_local_async_commit
+        return await self._run(
+            partial(FAST.batch_txn, items, async_commit=async_commit), single=True
+        )
 
     async def _store_alone(self, p: PreparedWrites) -> None:
         """A deferred write its batch refused, through the core (never raises)."""

@@ -485,38 +485,6 @@ def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
             _empty_put(saver, "doomed")
 
 
-async def test_async_batches_use_lgm_put_all_and_a_locked_thread_falls_back(
-    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls = _whole_calls(monkeypatch)
-    async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=4) as saver:
-        graph = build_chat_graph(saver)
-        await asyncio.gather(
-            *(graph.ainvoke(turn_input(f"a{i}", 1), thread_config(f"a{i}")) for i in range(6))
-        )
-        assert calls and all(calls)
-        blocker = await psycopg.AsyncConnection.connect(pg_dsn)
-        try:
-            await blocker.execute(
-                "SELECT 1 FROM lgm_threads WHERE thread_id = 'a0' FOR NO KEY UPDATE"
-            )
-            calls.clear()
-            busy = asyncio.create_task(graph.ainvoke(turn_input("a0", 2), thread_config("a0")))
-            await asyncio.sleep(0)
-            free = await asyncio.wait_for(
-                graph.ainvoke(turn_input("a1", 2), thread_config("a1")), 20
-            )
-            assert len(free["messages"]) == 4
-            await blocker.rollback()
-            assert len((await asyncio.wait_for(busy, 20))["messages"]) == 4
-        finally:
-            await blocker.close()
-    async with AsyncPostgresSaver.from_conn_string(pg_dsn, cache_size=0) as reader:
-        for tid, turns in (("a0", 2), ("a1", 2), ("a2", 1)):
-            history = [c async for c in reader.alist(thread_config(tid))]
-            assert len(history) == 5 * turns
-
-
 def test_migrations_2_and_3_are_unchanged() -> None:
     """Released migrations are never edited (a database that applied them keeps them)."""
     import hashlib
@@ -559,3 +527,24 @@ def test_a_fresh_database_gets_lgm_put_all(pg_dsn: str) -> None:
         saver.setup()
         run_turns(saver, "fresh", 1)
     assert _rows(pg_dsn, "SELECT count(*) FROM pg_proc WHERE proname = 'lgm_put_all'") == [(1,)]
+
+
+def test_queued_writes_of_other_threads_ride_in_the_same_lgm_put_all(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _whole_calls(monkeypatch)
+    with (
+        PostgresSaver.from_conn_string(pg_dsn) as saver,
+        PostgresSaver.from_conn_string(pg_dsn) as other,
+    ):
+        saver._deferred.timer.max_delay = 3600.0
+        first = _empty_put(saver, "first")
+        second = _empty_put(saver, "second")
+        _queue_writes(saver, first, "a", "task-first")
+        _queue_writes(saver, second, "b", "task-second")
+        calls.clear()
+        saver.put(second, empty_checkpoint(), {"source": "loop", "step": 1}, {})
+        assert calls == [True]  # one statement, nothing refused
+        for saved, task in ((first, "task-first"), (second, "task-second")):
+            found = other.get_tuple(saved)
+            assert found is not None and [w[0] for w in found.pending_writes] == [task]
