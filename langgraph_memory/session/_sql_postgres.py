@@ -426,7 +426,9 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         # Nearly every batch has no refused item: lgm_put_all stores the whole
         # batch with set-wise checks and inserts, or refuses all of it
         # (FAST_PATH_REFUSED, nothing stored) and the shell sends the same
-        # batch to lgm_put_batch, which sorts out the refused items.
+        # batch to lgm_put_batch, which sorts out the refused items. Used by
+        # the sync saver's put with queued writes; the async group commit
+        # measured no gain with it (docs/session-storage.md).
         (
             """
             CREATE OR REPLACE FUNCTION lgm_put_all(
