@@ -20,6 +20,10 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from langgraph_memory.session._core import PreparedWrites
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +31,16 @@ logger = logging.getLogger(__name__)
 DEFERRED_WRITES_MAX_DELAY = 0.1
 # The polling thread goes to sleep after this long without a deferral.
 IDLE_AFTER_SECONDS = 2.0
+
+
+def log_dropped(log: logging.Logger, p: PreparedWrites, error: BaseException) -> None:
+    """Say that deferred task writes were dropped: their ``put_writes`` returned
+    long ago, so the shell's log is the only place left to say so."""
+    log.warning(
+        "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s "
+        "(checkpoint_id=%r)",
+        *(p.key.thread_id, p.key.checkpoint_ns, p.rows[0][3], error, p.checkpoint_id),
+    )
 
 
 class DeferredWritesTimer:

@@ -321,15 +321,6 @@ def _columns(row: Sequence[Any], start: int, stop: int) -> list[list[Any]]:
 # ------------------------------------------------------------------ deferred task writes
 
 
-def deferred_label(p: PreparedWrites) -> str:
-    """How the log names a task's deferred writes (thread, namespace, checkpoint, task)."""
-    key = p.key
-    return (
-        f"thread_id={key.thread_id!r} checkpoint_ns={key.checkpoint_ns!r} "
-        f"checkpoint_id={p.checkpoint_id!r} task_id={p.rows[0][3]!r}"
-    )
-
-
 class UnsettledThreads:
     """Per thread id, how many of its deferred task writes are queued or in flight
     (``get_tuple`` of a thread with none needs not store the queue first).

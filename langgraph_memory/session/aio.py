@@ -41,7 +41,6 @@ from langgraph_memory.errors import (
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import aiter_pages
 from langgraph_memory.session._core import (
-    CheckpointKey,
     Execute,
     Fetch,
     PreparedWrites,
@@ -49,7 +48,7 @@ from langgraph_memory.session._core import (
     Statement,
     Txn,
 )
-from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY
+from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
@@ -97,11 +96,10 @@ class _Deferred:
     """Stands in for the future of a task write nobody waits for: the drain
     settles it like a caller's future, and a failure can only be logged."""
 
-    __slots__ = ("key", "settled", "task_id")
+    __slots__ = ("prepared", "settled")
 
-    def __init__(self, key: CheckpointKey, task_id: str) -> None:
-        self.key = key
-        self.task_id = task_id
+    def __init__(self, prepared: PreparedWrites) -> None:
+        self.prepared = prepared
         self.settled = False
 
     def done(self) -> bool:
@@ -112,14 +110,7 @@ class _Deferred:
 
     def set_exception(self, error: BaseException) -> None:
         self.settled = True
-        # Its aput_writes returned long ago: the log is the only place left to say so.
-        logger.warning(
-            "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s",
-            self.key.thread_id,
-            self.key.checkpoint_ns,
-            self.task_id,
-            error,
-        )
+        log_dropped(logger, self.prepared, error)
 
 
 _Queued = tuple[Callable[[], Txn[Any]], "asyncio.Future[Any] | _Deferred"]
@@ -404,7 +395,7 @@ class AsyncSqliteSaver(AsyncShell):
             self._group.draining = True
             self._group.drain_task = asyncio.ensure_future(self._drain())
 
-    def _defer(self, prepared: PreparedWrites, task_id: str) -> None:
+    def _defer(self, prepared: PreparedWrites) -> None:
         """Queue a task's writes for the next read or write of this saver (or the
         timer), and return at once (see :meth:`aput_writes`)."""
         group = self._group
@@ -414,9 +405,7 @@ class AsyncSqliteSaver(AsyncShell):
                 group.timer = self.loop.call_at(
                     group.deferred_since + DEFERRED_WRITES_MAX_DELAY, self._on_timer
                 )
-        group.deferred.append(
-            (lambda: self._core.writes_txn(prepared), _Deferred(prepared.key, task_id))
-        )
+        group.deferred.append((lambda: self._core.writes_txn(prepared), _Deferred(prepared)))
 
     def _on_timer(self) -> None:
         """Store deferred task writes that have waited DEFERRED_WRITES_MAX_DELAY.
@@ -624,7 +613,7 @@ class AsyncSqliteSaver(AsyncShell):
         # may_wait is False for the writes of a step that got an error or
         # interrupt write (the core's EndedSteps): no put follows that step.
         if prepared.may_wait and self.is_setup and not self._group.closed:
-            self._defer(prepared, task_id)
+            self._defer(prepared)
             return
         await self._write(lambda: self._core.writes_txn(prepared))
 

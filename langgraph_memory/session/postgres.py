@@ -50,7 +50,7 @@ from langgraph_memory.session._core import (
     drive,
     parse_config,
 )
-from langgraph_memory.session._deferred import DeferredWritesTimer
+from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
@@ -674,9 +674,7 @@ class PostgresSaver(SyncShell):
         try:
             self._run(lambda: self._core.writes_txn(p))
         except Exception as exc:
-            logger.warning(
-                "deferred task writes of %s were dropped: %s", FAST.deferred_label(p), exc
-            )
+            log_dropped(logger, p, exc)
 
     def _write_once(self, factory: Callable[[], Txn[T]]) -> T:
         # Not retried after a lost connection: it may have committed.

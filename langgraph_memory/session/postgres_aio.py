@@ -50,7 +50,7 @@ from langgraph_memory.session._core import (
     Txn,
     parse_config,
 )
-from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY
+from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
@@ -242,11 +242,7 @@ class _GroupCommit:
                 for item, answer in batch:
                     if answer is None:
                         assert isinstance(item, PreparedWrites)
-                        logger.warning(
-                            "deferred task writes of %s were dropped: %r",
-                            FAST.deferred_label(item),
-                            exc,
-                        )
+                        log_dropped(logger, item, exc)
                 raise
             answers = [None] * len(batch)
         else:
@@ -528,9 +524,7 @@ class AsyncPostgresSaver(AsyncShell):
         try:
             await self._run(lambda: self._core.writes_txn(p))
         except Exception as exc:
-            logger.warning(
-                "deferred task writes of %s were dropped: %s", FAST.deferred_label(p), exc
-            )
+            log_dropped(logger, p, exc)
 
     async def _store_deferred(self) -> None:
         """Store the queued task writes (if any) before returning."""

@@ -46,7 +46,7 @@ from langgraph_memory.session._core import (
     Txn,
     drive,
 )
-from langgraph_memory.session._deferred import DeferredWritesTimer
+from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -324,12 +324,7 @@ class _QueuedWrite:
     def fail(self, error: BaseException) -> None:
         self.error, self.finished = error, True
         if self.deferred is not None:
-            # Its put_writes returned long ago: the log is the only place left to say so.
-            key, task_id = self.deferred.key, self.deferred.rows[0][3]
-            logger.warning(
-                "deferred task writes of thread_id=%r checkpoint_ns=%r task_id=%r were dropped: %s",
-                *(key.thread_id, key.checkpoint_ns, task_id, error),
-            )
+            log_dropped(logger, self.deferred, error)
 
     def outcome(self) -> Any:
         if self.error is not None:
