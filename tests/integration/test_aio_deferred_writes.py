@@ -273,9 +273,9 @@ def spy_deferrals(saver: AsyncSqliteSaver) -> list[str]:
     deferred: list[str] = []
     defer = saver._defer
 
-    def spying(prepared: Any, task_id: str) -> None:
+    def spying(prepared: Any) -> None:
         deferred.append(prepared.checkpoint_id)
-        defer(prepared, task_id)
+        defer(prepared)
 
     saver._defer = spying  # type: ignore[method-assign]
     return deferred
