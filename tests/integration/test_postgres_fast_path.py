@@ -414,6 +414,16 @@ def _empty_put(saver: PostgresSaver, thread_id: str) -> Any:
     return saver.put(config, empty_checkpoint(), {"source": "loop", "step": 0}, {})
 
 
+def _queued_on_two_threads(saver: PostgresSaver, one: str, two: str) -> tuple[Any, Any]:
+    """A checkpoint on threads ``one`` and ``two``, and a task write of each queued
+    (channels "a" and "b", tasks "task-<thread>"); the timer held off."""
+    saver._deferred.timer.max_delay = 3600.0
+    first, second = _empty_put(saver, one), _empty_put(saver, two)
+    _queue_writes(saver, first, "a", f"task-{one}")
+    _queue_writes(saver, second, "b", f"task-{two}")
+    return first, second
+
+
 def test_a_put_and_its_riding_writes_go_in_one_lgm_put_all(
     pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -465,11 +475,7 @@ def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
         PostgresSaver.from_conn_string(pg_dsn) as saver,
         PostgresSaver.from_conn_string(pg_dsn) as other,
     ):
-        saver._deferred.timer.max_delay = 3600.0
-        doomed = _empty_put(saver, "doomed")
-        kept = _empty_put(saver, "kept")
-        _queue_writes(saver, doomed, "a", "task-doomed")
-        _queue_writes(saver, kept, "b", "task-kept")
+        doomed, kept = _queued_on_two_threads(saver, "doomed", "kept")
         other.delete_thread("doomed")
         calls.clear()
         with caplog.at_level(logging.WARNING, logger="langgraph_memory.session.postgres"):
@@ -537,11 +543,7 @@ def test_queued_writes_of_other_threads_ride_in_the_same_lgm_put_all(
         PostgresSaver.from_conn_string(pg_dsn) as saver,
         PostgresSaver.from_conn_string(pg_dsn) as other,
     ):
-        saver._deferred.timer.max_delay = 3600.0
-        first = _empty_put(saver, "first")
-        second = _empty_put(saver, "second")
-        _queue_writes(saver, first, "a", "task-first")
-        _queue_writes(saver, second, "b", "task-second")
+        first, second = _queued_on_two_threads(saver, "first", "second")
         calls.clear()
         saver.put(second, empty_checkpoint(), {"source": "loop", "step": 1}, {})
         assert calls == [True]  # one statement, nothing refused
