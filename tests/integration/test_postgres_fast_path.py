@@ -550,3 +550,59 @@ def test_queued_writes_of_other_threads_ride_in_the_same_lgm_put_all(
         for saved, task in ((first, "task-first"), (second, "task-second")):
             found = other.get_tuple(saved)
             assert found is not None and [w[0] for w in found.pending_writes] == [task]
+
+
+def _scans_of(plan: dict[str, Any], table: str) -> list[dict[str, Any]]:
+    found = [plan] if plan.get("Relation Name") == table else []
+    for child in plan.get("Plans", ()):
+        found += _scans_of(child, table)
+    return found
+
+
+def _analyzed_scans(dsn: str, sql: str, params: tuple[Any, ...], table: str) -> list[Any]:
+    """(rows per loop, loops) of every scan of ``table`` in ``sql``'s executed plan."""
+    with psycopg.connect(dsn) as conn:
+        ((explained,),) = conn.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params).fetchall()
+    return [(s["Actual Rows"], s["Actual Loops"]) for s in _scans_of(explained[0]["Plan"], table)]
+
+
+def test_reads_look_up_each_key_instead_of_scanning_the_thread(pg_dsn: str) -> None:
+    """get_tuple's values and the writes of listed checkpoints are primary-key
+    lookups, one per key: no scan returns more than its key's rows, however long
+    the thread. (As plain joins, on tables not yet analyzed, Postgres hash-joined
+    the key list against every row of the thread: 240 values at 30 turns.)"""
+    thread = "long-read"
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        run_turns(saver, thread, 30)
+        latest = saver.get_tuple(thread_config(thread))
+        assert latest is not None
+        history = [
+            t.config["configurable"]["checkpoint_id"] for t in saver.list(thread_config(thread))
+        ]
+    pairs = json.dumps([[ch, str(v)] for ch, v in latest.checkpoint["channel_versions"].items()])
+    ((stored_values,),) = _rows(
+        pg_dsn, "SELECT count(*) FROM lgm_channel_values WHERE thread_id = %s", thread
+    )
+    assert stored_values > 100  # the thread is long enough for a scan to show
+
+    for sql, params in (
+        (SQL.SELECT_LATEST_PREFETCH, (thread, "", pairs)),
+        (SQL.SELECT_CHANNEL_VALUES, (pairs, thread, "")),
+    ):
+        scans = _analyzed_scans(pg_dsn, sql, params, "lgm_channel_values")
+        assert scans, "the plan reads lgm_channel_values"
+        assert all(rows <= 1 for rows, _ in scans), scans
+
+    ((max_writes,),) = _rows(
+        pg_dsn,
+        "SELECT max(n) FROM (SELECT count(*) AS n FROM lgm_writes WHERE thread_id = %s "
+        "GROUP BY checkpoint_id) AS per_checkpoint",
+        thread,
+    )
+    ((all_writes,),) = _rows(pg_dsn, "SELECT count(*) FROM lgm_writes WHERE thread_id = %s", thread)
+    assert all_writes > 5 * max_writes
+    some = json.dumps(history[:3])
+    scans = _analyzed_scans(
+        pg_dsn, SQL.SELECT_WRITES_FOR_CHECKPOINTS, (some, thread, ""), "lgm_writes"
+    )
+    assert scans and all(rows <= max_writes for rows, _ in scans), scans
