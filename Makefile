@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck bench bench-session bench-longterm bench-nodes bench-privacy clean
+.PHONY: demo test test-fast lint typecheck bench bench-session bench-floor bench-longterm bench-nodes bench-privacy clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -30,10 +30,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: bench-session bench-longterm bench-nodes bench-privacy
+bench: bench-session bench-floor bench-longterm bench-nodes bench-privacy
 
 bench-session: $(STAMP)
 	$(BIN)/python -m benchmarks.session
+
+bench-floor: $(STAMP)
+	$(BIN)/python -m benchmarks.session_floor
 
 bench-longterm: $(STAMP)
 	$(BIN)/python -m benchmarks.longterm
