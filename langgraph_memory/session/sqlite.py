@@ -898,8 +898,19 @@ class SqliteSaver(SyncShell):
     def _defer(self, prepared: PreparedWrites, fast: FastWrite) -> None:
         self._ensure_setup()
         op = _QueuedWrite(lambda: self._core.writes_txn(prepared), fast, deferred=prepared)
+        key = prepared.key
+        step = (key.thread_id, key.checkpoint_ns, prepared.checkpoint_id)
         with self._group.changed:
-            self._group.queue.append(op)
+            # Rechecked under the queue's lock (as PostgresSaver does): a sibling
+            # task's error or interrupt write marks the step before it queues
+            # itself, so this write is either in the queue that write stores or
+            # sees the mark here, and is not left for the timer.
+            ended = step in self._core.ended_steps
+            if not ended:
+                self._group.queue.append(op)
+        if ended:
+            self._write(op.factory, fast)
+            return
         self._group.timer.deferred(self._store_deferred)
 
     def delete_thread(self, thread_id: str) -> None:

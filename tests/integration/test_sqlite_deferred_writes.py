@@ -135,6 +135,27 @@ def test_a_special_write_stores_the_queued_ones_with_it(saver: SqliteSaver, path
     assert _stored_writes(path) == [("task-1", "a"), ("task-2", ERROR)]
 
 
+def test_a_write_prepared_before_its_step_ended_is_stored_when_it_queues(
+    saver: SqliteSaver, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a sibling task can lose: its write is prepared (may wait) just
+    before the failing task's error write marks the step and stores the queue,
+    and reaches the queue only after that. It must not wait for the timer."""
+    checkpoint_id = _first_put(saver)
+    prepare = saver._core.prepare_writes
+
+    def prepared_then_error_lands(*args: Any, **kwargs: Any) -> Any:
+        prepared = prepare(*args, **kwargs)
+        assert prepared.may_wait
+        monkeypatch.setattr(saver._core, "prepare_writes", prepare)
+        saver.put_writes(_loop_config(checkpoint_id), [(ERROR, ValueError("boom"))], "task-2")
+        return prepared
+
+    monkeypatch.setattr(saver._core, "prepare_writes", prepared_then_error_lands)
+    saver.put_writes(_loop_config(checkpoint_id), [("a", 1)], "task-1")
+    assert _stored_writes(path) == [("task-1", "a"), ("task-2", ERROR)]
+
+
 def test_close_stores_queued_writes(path: Path) -> None:
     with SqliteSaver.from_conn_string(str(path)) as saver:
         saver._group.timer.max_delay = 60.0
