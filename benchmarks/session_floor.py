@@ -41,7 +41,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,58 +69,26 @@ def _thread_and_id(config: Any, checkpoint: Any) -> tuple[str, str]:
     return str(config["configurable"]["thread_id"]), str(checkpoint["id"])
 
 
-def _make_sqlite_floor(path: str) -> Any:
-    base = _memory_saver_class()
+def _sync_floor(execute: Callable[..., Any], insert_sql: str, read_sql: str | None) -> Any:
+    """InMemorySaver that also runs ``insert_sql`` at each put and ``read_sql``
+    (if any) at each get_tuple on one connection (``execute``), under a lock:
+    LangGraph calls a sync saver from its worker threads."""
+    lock = threading.Lock()
 
-    class SqliteFloorSaver(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute(_FLOOR_TABLE)
-            self._lock = threading.Lock()
-
+    class FloorSaver(_memory_saver_class()):  # type: ignore[misc]
         def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
             out = super().put(config, checkpoint, metadata, new_versions)
-            with self._lock:
-                self._conn.execute(_FLOOR_INSERT_SQLITE, _thread_and_id(config, checkpoint))
-            return out
-
-        def close(self) -> None:
-            self._conn.close()
-
-    return SqliteFloorSaver()
-
-
-def _make_postgres_floor(dsn: str) -> Any:
-    import psycopg
-
-    base = _memory_saver_class()
-
-    class PostgresFloorSaver(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            super().__init__()
-            self._conn = psycopg.connect(dsn, autocommit=True)
-            self._conn.execute("SET synchronous_commit = off")
-            self._conn.execute(_FLOOR_TABLE)
-            self._lock = threading.Lock()
-
-        def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
-            out = super().put(config, checkpoint, metadata, new_versions)
-            with self._lock:
-                self._conn.execute(_FLOOR_INSERT_PG, _thread_and_id(config, checkpoint))
+            with lock:
+                execute(insert_sql, _thread_and_id(config, checkpoint))
             return out
 
         def get_tuple(self, config: Any) -> Any:
-            with self._lock:
-                self._conn.execute(_FLOOR_READ_PG, (config["configurable"]["thread_id"],))
+            if read_sql is not None:
+                with lock:
+                    execute(read_sql, (config["configurable"]["thread_id"],))
             return super().get_tuple(config)
 
-        def close(self) -> None:
-            self._conn.close()
-
-    return PostgresFloorSaver()
+    return FloorSaver()
 
 
 async def _make_postgres_floor_async(dsn: str) -> Any:
@@ -159,20 +127,24 @@ async def _make_postgres_floor_async(dsn: str) -> Any:
 
 @contextlib.contextmanager
 def _open_sqlite_floor(location: str) -> Iterator[Any]:
-    saver = _make_sqlite_floor(location)
+    conn = sqlite3.connect(location, isolation_level=None, check_same_thread=False)
     try:
-        yield saver
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute(_FLOOR_TABLE)
+        yield _sync_floor(conn.execute, _FLOOR_INSERT_SQLITE, None)
     finally:
-        saver.close()
+        conn.close()
 
 
 @contextlib.contextmanager
 def _open_postgres_floor(location: str) -> Iterator[Any]:
-    saver = _make_postgres_floor(location)
-    try:
-        yield saver
-    finally:
-        saver.close()
+    import psycopg
+
+    with psycopg.connect(location, autocommit=True) as conn:
+        conn.execute("SET synchronous_commit = off")
+        conn.execute(_FLOOR_TABLE)
+        yield _sync_floor(conn.execute, _FLOOR_INSERT_PG, _FLOOR_READ_PG)
 
 
 @contextlib.asynccontextmanager

@@ -691,8 +691,7 @@ ORDER BY checkpoint_id DESC, thread_id DESC, checkpoint_ns DESC
 LIMIT %s"""
 
 # Channel values of one (thread, ns) for a JSON array of [channel, version] pairs.
-SELECT_CHANNEL_VALUES = """
-SELECT cv.channel, cv.version, cv.encoding, cv.type, cv.value, cv.ranges
+_VALUES_OF_PAIRS = """
 FROM jsonb_array_elements(%s::jsonb) AS j(pair)
 CROSS JOIN LATERAL (
     SELECT * FROM lgm_channel_values
@@ -700,16 +699,11 @@ CROSS JOIN LATERAL (
       AND channel = j.pair->>0 AND version = j.pair->>1
     LIMIT 1
 ) AS cv"""
+SELECT_CHANNEL_VALUES = (
+    "SELECT cv.channel, cv.version, cv.encoding, cv.type, cv.value, cv.ranges" + _VALUES_OF_PAIRS
+)
 # Same pairs, encodings only (the DeltaChannel walk asks "is a value stored here?").
-SELECT_CHANNEL_ENCODINGS = """
-SELECT cv.channel, cv.version, cv.encoding
-FROM jsonb_array_elements(%s::jsonb) AS j(pair)
-CROSS JOIN LATERAL (
-    SELECT * FROM lgm_channel_values
-    WHERE thread_id = %s AND checkpoint_ns = %s
-      AND channel = j.pair->>0 AND version = j.pair->>1
-    LIMIT 1
-) AS cv"""
+SELECT_CHANNEL_ENCODINGS = "SELECT cv.channel, cv.version, cv.encoding" + _VALUES_OF_PAIRS
 # Chunks of one channel overlapping item numbers [lo, hi).
 SELECT_CHUNKS = """
 SELECT seq_lo, seq_hi, type, value FROM lgm_channel_chunks
