@@ -61,9 +61,11 @@ def test_postgres_floors_commit_one_row_per_put(pg_dsn: str) -> None:
 
 def test_report_compares_ours_with_the_floor_against_each_target() -> None:
     rates = {
-        "memory-sync": [200.0, 220.0],
-        "floor-sqlite-sync": [180.0, 198.0],
-        "ours-sqlite-sync": [160.0, 187.0],
+        "SQLite, sync": {
+            "memory-sync": [200.0, 220.0],
+            "floor-sqlite-sync": [180.0, 198.0],
+            "ours-sqlite-sync": [160.0, 187.0],
+        }
     }
     text = floor.report(rates, threads=20, turns=50, reps=2)
     # medians of per-repetition ratios: (0.8, 0.85) -> 82%; floor (0.9, 0.9) -> 90%
