@@ -195,9 +195,7 @@ def _available(keys: Sequence[str]) -> list[SaverSpec]:
     specs = []
     for key in keys:
         spec = _BY_KEY[key]
-        reason = None if spec.key.startswith("floor-sqlite") else unavailable_reason(spec)
-        if spec.backend == "postgres" and reason is None:
-            reason = unavailable_reason(_BY_KEY["ours-postgres-sync"])
+        reason = unavailable_reason(spec)  # a floor: its backend's server, if any
         if reason:
             print(f"skipped {spec.label}: {reason}", file=sys.stderr)
             continue

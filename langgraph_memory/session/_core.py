@@ -380,6 +380,11 @@ class PreparedWrites:
     # see writes_may_wait_for_checkpoint
     may_wait: bool = False
 
+    @property
+    def step(self) -> tuple[str, str, str]:
+        """The step these writes belong to, as ``EndedSteps`` keys it."""
+        return (self.key.thread_id, self.key.checkpoint_ns, self.checkpoint_id)
+
 
 @dataclass(frozen=True, slots=True)
 class ListQuery:
@@ -859,14 +864,14 @@ class SaverCore:
         # Special writes (errors, interrupts) replace; regular ones are idempotent.
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         may_wait = writes_may_wait_for_checkpoint(config, writes)
-        step = (key.thread_id, key.checkpoint_ns, key.checkpoint_id)
+        prepared = PreparedWrites(key, key.checkpoint_id, replace, rows, time.time(), may_wait)
         if any(channel in STEP_ENDING_CHANNELS for channel, _ in writes):
-            self.ended_steps.add(step)
+            self.ended_steps.add(prepared.step)
         elif any(channel == RESUME for channel, _ in writes):
-            self.ended_steps.discard(step)  # the step runs again, and a put follows it
-        elif may_wait and step in self.ended_steps:
-            may_wait = False
-        return PreparedWrites(key, key.checkpoint_id, replace, rows, time.time(), may_wait)
+            self.ended_steps.discard(prepared.step)  # the step runs again, and a put follows it
+        elif may_wait and prepared.step in self.ended_steps:
+            prepared.may_wait = False
+        return prepared
 
     def writes_rows(self, p: PreparedWrites) -> FastWrite | None:
         """The writes as rows for the dialect's one-statement write (``put_rows``);

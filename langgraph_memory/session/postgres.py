@@ -132,7 +132,7 @@ class _DeferredWrites:
         failing task's write stores the queue after marking its step, so ``p`` is
         either in that queue or not queued at all)."""
         with self.lock:
-            if (p.key.thread_id, p.key.checkpoint_ns, p.checkpoint_id) in ended:
+            if p.step in ended:
                 return False
             self.items.append(p)
             thread_id = p.key.thread_id

@@ -898,14 +898,12 @@ class SqliteSaver(SyncShell):
     def _defer(self, prepared: PreparedWrites, fast: FastWrite) -> None:
         self._ensure_setup()
         op = _QueuedWrite(lambda: self._core.writes_txn(prepared), fast, deferred=prepared)
-        key = prepared.key
-        step = (key.thread_id, key.checkpoint_ns, prepared.checkpoint_id)
         with self._group.changed:
             # Rechecked under the queue's lock (as PostgresSaver does): a sibling
             # task's error or interrupt write marks the step before it queues
             # itself, so this write is either in the queue that write stores or
             # sees the mark here, and is not left for the timer.
-            ended = step in self._core.ended_steps
+            ended = prepared.step in self._core.ended_steps
             if not ended:
                 self._group.queue.append(op)
         if ended:

@@ -11,11 +11,13 @@ the core without losing or duplicating anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
 import time
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -414,14 +416,22 @@ def _empty_put(saver: PostgresSaver, thread_id: str) -> Any:
     return saver.put(config, empty_checkpoint(), {"source": "loop", "step": 0}, {})
 
 
-def _queued_on_two_threads(saver: PostgresSaver, one: str, two: str) -> tuple[Any, Any]:
-    """A checkpoint on threads ``one`` and ``two``, and a task write of each queued
-    (channels "a" and "b", tasks "task-<thread>"); the timer held off."""
-    saver._deferred.timer.max_delay = 3600.0
-    first, second = _empty_put(saver, one), _empty_put(saver, two)
-    _queue_writes(saver, first, "a", f"task-{one}")
-    _queue_writes(saver, second, "b", f"task-{two}")
-    return first, second
+@contextlib.contextmanager
+def _queued_on_two_threads(
+    pg_dsn: str, one: str, two: str
+) -> Iterator[tuple[PostgresSaver, PostgresSaver, Any, Any]]:
+    """Two savers on the database: (saver, other, checkpoint of ``one``, of ``two``).
+    ``saver`` put a checkpoint on threads ``one`` and ``two`` and queued a task
+    write of each (channels "a" and "b", tasks "task-<thread>"); timer held off."""
+    with (
+        PostgresSaver.from_conn_string(pg_dsn) as saver,
+        PostgresSaver.from_conn_string(pg_dsn) as other,
+    ):
+        saver._deferred.timer.max_delay = 3600.0
+        first, second = _empty_put(saver, one), _empty_put(saver, two)
+        _queue_writes(saver, first, "a", f"task-{one}")
+        _queue_writes(saver, second, "b", f"task-{two}")
+        yield saver, other, first, second
 
 
 def test_a_put_and_its_riding_writes_go_in_one_lgm_put_all(
@@ -471,11 +481,7 @@ def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
     pg_dsn: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     calls = _whole_calls(monkeypatch)
-    with (
-        PostgresSaver.from_conn_string(pg_dsn) as saver,
-        PostgresSaver.from_conn_string(pg_dsn) as other,
-    ):
-        doomed, kept = _queued_on_two_threads(saver, "doomed", "kept")
+    with _queued_on_two_threads(pg_dsn, "doomed", "kept") as (saver, other, doomed, kept):
         other.delete_thread("doomed")
         calls.clear()
         with caplog.at_level(logging.WARNING, logger="langgraph_memory.session.postgres"):
@@ -539,11 +545,7 @@ def test_queued_writes_of_other_threads_ride_in_the_same_lgm_put_all(
     pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = _whole_calls(monkeypatch)
-    with (
-        PostgresSaver.from_conn_string(pg_dsn) as saver,
-        PostgresSaver.from_conn_string(pg_dsn) as other,
-    ):
-        first, second = _queued_on_two_threads(saver, "first", "second")
+    with _queued_on_two_threads(pg_dsn, "first", "second") as (saver, other, first, second):
         calls.clear()
         saver.put(second, empty_checkpoint(), {"source": "loop", "step": 1}, {})
         assert calls == [True]  # one statement, nothing refused
