@@ -1764,6 +1764,9 @@ class ChromaMemoryStore(BaseStore):
         Returns a receipt with counts only. Text leaves the disk: FTS5 is optimised,
         the SQLite file vacuumed and its WAL truncated; the checkpointer is vacuumed
         too when it has ``vacuum()`` (the queue normally lives in its file).
+        A dedicated collection is dropped with its directory. Known gap: embedded
+        Chroma keeps a shard user's raw vectors (no text) in its write-ahead log
+        until it compacts that shard (see longterm/DESIGN.md).
         """
         user_id = validate_user_id(user_id)
         memories, keyword_rows = self._forget_store(user_id)

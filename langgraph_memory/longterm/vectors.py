@@ -24,12 +24,19 @@ appear in Chroma; Chroma receives vectors and opaque ids only.
 from __future__ import annotations
 
 import hashlib
+import logging
+import re
+import shutil
+import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+logger = logging.getLogger(__name__)
 
 _HNSW_CONFIGURATION = {"hnsw": {"space": "cosine"}}
 # Shards are only ever read by id (exact ranking in numpy), never through HNSW,
@@ -109,6 +116,9 @@ class ChromaVectors:
         except Exception as exc:  # already gone is fine; anything else is not
             if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
                 raise
+        directory = _persist_directory(self.client)
+        if directory is not None:
+            remove_orphaned_segment_dirs(directory)
 
     def vectors_by_id(self, name: str, ids: Sequence[str]) -> dict[str, Any]:
         """The stored vectors of these ids (missing ids are simply absent)."""
@@ -245,3 +255,55 @@ def normalised_matrix(vectors: Sequence[Sequence[float]], dims: int) -> np.ndarr
     matrix = np.asarray(vectors, dtype=np.float32).reshape(-1, dims)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def _persist_directory(client: Any) -> Path | None:
+    """The embedded client's directory; None for a server (its files are not ours)."""
+    try:
+        settings = client.get_settings()
+    except Exception:
+        return None
+    if not getattr(settings, "is_persistent", False) or not settings.persist_directory:
+        return None
+    return Path(settings.persist_directory)
+
+
+# Embedded Chroma keeps each vector segment (the HNSW files) in a directory
+# named by the segment's UUID next to chroma.sqlite3.
+_SEGMENT_DIR_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def remove_orphaned_segment_dirs(directory: Path) -> list[str]:
+    """Delete segment directories no Chroma segment refers to any more; their names.
+
+    Embedded Chroma (1.5) leaves a dropped collection's HNSW directory on disk:
+    ``forget_user`` would leave a forgotten user's vectors behind. Directories
+    are listed *before* the live segments are read, so a collection created
+    meanwhile (its segment row exists before its directory) is never touched.
+    When Chroma's catalog cannot be read as expected nothing is deleted.
+    """
+    if not directory.is_dir():
+        return []
+    candidates = [p for p in directory.iterdir() if p.is_dir() and _SEGMENT_DIR_NAME.match(p.name)]
+    if not candidates:
+        return []
+    catalog = directory / "chroma.sqlite3"
+    try:
+        conn = sqlite3.connect(f"{catalog.as_uri()}?mode=ro", uri=True, timeout=5.0)
+        try:
+            live = {str(row[0]) for row in conn.execute("SELECT id FROM segments")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        logger.warning(
+            "left Chroma segment directories in %s alone: its catalog could not be read (%s)",
+            directory,
+            exc,
+        )
+        return []
+    removed = []
+    for path in candidates:
+        if path.name not in live:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+    return removed
