@@ -134,12 +134,13 @@ def _open_official_postgres(dsn: str) -> Iterator[Any]:
 @contextlib.asynccontextmanager
 async def _aopen_official_postgres(dsn: str) -> AsyncIterator[Any]:
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from psycopg.rows import dict_row
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow, dict_row
     from psycopg_pool import AsyncConnectionPool
 
     # The documented way to give the official saver a pool: autocommit, no
     # prepared statements, dict rows.
-    pool = AsyncConnectionPool(
+    pool: AsyncConnectionPool[AsyncConnection[DictRow]] = AsyncConnectionPool(
         dsn,
         min_size=1,
         max_size=PG_POOL_SIZE,
@@ -166,7 +167,7 @@ def _pool_kwargs(factory: Any) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _open_ours_postgres(dsn: str) -> Iterator[Any]:
-    from langgraph_memory.session import PostgresSaver  # type: ignore[attr-defined]
+    from langgraph_memory.session import PostgresSaver
 
     with PostgresSaver.from_conn_string(
         dsn, **_pool_kwargs(PostgresSaver.from_conn_string)
@@ -177,7 +178,7 @@ def _open_ours_postgres(dsn: str) -> Iterator[Any]:
 
 @contextlib.asynccontextmanager
 async def _aopen_ours_postgres(dsn: str) -> AsyncIterator[Any]:
-    from langgraph_memory.session import AsyncPostgresSaver  # type: ignore[attr-defined]
+    from langgraph_memory.session import AsyncPostgresSaver
 
     async with AsyncPostgresSaver.from_conn_string(
         dsn, **_pool_kwargs(AsyncPostgresSaver.from_conn_string)

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -43,6 +43,9 @@ from langgraph.store.base import PutOp
 
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.types import MemoryRecord, MemoryType
+
+if TYPE_CHECKING:
+    from chromadb.api.types import Metadata
 
 RESULTS = Path(__file__).with_name("RESULTS-longterm.md")
 TARGET_P95_MS = 5.0
@@ -168,7 +171,7 @@ def run_scenario(
         ops: list[PutOp] = []
         ids: list[str] = []
         docs: list[str] = []
-        metas: list[dict[str, Any]] = []
+        metas: list[Metadata] = []
         vectors = unit_vectors(nrng, len(chunk) * per_user, dims)
         k = 0
         for uid in chunk:
@@ -240,7 +243,7 @@ def run_scenario(
 
     # Interleaved in a rotating order, so machine noise (and whatever a heavy
     # baseline query leaves behind) hits all three alike.
-    def run_ours(uid: str, words: str, vec: list[float]) -> None:
+    def run_ours(uid: str, words: str, vec: Sequence[float]) -> None:
         nonlocal returned
         start = time.perf_counter()
         found = store.search_memories(uid, words, query_embedding=vec, limit=5)
@@ -248,12 +251,12 @@ def run_scenario(
         returned += len(found)
         assert all(m.record.user_id == uid for m in found)
 
-    def run_uncached(uid: str, words: str, vec: list[float]) -> None:
+    def run_uncached(uid: str, words: str, vec: Sequence[float]) -> None:
         start = time.perf_counter()
         uncached.search_memories(uid, words, query_embedding=vec, limit=5)
         ours_uncached.append((time.perf_counter() - start) * 1000.0)
 
-    def run_baseline(uid: str, words: str, vec: list[float]) -> None:
+    def run_baseline(uid: str, words: str, vec: Sequence[float]) -> None:
         if baseline_col is not None:
             start = time.perf_counter()
             baseline_col.query(query_embeddings=[vec], n_results=5, where={"user_id": uid})

@@ -27,10 +27,17 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    MessageLikeRepresentation,
+)
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import PutOp
@@ -169,7 +176,8 @@ class ReplayStore:
             started = time.perf_counter()
             self.answers[key] = self.real.search_memories(user_id, query, **kw)
             self.search_seconds.append(time.perf_counter() - started)
-        return self.answers[key]
+        found: list[Any] = self.answers[key]
+        return found
 
     def recall_memories(self, user_id: str, query: str, **kw: Any) -> Any:
         """The one-pass recall API the node prefers (query + pinned searches)."""
@@ -196,7 +204,7 @@ def recall_own_overhead(
     """(recall node seconds with searches replayed, seconds of the real store searches)."""
     replay = ReplayStore(store)
     recall = create_recall_node(store=replay, update_access_stats=False)
-    config = {"configurable": {"user_id": USER}}
+    config: RunnableConfig = {"configurable": {"user_id": USER}}
     for q in queries:  # record
         recall.invoke({"messages": [HumanMessage(q, id="h")]}, config)
     times = []
@@ -215,21 +223,21 @@ def bench_latency(workdir: Path, n_memories: int, dialogues: int) -> dict[str, A
     compress = create_compress_node(
         model=ScriptedChatModel(default=summary_of(250)), max_tokens=max_tokens
     )
-    config = {"configurable": {"user_id": USER, "thread_id": "bench"}}
+    config: RunnableConfig = {"configurable": {"user_id": USER, "thread_id": "bench"}}
     recall_times: list[float] = []
     compress_times: list[float] = []
     compress_fired = 0
     for d in range(dialogues):
         state: dict[str, Any] = {"messages": [], "summary": ""}
         for i, (question, answer) in enumerate(pairs):
-            state["messages"] = add_messages(
-                state["messages"], [HumanMessage(question, id=f"{d}h{i}")]
-            )
+            asked: list[MessageLikeRepresentation] = [HumanMessage(question, id=f"{d}h{i}")]
+            state["messages"] = add_messages(state["messages"], asked)
             started = time.perf_counter()
             update = recall.invoke(state, config)
             recall_times.append(time.perf_counter() - started)
             state["messages"] = add_messages(state["messages"], update.get("messages", []))
-            state["messages"] = add_messages(state["messages"], [AIMessage(answer, id=f"{d}a{i}")])
+            answered: list[MessageLikeRepresentation] = [AIMessage(answer, id=f"{d}a{i}")]
+            state["messages"] = add_messages(state["messages"], answered)
             started = time.perf_counter()
             update = compress.invoke(state, config)
             compress_times.append(time.perf_counter() - started)
@@ -247,7 +255,7 @@ def bench_latency(workdir: Path, n_memories: int, dialogues: int) -> dict[str, A
             graph = graph_for(saver, use_store, [pairs[0][1]], max_tokens)
             times = []
             for d in range(dialogues):
-                cfg = {"configurable": {"user_id": USER, "thread_id": f"e2e-{d}"}}
+                cfg: RunnableConfig = {"configurable": {"user_id": USER, "thread_id": f"e2e-{d}"}}
                 for question, _ in pairs:
                     started = time.perf_counter()
                     graph.invoke({"messages": [HumanMessage(question)]}, cfg)
@@ -298,7 +306,12 @@ def bench_compression() -> dict[str, Any]:
                 keep_last_turns=keep,
             )
             update = node.invoke({"messages": msgs}, {"configurable": {"user_id": USER}})
-            after_msgs = add_messages(msgs, update["messages"])
+            # add_messages takes an invariant list[MessageLikeRepresentation] and is typed
+            # to return any message-like value; it always returns a list of messages.
+            after_msgs = cast(
+                list[BaseMessage],
+                add_messages(cast(list[MessageLikeRepresentation], msgs), update["messages"]),
+            )
             after = count_tokens_approximately(after_msgs)
             out["rows"].append(
                 {
@@ -319,7 +332,7 @@ def bench_compression() -> dict[str, Any]:
 
 def _extraction_answer(prompt: list[BaseMessage]) -> str:
     """A scripted extraction model: memories from each user line, citing that line."""
-    found = []
+    found: list[tuple[str, str, str | None, float]] = []
     for alias, text in re.findall(r"\[(m\d+)\] user: (.*)", prompt[-1].text):
         if m := re.search(r"budget is (\d+)", text):
             found.append((alias, f"User's budget is {m.group(1)}", "budget", 0.8))
@@ -378,7 +391,9 @@ def bench_llm_calls(workdir: Path, batches: int) -> dict[str, Any]:
 
 
 def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], seconds: float) -> str:
-    ok = lambda good: "PASS" if good else "FAIL"  # noqa: E731
+    def ok(good: bool) -> str:
+        return "PASS" if good else "FAIL"
+
     model_row = next(
         r for r in comp["rows"] if r["keep"] == 2 and r["summariser"].startswith("model")
     )
