@@ -102,11 +102,19 @@ def test_guardrails_hold_for_any_judgement(batch: tuple[list[CandidateContext], 
 
     assert len(ops) == len(contexts)
     kept_ids = {op.result_id for op in ops if op.action in ("add", "supersede", "merge")}
+    shown_in_batch = {r.id for c in contexts for r in c.same_key} | {
+        s.record.id for c in contexts for s in c.similar
+    }
     for ctx, op in zip(contexts, ops, strict=True):
         cand = ctx.candidate
         shown = {r.id: r for r in ctx.same_key} | {s.record.id: s.record for s in ctx.similar}
-        # every referenced id is one this candidate was shown, or one this batch stores
-        assert set(op.target_ids) <= set(shown) | kept_ids, (op, shown)
+        # every referenced id is one this candidate was shown, or one this batch
+        # stores; a repeat of an earlier candidate ("... of this batch") follows
+        # that candidate's targets, which it may not have been shown itself
+        allowed = set(shown) | kept_ids
+        if "of this batch" in op.reason:
+            allowed |= shown_in_batch
+        assert set(op.target_ids) <= allowed, (op, shown)
         # only an explicit forget request deletes
         assert (op.action == "delete") <= cand.forget
         # a forget request never stores anything
