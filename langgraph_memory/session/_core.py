@@ -123,6 +123,29 @@ ANCESTOR_BATCH = 256
 # the block is complete (see SaverCore._compact_block).
 COMPACT_BLOCK = 32
 
+# Small scalar channel values (a counter, a flag, a short string, a branch
+# channel's None) travel inside the checkpoint body under this key, every put,
+# instead of as value rows: a chat turn's put writes ~5.4 rows instead of ~6.6
+# and dirties ~8 pages instead of ~9.8, and reads look up fewer rows (the
+# official Postgres saver inlines primitives the same way). Repeating them in
+# every body costs a few bytes each; a channel whose version did not change
+# needs no row shared with an older checkpoint. Migration 3 (SQLite) / 5
+# (Postgres) makes older releases, which would not know the key, refuse.
+INLINE_VALUES_KEY = "lgm_inline"
+INLINE_MAX_STR_CHARS = 256
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def is_inline_value(value: Any) -> bool:
+    """Whether ``value`` is stored in the checkpoint body. Exact types only: a
+    subclass (IntEnum, StrEnum) keeps its row and its serializer's type tag."""
+    kind = type(value)
+    if value is None or kind is bool or kind is float:
+        return True
+    if kind is int:
+        return bool(_INT64_MIN <= value <= _INT64_MAX)
+    return kind is str and len(value) <= INLINE_MAX_STR_CHARS
+
 
 def _msgpack_array_body(blob: bytes) -> tuple[int, bytes] | None:
     """(element count, element bytes) of a msgpack array, or None if not an array."""
@@ -562,6 +585,10 @@ class SaverCore:
             )
         values = checkpoint.get("channel_values") or {}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        versions = checkpoint.get("channel_versions") or {}
+        inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
+        if inline:
+            body[INLINE_VALUES_KEY] = inline
         type_, blob = self.serde.dumps_typed(body)
         meta = get_serializable_checkpoint_metadata(config, metadata)
         meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
@@ -570,7 +597,7 @@ class SaverCore:
         prepared: list[PreparedValue] = []
         for channel, version in new_versions.items():
             ver = version_key(version)
-            if channel not in values:
+            if channel not in values or channel in inline:
                 # A version without a value (a consumed trigger or branch
                 # channel, a third of a chat turn's rows) stores no row: a
                 # read finds no row and leaves the channel out, as it would
@@ -916,6 +943,7 @@ class SaverCore:
     def _decode_body(self, raw: RawCheckpoint) -> dict[str, Any]:
         if raw.body_decoded is None:
             raw.body_decoded = dict(self.serde.loads_typed((raw.type, raw.body)))
+            raw.inline = raw.body_decoded.pop(INLINE_VALUES_KEY, None) or {}
             raw.channel_versions = {
                 ch: version_key(v) for ch, v in raw.body_decoded.get("channel_versions", {}).items()
             }
@@ -959,6 +987,8 @@ class SaverCore:
             wanted: dict[tuple[str, str], list[RawCheckpoint]] = {}
             for raw in group:
                 for ch, ver in raw.channel_versions.items():
+                    if ch in raw.inline:
+                        continue
                     if use_cache:
                         hit = self.cache.fresh_items((thread_id, ns, ch), ver)
                         if hit is not None:
@@ -1004,6 +1034,7 @@ class SaverCore:
                     raise RuntimeError(f"channel {ch!r}: stored list is incomplete")
                 values[ch] = items
         values.update(raw.cached_lists)
+        values.update(raw.inline)
         return values
 
     def _decode_writes(
@@ -1142,6 +1173,7 @@ class SaverCore:
     def build_list_tuple(self, raw: RawCheckpoint, store: ChunkStore) -> CheckpointTuple:
         """A listed checkpoint whose channel values decode on first access."""
         keys = [ch for ch, rv in raw.values.items() if rv.encoding != ENCODING_EMPTY]
+        keys.extend(raw.inline)
         values = LazyChannelValues(keys, lambda: self._decode_values(raw, store))
         return self._tuple(raw, values)
 
@@ -1319,7 +1351,14 @@ class SaverCore:
         skeletons = []
         for cid, parent, c_type, c_body, metadata in rows:
             body = self.serde.loads_typed((c_type, c_body))
-            versions = {ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()}
+            inline = body.get(INLINE_VALUES_KEY) or {}
+            # A value the checkpoint carries inline needs no row (an older
+            # checkpoint's row of the same version can go with that checkpoint).
+            versions = {
+                ch: version_key(v)
+                for ch, v in body.get("channel_versions", {}).items()
+                if ch not in inline
+            }
             meta = json.loads(metadata) if isinstance(metadata, (str, bytes)) else metadata or {}
             counters = meta.get("counters_since_delta_snapshot") or {}
             skeletons.append(CheckpointSkeleton(cid, parent, versions, frozenset(counters)))

@@ -97,6 +97,8 @@ class RawCheckpoint:
     body_decoded: dict[str, Any] | None = None
     writes: list[tuple[str, str, str, bytes, str, int]] = field(default_factory=list)
     values: dict[str, RawValue] = field(default_factory=dict)
+    # channel -> small scalar value stored inline in the body (no value row)
+    inline: dict[str, Any] = field(default_factory=dict)
     # channel -> list already served from the in-process cache
     cached_lists: dict[str, list[Any]] = field(default_factory=dict)
 

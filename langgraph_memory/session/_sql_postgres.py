@@ -509,6 +509,12 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             $fn$""",
         ),
     ),
+    (
+        5,
+        "small scalar values inline in the checkpoint body",
+        # A format marker, as SQLite's migration 3: older releases refuse the database.
+        ("SELECT 1",),
+    ),
 )
 
 # The SQLSTATE the functions above raise to hand a call back to the core.

@@ -259,6 +259,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             _write_trigger("write_replace", "REPLACE"),
         ),
     ),
+    (
+        3,
+        "small scalar values inline in the checkpoint body",
+        # A format change, no schema change: checkpoints now carry their small
+        # scalar channel values in the body (``INLINE_VALUES_KEY``, _core.py)
+        # instead of value rows. Recorded so that an older release, which
+        # would read such a checkpoint without those values, refuses the file.
+        ("SELECT 1",),
+    ),
 )
 
 # ------------------------------------------------------------------ one-statement writes

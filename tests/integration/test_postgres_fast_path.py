@@ -497,13 +497,15 @@ def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
             _empty_put(saver, "doomed")
 
 
-def test_migrations_2_and_3_are_unchanged() -> None:
+def test_released_migrations_are_unchanged() -> None:
     """Released migrations are never edited (a database that applied them keeps them)."""
     import hashlib
 
     released = hashlib.sha256(repr(SQL.MIGRATIONS[:3]).encode()).hexdigest()
     assert released == "3fb3a0b96c84a9383b4b87c966e1834349ff5744127545a66ccf4e9e786deae1"
-    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4]
+    released = hashlib.sha256(repr(SQL.MIGRATIONS[:4]).encode()).hexdigest()
+    assert released == "6c221a23c740d56e005d378ee746617abe4868cd77dd6d93311373d2836697ba"
+    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4, 5]
 
 
 @pytest.mark.parametrize("autocommit", [True, False])
@@ -526,10 +528,7 @@ def test_a_database_at_migration_3_upgrades_to_4(pg_dsn: str, autocommit: bool) 
         assert before is not None and before.pending_writes == [("task-before", "x", 1)]
     assert len(out["messages"]) == 4
     assert _rows(pg_dsn, "SELECT version FROM lgm_schema_migrations ORDER BY 1") == [
-        (1,),
-        (2,),
-        (3,),
-        (4,),
+        (m[0],) for m in SQL.MIGRATIONS
     ]
     assert _rows(pg_dsn, "SELECT count(*) FROM pg_proc WHERE proname = 'lgm_put_all'") == [(1,)]
 
@@ -585,7 +584,7 @@ def test_reads_look_up_each_key_instead_of_scanning_the_thread(pg_dsn: str) -> N
     ((stored_values,),) = _rows(
         pg_dsn, "SELECT count(*) FROM lgm_channel_values WHERE thread_id = %s", thread
     )
-    assert stored_values > 100  # the thread is long enough for a scan to show
+    assert stored_values > 60  # the thread is long enough for a scan to show
 
     for sql, params in (
         (SQL.SELECT_LATEST_PREFETCH, (thread, "", pairs)),

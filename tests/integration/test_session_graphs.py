@@ -12,6 +12,7 @@ Postgres sync and async once they exist).
 
 from __future__ import annotations
 
+import enum
 import itertools
 import operator
 import time
@@ -542,3 +543,72 @@ async def test_create_agent_tool_loop_persists_across_instances(harness: Harness
             "What did I ask?",
             "You asked about Paris.",
         ]
+
+
+# ---------------------------------------------------------------- small scalar values
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+class ScalarState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    count: int
+    ratio: float
+    done: bool
+    note: str | None
+    long_note: str
+    big: int
+    level: _Level
+
+
+def _scalar_step(state: ScalarState) -> dict[str, Any]:
+    count = state.get("count", 0) + 1
+    return {
+        "count": count,
+        "ratio": count / 3,
+        "done": count >= 2,
+        "note": None if count == 1 else f"turn {count}",
+        "long_note": "x" * 300 + str(count),  # over the inline limit: a value row
+        "big": -(2**63) + count,  # near int64's edge: still inline
+        "level": _Level.HIGH if count >= 2 else _Level.LOW,  # a subclass: a value row
+        "messages": [AIMessage(f"step {count}")],
+    }
+
+
+async def test_scalar_values_round_trip_with_their_exact_types(harness: Harness) -> None:
+    """Small scalars travel inline in the checkpoint body, the rest as value rows;
+    a new instance reads both back with their exact types, in the latest state,
+    the history and a past checkpoint."""
+    builder = StateGraph(ScalarState)
+    builder.add_node("step", _scalar_step)
+    builder.add_edge(START, "step")
+    builder.add_edge("step", END)
+    config = thread_config("scalars")
+    async with harness.open() as saver:
+        graph = builder.compile(checkpointer=saver)
+        for _ in range(2):
+            await harness.invoke(graph, {"messages": [HumanMessage("go")]}, config)
+
+    async with harness.open() as saver:
+        graph = builder.compile(checkpointer=saver)
+        state = await harness.get_state(graph, config)
+        values = state.values
+        assert values["count"] == 2 and type(values["count"]) is int
+        assert values["ratio"] == 2 / 3 and type(values["ratio"]) is float
+        assert values["done"] is True
+        assert values["note"] == "turn 2"
+        assert values["long_note"] == "x" * 300 + "2"
+        assert values["big"] == -(2**63) + 2
+        assert values["level"] is _Level.HIGH
+        assert [m.content for m in values["messages"]] == ["go", "step 1", "go", "step 2"]
+        history = await harness.history(graph, config)
+        firsts = [s for s in history if s.values.get("count") == 1 and s.next == ()]
+        assert len(firsts) == 1
+        first = firsts[0].values
+        assert first["note"] is None and "note" in first
+        assert first["done"] is False and first["level"] is _Level.LOW
+        past = await harness.get_state(graph, firsts[0].config)
+        assert past.values["ratio"] == 1 / 3 and past.values["big"] == -(2**63) + 1

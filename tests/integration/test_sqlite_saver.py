@@ -8,6 +8,7 @@ methods, which is also how ``graph.ainvoke`` uses it).
 from __future__ import annotations
 
 import asyncio
+import enum
 import os
 import sqlite3
 import threading
@@ -779,7 +780,8 @@ def test_list_version_stored_by_another_saver_first_is_kept(tmp_path: Path) -> N
     with SqliteSaver.from_conn_string(path) as a, SqliteSaver.from_conn_string(path) as b:
         for saver, text in ((a, "from a"), (b, "from b")):
             cp = empty_checkpoint()
-            cp["channel_values"] = {"messages": [HumanMessage(text, id=text)], "n": text}
+            # "n" is a dict: a value row (small scalars travel inline in the body)
+            cp["channel_values"] = {"messages": [HumanMessage(text, id=text)], "n": {"by": text}}
             cp["channel_versions"] = {"messages": "1", "n": "1"}
             saver.put(base, cp, {}, {"messages": "1", "n": "1"})
         for saver in (a, b):
@@ -788,7 +790,7 @@ def test_list_version_stored_by_another_saver_first_is_kept(tmp_path: Path) -> N
             assert latest is not None
             values = latest.checkpoint["channel_values"]
             assert [m.content for m in values["messages"]] == ["from a"]
-            assert values["n"] == "from a"
+            assert values["n"] == {"by": "from a"}
         with sqlite3.connect(path) as raw:
             assert raw.execute("SELECT COUNT(*) FROM lgm_channel_chunks").fetchone()[0] == 1
 
@@ -801,12 +803,13 @@ def test_new_version_without_value_stores_no_row_and_reads_as_absent(tmp_path: P
     path = str(tmp_path / "empty.sqlite")
     base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     with SqliteSaver.from_conn_string(path) as saver:
+        # dict values: value rows (small scalars travel inline in the body)
         first = empty_checkpoint()
-        first["channel_values"] = {"branch": "go", "n": 1}
+        first["channel_values"] = {"branch": {"to": "go"}, "n": {"n": 1}}
         first["channel_versions"] = {"branch": "1", "n": "1"}
         saved = saver.put(base, first, {}, {"branch": "1", "n": "1"})
         second = empty_checkpoint()
-        second["channel_values"] = {"n": 1}
+        second["channel_values"] = {"n": {"n": 1}}
         second["channel_versions"] = {"branch": "2", "n": "1", "old": "1"}
         latest = saver.put(saved, second, {}, {"branch": "2", "old": "1"})
         with sqlite3.connect(path) as raw:
@@ -819,11 +822,14 @@ def test_new_version_without_value_stores_no_row_and_reads_as_absent(tmp_path: P
                 "INSERT INTO lgm_channel_values (thread_id, checkpoint_ns, channel, version,"
                 " encoding) VALUES ('t', '', 'old', '1', 'empty')"
             )
-        for config, expected in ((saved, {"branch": "go", "n": 1}), (latest, {"n": 1})):
+        for config, expected in (
+            (saved, {"branch": {"to": "go"}, "n": {"n": 1}}),
+            (latest, {"n": {"n": 1}}),
+        ):
             got = saver.get_tuple(config)
             assert got is not None and got.checkpoint["channel_values"] == expected
         listed = [dict(t.checkpoint["channel_values"]) for t in saver.list(base)]
-        assert listed == [{"n": 1}, {"branch": "go", "n": 1}]
+        assert listed == [{"n": {"n": 1}}, {"branch": {"to": "go"}, "n": {"n": 1}}]
 
 
 def test_put_writes_again_is_idempotent_and_special_writes_replace(tmp_path: Path) -> None:
@@ -877,3 +883,97 @@ async def test_async_concurrent_get_tuples_share_one_hop_and_fail_alone(tmp_path
         assert isinstance(results.pop(3), ConfigurationError)
         values = [r.checkpoint["channel_values"]["n"] for r in results]  # type: ignore[union-attr]
         assert values == list(range(6))
+
+
+class _Level(enum.IntEnum):
+    HIGH = 2
+
+
+def _value_rows(path: str) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as raw:
+        rows = raw.execute("SELECT channel, version FROM lgm_channel_values ORDER BY 1, 2")
+        return [(str(ch), str(ver)) for ch, ver in rows]
+
+
+def test_small_scalars_are_stored_in_the_checkpoint_not_as_value_rows(tmp_path: Path) -> None:
+    """A chat turn's counters, flags and branch channels (None) add no value row;
+    lists, dicts, long strings and subclasses of scalars still do."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    path = str(tmp_path / "inline.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    values: dict[str, Any] = {
+        "messages": [HumanMessage("hi", id="1")],
+        "turn": 3,
+        "ratio": 0.5,
+        "flag": False,
+        "branch:to:model": None,
+        "short": "ok",
+        "long": "y" * 300,
+        "dict": {"a": 1},
+        "level": _Level.HIGH,  # an int subclass keeps its row (and its type)
+    }
+    with SqliteSaver.from_conn_string(path) as saver:
+        cp = empty_checkpoint()
+        cp["channel_values"] = values
+        cp["channel_versions"] = {ch: "1" for ch in values}
+        saved = saver.put(base, cp, {}, dict(cp["channel_versions"]))
+        assert [ch for ch, _ in _value_rows(path)] == ["dict", "level", "long", "messages"]
+        got = saver.get_tuple(saved)
+        assert got is not None
+        assert got.checkpoint["channel_values"] == values
+        assert "lgm_inline" not in got.checkpoint
+        assert type(got.checkpoint["channel_values"]["turn"]) is int
+        listed = next(iter(saver.list(base)))
+        assert dict(listed.checkpoint["channel_values"]) == values
+
+
+def test_checkpoints_stored_before_inlining_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written before scalars went inline: its value rows still read, and a
+    newer checkpoint that keeps a channel's version carries the value itself."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from langgraph_memory.session import _core
+
+    path = str(tmp_path / "mixed.sqlite")
+    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    with SqliteSaver.from_conn_string(path) as saver:
+        monkeypatch.setattr(_core, "is_inline_value", lambda value: False)  # the old format
+        old = empty_checkpoint()
+        old["channel_values"] = {"turn": 1, "note": "a"}
+        old["channel_versions"] = {"turn": "1", "note": "1"}
+        old_config = saver.put(base, old, {}, {"turn": "1", "note": "1"})
+        assert _value_rows(path) == [("note", "1"), ("turn", "1")]
+        monkeypatch.undo()
+        new = empty_checkpoint()
+        new["channel_values"] = {"turn": 1, "note": "b"}
+        new["channel_versions"] = {"turn": "1", "note": "2"}
+        new_config = saver.put(old_config, new, {}, {"note": "2"})
+        assert _value_rows(path) == [("note", "1"), ("turn", "1")]  # nothing new as rows
+    with SqliteSaver.from_conn_string(path) as reopened:
+        for config, expected in (
+            (old_config, {"turn": 1, "note": "a"}),
+            (new_config, new["channel_values"]),
+        ):
+            got = reopened.get_tuple(config)
+            assert got is not None and got.checkpoint["channel_values"] == expected
+        reopened.prune(["t"], strategy="keep_latest")
+        assert _value_rows(path) == []  # the old rows went with the old checkpoint
+        got = reopened.get_tuple(base)
+        assert got is not None and got.checkpoint["channel_values"] == {"turn": 1, "note": "b"}
+
+
+def test_a_release_before_inline_values_refuses_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 3 marks the inline format: a release that does not know it (and
+    would read checkpoints without their inline values) refuses the file."""
+    path = str(tmp_path / "new.sqlite")
+    with SqliteSaver.from_conn_string(path) as saver:
+        saver.setup()
+    monkeypatch.setattr(SQL, "MIGRATIONS", SQL.MIGRATIONS[:2])  # the previous release
+    monkeypatch.setattr(SqliteSaver, "_MIGRATIONS", SQL.MIGRATIONS)
+    with pytest.raises(MigrationError, match=r"\[3\]"), SqliteSaver.from_conn_string(path) as s:
+        s.setup()

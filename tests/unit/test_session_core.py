@@ -208,7 +208,10 @@ def _checkpoint(values: dict[str, Any], versions: dict[str, Any]) -> Any:
 def test_put_stores_lists_as_items_values_whole_and_no_row_for_missing_values() -> None:
     core = SaverCore(SQL, SERDE)
     msgs = [HumanMessage("hi", id="1"), AIMessage("hello", id="2")]
-    cp = _checkpoint({"messages": msgs, "turn": 3}, {"messages": "1", "turn": "1", "delta": "1"})
+    # "turn" is a dict: a value row (small scalars travel inline in the body)
+    cp = _checkpoint(
+        {"messages": msgs, "turn": {"n": 3}}, {"messages": "1", "turn": "1", "delta": "1"}
+    )
     prepared = core.prepare_put(
         {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
         cp,
