@@ -281,6 +281,11 @@ def version_key(version: Any) -> str:
     return version if isinstance(version, str) else str(version)
 
 
+def body_versions(body: Mapping[str, Any]) -> dict[str, str]:
+    """A decoded checkpoint body's channel versions, as rows key them."""
+    return {ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()}
+
+
 # ------------------------------------------------------------------ put preparation
 
 
@@ -311,6 +316,8 @@ class PreparedPut:
     metadata: str
     values: list[PreparedValue]
     now: float
+    # The checkpoint's channel versions whose values live in rows (not inline).
+    row_versions: dict[str, str]
     # Write the thread's activity row in this put (else only read its tombstone).
     touch_thread: bool = True
 
@@ -625,6 +632,7 @@ class SaverCore:
             metadata=meta_text,
             values=prepared,
             now=now,
+            row_versions={ch: version_key(v) for ch, v in versions.items() if ch not in inline},
             touch_thread=not self._single_writer or self.activity.needs_write(key.thread_id, now),
         )
 
@@ -944,9 +952,7 @@ class SaverCore:
         if raw.body_decoded is None:
             raw.body_decoded = dict(self.serde.loads_typed((raw.type, raw.body)))
             raw.inline = raw.body_decoded.pop(INLINE_VALUES_KEY, None) or {}
-            raw.channel_versions = {
-                ch: version_key(v) for ch, v in raw.body_decoded.get("channel_versions", {}).items()
-            }
+            raw.channel_versions = body_versions(raw.body_decoded)
         return raw.body_decoded
 
     def get_tuple_txn(self, config: RunnableConfig) -> Txn[tuple[RawCheckpoint, ChunkStore] | None]:
@@ -986,9 +992,7 @@ class SaverCore:
         for (thread_id, ns), group in by_ns.items():
             wanted: dict[tuple[str, str], list[RawCheckpoint]] = {}
             for raw in group:
-                for ch, ver in raw.channel_versions.items():
-                    if ch in raw.inline:
-                        continue
+                for ch, ver in raw.row_versions().items():
                     if use_cache:
                         hit = self.cache.fresh_items((thread_id, ns, ch), ver)
                         if hit is not None:
@@ -1224,10 +1228,7 @@ class SaverCore:
             batch: list[tuple[str, str | None, dict[str, str]]] = []
             for a_id, a_parent, a_type, a_body in rows:
                 body = self.serde.loads_typed((a_type, a_body))
-                versions = {
-                    ch: version_key(v) for ch, v in body.get("channel_versions", {}).items()
-                }
-                batch.append((a_id, a_parent, versions))
+                batch.append((a_id, a_parent, body_versions(body)))
             pairs = sorted({(ch, v[ch]) for _, _, v in batch for ch in remaining if ch in v})
             stored: set[tuple[str, str]] = set()
             if pairs:
@@ -1354,11 +1355,7 @@ class SaverCore:
             inline = body.get(INLINE_VALUES_KEY) or {}
             # A value the checkpoint carries inline needs no row (an older
             # checkpoint's row of the same version can go with that checkpoint).
-            versions = {
-                ch: version_key(v)
-                for ch, v in body.get("channel_versions", {}).items()
-                if ch not in inline
-            }
+            versions = {ch: v for ch, v in body_versions(body).items() if ch not in inline}
             meta = json.loads(metadata) if isinstance(metadata, (str, bytes)) else metadata or {}
             counters = meta.get("counters_since_delta_snapshot") or {}
             skeletons.append(CheckpointSkeleton(cid, parent, versions, frozenset(counters)))

@@ -102,6 +102,10 @@ class RawCheckpoint:
     # channel -> list already served from the in-process cache
     cached_lists: dict[str, list[Any]] = field(default_factory=dict)
 
+    def row_versions(self) -> dict[str, str]:
+        """The channel versions whose values live in rows (not inline in the body)."""
+        return {ch: v for ch, v in self.channel_versions.items() if ch not in self.inline}
+
 
 @dataclass(slots=True)
 class ChunkStore:

@@ -578,7 +578,7 @@ class AsyncPostgresSaver(AsyncShell):
             loaded = await self._read(lambda: self._core.get_tuple_txn(config), stored=True)
         if loaded is not None:
             raw = loaded[0]
-            self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.channel_versions)
+            self._latest.remember(raw.thread_id, raw.checkpoint_ns, raw.row_versions())
         return self._core.build_tuple(loaded)
 
     async def alist(
@@ -607,7 +607,7 @@ class AsyncPostgresSaver(AsyncShell):
             outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
-        self._latest.remember(key.thread_id, key.checkpoint_ns, checkpoint["channel_versions"])
+        self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)
         if outcome.retention_due and self._core.retention is not None:
             await self._keep_last(key.thread_id)
         return saved
