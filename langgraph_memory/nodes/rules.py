@@ -35,10 +35,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
 from langgraph_memory.nodes._rules_time import bound_of, moment_of
@@ -696,10 +697,6 @@ def match_clause(clause: str) -> _Match | None:
     return _match_specific(clause)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class RuleBasedExtractor:
     """Offline extractor: regular rules over the user's own messages, no model.
 
@@ -729,7 +726,7 @@ class RuleBasedExtractor:
         policy: PrivacyPolicy | None = None,
         min_importance: float = 0.5,
         confidence: float = 0.9,
-        clock: Callable[[], datetime] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if not 0.0 <= min_importance <= 1.0:
             raise ConfigurationError(
@@ -742,29 +739,10 @@ class RuleBasedExtractor:
         self.policy = policy
         self.min_importance = min_importance
         self.confidence = confidence
-        self.clock = clock or _utc_now
+        self.clock = clock or wall_clock
 
     def _message_time(self, message: BaseMessage) -> datetime:
-        now = self.clock()
-        if now.tzinfo is None:
-            raise ConfigurationError(
-                f"RuleBasedExtractor(clock=...) returned a naive datetime {now!r}; "
-                "return an aware one, e.g. datetime.now(timezone.utc)."
-            )
-        stamp = message.additional_kwargs.get("created_at")
-        try:
-            if isinstance(stamp, int | float) and not isinstance(stamp, bool):
-                return datetime.fromtimestamp(stamp, tz=now.tzinfo)
-            if isinstance(stamp, str):
-                parsed = datetime.fromisoformat(stamp)
-                return (
-                    parsed.astimezone(now.tzinfo)
-                    if parsed.tzinfo
-                    else parsed.replace(tzinfo=now.tzinfo)
-                )
-        except (ValueError, OverflowError, OSError):
-            pass  # an unreadable stamp: fall back to the clock
-        return now
+        return message_time(message, self.clock)
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Candidates from the human messages of ``messages`` (in order)."""
