@@ -13,7 +13,7 @@
 * ``chat`` is the terminal loop (stdin works, so tests can script it) and
   ``clean_model_errors`` turns a rejected API key or an unreachable server into
   one line instead of a traceback.
-* ``cached_layers`` keeps one set of layers per data directory for the
+* ``dev_graph`` keeps one graph (and its layers) per data directory for the
   ``langgraph dev`` factories, which the server calls once per run.
 """
 
@@ -326,8 +326,13 @@ def run_chat(
     )
     try:
         with clean_model_errors():
-            chat(build(layers, model, offline), layers, user=args.user, thread=args.thread,
-                 offline=offline)
+            chat(
+                build(layers, model, offline),
+                layers,
+                user=args.user,
+                thread=args.thread,
+                offline=offline,
+            )
     finally:
         layers.close()
     return 0
@@ -335,7 +340,7 @@ def run_chat(
 
 # --------------------------------------------------------------------------- langgraph dev
 
-_CACHE: dict[tuple[str, Path], tuple[MemoryLayers, BaseChatModel, bool]] = {}
+_CACHE: dict[tuple[str, Path], tuple[MemoryLayers, Any]] = {}
 _CACHE_LOCK = threading.Lock()
 
 
@@ -344,13 +349,17 @@ def data_dir_for(name: str) -> Path:
     return Path(os.environ.get("LANGGRAPH_MEMORY_DATA_DIR", ".langgraph-memory")) / name
 
 
-def cached_layers(
-    name: str, offline_model: Callable[[], BaseChatModel]
-) -> tuple[MemoryLayers, BaseChatModel, bool]:
-    """One ``(layers, model, offline)`` per agent and data directory for this process.
+def dev_graph(
+    name: str,
+    offline_model: Callable[[], BaseChatModel],
+    build: Callable[[MemoryLayers, BaseChatModel, bool], Any],
+) -> Any:
+    """One graph (and one set of layers) per agent and data directory for this process.
 
     ``langgraph dev`` calls a graph factory for every run and every state read;
-    opening Chroma and starting a writer thread each time would leak both.
+    opening Chroma and starting a writer thread each time would leak both. The
+    factories are ``async`` and run this in a thread: it opens files, which the
+    dev server's event loop refuses to do.
     """
     data_dir = data_dir_for(name).resolve()
     with _CACHE_LOCK:
@@ -364,15 +373,15 @@ def cached_layers(
             )
             if offline:
                 log.warning("%s: %s", name, OFFLINE_BANNER)
-            cached = _CACHE[(name, data_dir)] = (layers, model, offline)
+            cached = _CACHE[(name, data_dir)] = (layers, build(layers, model, offline))
             atexit.register(layers.close)
-        return cached
+        return cached[1]
 
 
-def close_cached_layers() -> None:
-    """Close every layer set ``cached_layers`` opened (tests call it; atexit does too)."""
+def close_dev_graphs() -> None:
+    """Close every layer set ``dev_graph`` opened (tests call it; atexit does too)."""
     with _CACHE_LOCK:
-        for layers, _, _ in _CACHE.values():
+        for layers, _ in _CACHE.values():
             atexit.unregister(layers.close)
             layers.close()
         _CACHE.clear()

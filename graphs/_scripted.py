@@ -50,7 +50,7 @@ class PromptView:
 
     @classmethod
     def of(cls, messages: Sequence[BaseMessage]) -> PromptView:
-        said = [m.text for m in messages if isinstance(m, HumanMessage)]
+        said = [str(m.text) for m in messages if isinstance(m, HumanMessage)]
         last_human = max(
             (i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=-1
         )

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 
-from graphs._agent import MemoryLayers, build_agent_graph, cached_layers, run_chat
+from graphs._agent import MemoryLayers, build_agent_graph, dev_graph, run_chat
 from graphs._scripted import PromptView, RuleDrivenAgentModel, address
 from langgraph_memory.clock import Clock, now
 
@@ -149,13 +150,16 @@ def build_assistant(
     )
 
 
-def make_graph(config: RunnableConfig) -> Any:
+async def make_graph(config: RunnableConfig) -> Any:
     """The ``langgraph dev`` factory (``langgraph.json``: ``./graphs/assistant.py:make_graph``).
 
     Memory lives in ``$LANGGRAPH_MEMORY_DATA_DIR/assistant`` (default
     ``./.langgraph-memory/assistant``); pass ``user_id`` in the run's ``configurable``.
     """
-    layers, model, offline = cached_layers("assistant", AssistantModel)
+    return await asyncio.to_thread(dev_graph, "assistant", AssistantModel, _build_for_dev)
+
+
+def _build_for_dev(layers: MemoryLayers, model: BaseChatModel, offline: bool) -> Any:
     return build_assistant(layers, model, online=not offline)
 
 
@@ -164,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv,
         description="Personal assistant with long-term memory (terminal chat).",
         default_user="lin",
-        build=lambda layers, model, offline: build_assistant(layers, model, online=not offline),
+        build=_build_for_dev,
         offline_model=AssistantModel,
     )
 

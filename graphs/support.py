@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -34,7 +35,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 
-from graphs._agent import MemoryLayers, build_agent_graph, cached_layers, run_chat
+from graphs._agent import MemoryLayers, build_agent_graph, dev_graph, run_chat
 from graphs._scripted import PromptView, RuleDrivenAgentModel, address
 
 SYSTEM_PROMPT = (
@@ -118,6 +119,8 @@ class SupportModel(RuleDrivenAgentModel):
                     ("create_ticket", {"order_id": order_id, "summary": view.latest[:200]})
                 )
             return self.say(f"{address(view)} I'm sorry to hear that. Which order is it about?")
+        if order_id is None and re.search(r"\b(?:my )?order\b|订单", view.latest, re.IGNORECASE):
+            order_id = _order_in(" ".join(view.find(r"order")))  # "is my order late?"
         if order_id:
             return self.call(("lookup_order", {"order_id": order_id}))
         return self.say(f"{address(view)} {self._small_talk(view)}")
@@ -149,9 +152,9 @@ class SupportModel(RuleDrivenAgentModel):
         if re.search(r"\b(?:contact|reach) me\b|how will you", view.latest, re.IGNORECASE):
             channel = _contact_channel(view)
             return f"we'll contact you by {channel}." if channel else "how should we contact you?"
-        if carrier := view.find(r"shipp\w* with"):
-            if re.search(r"ship|deliver|carrier", view.latest, re.IGNORECASE):
-                return f"noted; on file: {carrier[-1][0].lower() + carrier[-1][1:]}."
+        carrier = view.find(r"shipp\w* with")
+        if carrier and re.search(r"ship|deliver|carrier", view.latest, re.IGNORECASE):
+            return f"noted; on file: {carrier[-1][0].lower() + carrier[-1][1:]}."
         if view.memories:
             return f"noted. (I have {len(view.memories)} notes about you from earlier chats.)"
         return "noted. How can I help with your order?"
@@ -191,14 +194,17 @@ def build_support(
 _DESK = OrderDesk()
 
 
-def make_graph(config: RunnableConfig) -> Any:
+async def make_graph(config: RunnableConfig) -> Any:
     """The ``langgraph dev`` factory (``langgraph.json``: ``./graphs/support.py:make_graph``).
 
     Memory lives in ``$LANGGRAPH_MEMORY_DATA_DIR/support`` (default
     ``./.langgraph-memory/support``); pass ``user_id`` in the run's
     ``configurable`` (recall fails closed without one).
     """
-    layers, model, offline = cached_layers("support", SupportModel)
+    return await asyncio.to_thread(dev_graph, "support", SupportModel, _build_for_dev)
+
+
+def _build_for_dev(layers: MemoryLayers, model: BaseChatModel, offline: bool) -> Any:
     return build_support(layers, model, _DESK, online=not offline)
 
 
