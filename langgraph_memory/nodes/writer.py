@@ -35,6 +35,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy
@@ -203,12 +204,10 @@ class MemoryWriter:
             while len(self._written) > 100_000:
                 self._written.popitem(last=False)
 
-    def submit(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> WriteReceipt:
-        """Hand turns to long-term memory writing.
-
-        Background mode queues them (idempotent: already-submitted messages are
-        skipped) and returns at once; sync mode also extracts and reconciles.
-        """
+    def submit_steps(
+        self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
+    ) -> Steps[WriteReceipt]:
+        """``submit`` written once for both drivers (``langgraph_memory._drive``)."""
         _check_ids(user_id, thread_id)
         safe = self._redacted(messages)
         if self.queue is None:  # sync mode without a queue
@@ -216,44 +215,35 @@ class MemoryWriter:
             if not safe:
                 return WriteReceipt(None, (), queued=False)
             seed = _batch_seed(user_id, thread_id, safe)
-            candidates = self.extractor.extract(safe)
-            ops = self.reconciler.reconcile(user_id, candidates, thread_id=thread_id, seed=seed)
-            self._mark_written(user_id, thread_id, safe)
-            self.audit_log.extend((user_id, thread_id, op) for op in ops)
-            return WriteReceipt(None, tuple(ops), queued=False)
-        job_id = self.queue.enqueue(user_id, thread_id, safe)
-        if job_id is None:
-            return WriteReceipt(None, (), queued=False)
-        if self.mode == "background":
-            return WriteReceipt(job_id)
-        done = self.run_job(job_id, reraise=True)  # sync mode: the caller sees failures
-        return WriteReceipt(job_id, tuple(done or ()))
-
-    async def asubmit(
-        self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
-    ) -> WriteReceipt:
-        """Async twin of ``submit``."""
-        _check_ids(user_id, thread_id)
-        safe = self._redacted(messages)
-        if self.queue is None:
-            safe = self._unwritten(user_id, thread_id, safe)
-            if not safe:
-                return WriteReceipt(None, (), queued=False)
-            seed = _batch_seed(user_id, thread_id, safe)
-            candidates = await self.extractor.aextract(safe)
-            ops = await self.reconciler.areconcile(
+            candidates = yield Call(self.extractor, "extract", (safe,))
+            ops = yield from self.reconciler.reconcile_steps(
                 user_id, candidates, thread_id=thread_id, seed=seed
             )
             self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
             return WriteReceipt(None, tuple(ops), queued=False)
-        job_id = await self.queue.aenqueue(user_id, thread_id, safe)
+        job_id = yield Call(self.queue, "enqueue", (user_id, thread_id, safe))
         if job_id is None:
             return WriteReceipt(None, (), queued=False)
         if self.mode == "background":
             return WriteReceipt(job_id)
-        done = await asyncio.to_thread(lambda: self.run_job(job_id, reraise=True))
+        # sync mode: the caller waits and sees failures
+        done = yield Blocking(lambda: self.run_job(job_id, reraise=True))
         return WriteReceipt(job_id, tuple(done or ()))
+
+    def submit(self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]) -> WriteReceipt:
+        """Hand turns to long-term memory writing.
+
+        Background mode queues them (idempotent: already-submitted messages are
+        skipped) and returns at once; sync mode also extracts and reconciles.
+        """
+        return run(self.submit_steps(user_id, thread_id, messages))
+
+    async def asubmit(
+        self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
+    ) -> WriteReceipt:
+        """Async twin of ``submit``."""
+        return await arun(self.submit_steps(user_id, thread_id, messages))
 
     # running jobs -----------------------------------------------------------------
 
