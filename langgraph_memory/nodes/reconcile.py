@@ -45,12 +45,11 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
-from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.nodes._messages import parse_json_answer, redact_text
+from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
-    RECONCILE_RETRY_TEMPLATE,
-    RECONCILE_SYSTEM_PROMPT,
-    RECONCILE_USER_TEMPLATE,
+    ReconcilePrompts,
 )
 from langgraph_memory.types import (
     CandidateMemory,
@@ -59,7 +58,6 @@ from langgraph_memory.types import (
     MemoryRecord,
     MemorySource,
     MemoryStatus,
-    MemoryType,
     ScoredMemory,
 )
 
@@ -90,64 +88,23 @@ _ID_NAMESPACE = uuid.UUID("6f1d3c52-8f0e-4c7e-9a57-2f4a4b3c9e10")
 
 
 def candidate_to_dict(candidate: CandidateMemory) -> dict[str, Any]:
-    """JSON-able dict of a candidate (enums as values, datetimes as ISO-8601)."""
-    return {
-        "text": candidate.text,
-        "type": candidate.type.value,
-        "key": candidate.key,
-        "importance": candidate.importance,
-        "source": candidate.source.value,
-        "confidence": candidate.confidence,
-        "event_time": candidate.event_time.isoformat() if candidate.event_time else None,
-        "expires_at": candidate.expires_at.isoformat() if candidate.expires_at else None,
-        "origin_message_ids": list(candidate.origin_message_ids),
-        "forget": candidate.forget,
-        "observed_at": candidate.observed_at.isoformat() if candidate.observed_at else None,
-    }
+    """``candidate.to_dict()`` (kept for callers of the 0.1 name)."""
+    return candidate.to_dict()
 
 
 def candidate_from_dict(data: Mapping[str, Any]) -> CandidateMemory:
-    """Inverse of ``candidate_to_dict``."""
-
-    def _dt(value: Any) -> datetime | None:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-    return CandidateMemory(
-        text=str(data["text"]),
-        type=MemoryType(data.get("type", "semantic")),
-        key=data.get("key"),
-        importance=float(data.get("importance", 0.5)),
-        source=MemorySource(data.get("source", "user_stated")),
-        confidence=float(data.get("confidence", 1.0)),
-        event_time=_dt(data.get("event_time")),
-        expires_at=_dt(data.get("expires_at")),
-        origin_message_ids=tuple(data.get("origin_message_ids") or ()),
-        forget=bool(data.get("forget", False)),
-        observed_at=_dt(data.get("observed_at")),
-    )
+    """``CandidateMemory.from_dict(data)`` (kept for callers of the 0.1 name)."""
+    return CandidateMemory.from_dict(data)
 
 
 def op_to_dict(op: MemoryOp) -> dict[str, Any]:
-    """JSON-able dict of a ``MemoryOp``."""
-    return {
-        "action": op.action,
-        "candidate": candidate_to_dict(op.candidate) if op.candidate else None,
-        "target_ids": list(op.target_ids),
-        "reason": op.reason,
-        "result_id": op.result_id,
-    }
+    """``op.to_dict()`` (kept for callers of the 0.1 name)."""
+    return op.to_dict()
 
 
 def op_from_dict(data: Mapping[str, Any]) -> MemoryOp:
-    """Inverse of ``op_to_dict``."""
-    candidate = data.get("candidate")
-    return MemoryOp(
-        action=data["action"],
-        candidate=candidate_from_dict(candidate) if candidate else None,
-        target_ids=tuple(data.get("target_ids") or ()),
-        reason=str(data.get("reason", "")),
-        result_id=data.get("result_id"),
-    )
+    """``MemoryOp.from_dict(data)`` (kept for callers of the 0.1 name)."""
+    return MemoryOp.from_dict(data)
 
 
 # --- similarity (pure, language-agnostic) -----------------------------------------
@@ -649,13 +606,28 @@ def guard_reviewed_ops(
         cand = ctx.candidate
         if op.action == "delete" and not cand.forget:
             op = replace(op, action="supersede" if targets else "add")
-        if cand.source is MemorySource.AGENT_INFERRED and op.action in ("supersede", "merge"):
-            stated = [
+        if cand.source is MemorySource.AGENT_INFERRED and op.action in (
+            "add",
+            "supersede",
+            "merge",
+        ):
+            # A guess never replaces the user's words: not as a target, and not by taking
+            # a slot (same key) the user filled, earlier or in this batch.
+            stated = {
                 t for t in targets if t in shown and shown[t].source is MemorySource.USER_STATED
-            ]
+            }
+            if cand.key:
+                stated |= {r.id for r in ctx.same_key if r.source is MemorySource.USER_STATED}
+                stated |= {
+                    result_id_for(seed, i)
+                    for i, earlier in enumerate(contexts[:index])
+                    if earlier.candidate.key == cand.key
+                    and earlier.candidate.source is MemorySource.USER_STATED
+                }
             if stated:
-                targets = tuple(t for t in targets if t not in stated)
-                op = replace(op, reason=op.reason + f"; {AGENT_GUARD}")
+                reason = f"{op.reason}; {AGENT_GUARD}" if op.reason else AGENT_GUARD
+                out.append(MemoryOp("ignore", cand, tuple(sorted(stated)), reason))
+                continue
         if op.action in ("supersede", "merge") and not targets:
             op = replace(op, action="add")
         if op.action in ("add", "supersede", "merge") and op.result_id is None:
@@ -740,26 +712,6 @@ def record_for(op: MemoryOp, user_id: str, thread_id: str | None, now: datetime)
 
 
 # --- the reconciler (thin I/O shells around the pure plan) -------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ReconcilePrompts:
-    """The prompts of ``reconcile``; defaults from ``prompts/reconcile.py``."""
-
-    system: str = RECONCILE_SYSTEM_PROMPT
-    user_template: str = RECONCILE_USER_TEMPLATE
-    retry_template: str = RECONCILE_RETRY_TEMPLATE
-
-    def __post_init__(self) -> None:
-        if "{items}" not in self.user_template:
-            raise ConfigurationError(
-                f"ReconcilePrompts.user_template={self.user_template[:60]!r}... has no "
-                "'{items}' placeholder; add it where the memories go."
-            )
-        if "{error}" not in self.retry_template:
-            raise ConfigurationError(
-                f"ReconcilePrompts.retry_template={self.retry_template[:60]!r}... has no '{{error}}' placeholder."
-            )
 
 
 @dataclass
