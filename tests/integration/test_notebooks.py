@@ -40,13 +40,21 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "memories left for sam: []",
         "sam's threads left: []",
         "files still containing sam's e-mail: []",
-        "files still containing 'peanuts': []",
+        "files still containing 'allergic to peanuts': []",
     ),
     "dropin_checkpointer": (
         "history identical after migration: True",
         "resumed on our saver:",
     ),
     "evaluation": ("hit rate",),
+}
+
+
+# Notebooks that demo a module another branch is still landing: skipped (with the reason)
+# until it is on main, so the rest of the suite stays green meanwhile.
+NEEDS: dict[str, tuple[str, str]] = {
+    "dropin_checkpointer": ("langgraph_memory/migrate/__init__.py", "langgraph_memory.migrate"),
+    "evaluation": ("langgraph_memory/eval/exam.py", "langgraph_memory.eval's exam engine"),
 }
 
 
@@ -60,7 +68,7 @@ def package_only_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shim.mkdir()
     (shim / "langgraph_memory").symlink_to(ROOT / "langgraph_memory", target_is_directory=True)
     monkeypatch.setenv("PYTHONPATH", str(shim))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws the plots
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
 
@@ -68,6 +76,9 @@ def package_only_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("package_only_path")
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
 def test_notebook_executes_from_its_own_folder(notebook: Path) -> None:
+    needed = NEEDS.get(notebook.stem)
+    if needed and not (ROOT / needed[0]).exists():
+        pytest.skip(f"{notebook.name} demos {needed[1]}, which is not in this checkout yet")
     nb = nbformat.read(notebook, as_version=4)
     started = time.perf_counter()
     nbclient.NotebookClient(
@@ -83,6 +94,15 @@ def test_notebook_executes_from_its_own_folder(notebook: Path) -> None:
         if cell.cell_type == "code"
         for output in cell.get("outputs", [])
     )
+    if notebook.stem == "evaluation":
+        images = [
+            output
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for output in cell.get("outputs", [])
+            if "image/png" in output.get("data", {})
+        ]
+        assert len(images) == 2, "the two plots were not drawn"
     for expected in EXPECTED[notebook.stem]:
         assert expected in text, f"{notebook.name}: {expected!r} not in its output"
     assert elapsed < 120, f"{notebook.name} took {elapsed:.0f} s (budget ~30 s on an idle machine)"
