@@ -7,6 +7,7 @@ user code keeps working. Messages quote the bad value and say the fix.
 
     LangGraphMemoryError(Exception)
     ├── ConfigurationError(ValueError)          bad policy / constructor argument
+    │   └── EmbeddingModelMismatchError          store built with another embedding model
     ├── MissingUserIdError(KeyError)             no user id in Runtime context / configurable
     ├── InvalidUserIdError(ValueError)           malformed or crafted user id
     ├── InvalidNamespaceError(ValueError)        namespace outside the store's contract
@@ -30,6 +31,22 @@ class LangGraphMemoryError(Exception):
 
 class ConfigurationError(LangGraphMemoryError, ValueError):
     """A constructor argument or policy value is out of range."""
+
+
+class EmbeddingModelMismatchError(ConfigurationError):
+    """A store's vectors were made by another embedding model than the one it was opened with.
+
+    Raised even when both models have the same dimension: vectors of two models
+    live in unrelated spaces, so comparing them ranks by noise. The message names
+    both models and the fixes (the recorded model, ``store.reembed(...)``, or a
+    new store). ``recorded`` and ``current`` hold the two
+    :class:`~langgraph_memory.longterm.embedding_identity.EmbeddingIdentity` values.
+    """
+
+    def __init__(self, message: str, *, recorded: object = None, current: object = None) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+        self.current = current
 
 
 class MissingUserIdError(LangGraphMemoryError, KeyError):
