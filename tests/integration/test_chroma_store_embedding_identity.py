@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import sqlite3
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,9 @@ from langgraph_memory.errors import ConfigurationError, EmbeddingModelMismatchEr
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.embedding_identity import ReembedProgress, probe_identity
 from langgraph_memory.types import MemoryRecord
+from tests.integration.test_chroma_store import StoreFactory, make_store
+
+__all__ = ["make_store"]  # the backend-parametrised fixture, shared
 
 USER = "alice"
 FACTS = [
@@ -35,35 +37,20 @@ NEW = {"dimensions": 64, "seed": "new-space"}
 Factory = Callable[..., ChromaMemoryStore]
 
 
-@pytest.fixture(params=["embedded", pytest.param("http", marks=pytest.mark.chroma_server)])
-def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Factory]:
+@pytest.fixture
+def open_store(make_store: StoreFactory) -> Factory:
     """Opens the same store (same files, same collections) with the given embeddings."""
-    opened: list[ChromaMemoryStore] = []
-    prefix = f"t{uuid.uuid4().hex[:10]}"
 
     def factory(embeddings: Any, **kwargs: Any) -> ChromaMemoryStore:
-        if request.param == "embedded":
-            store = ChromaMemoryStore.embedded(tmp_path / "store", embeddings=embeddings, **kwargs)
-        else:
-            host, port = request.getfixturevalue("chroma_server")
-            store = ChromaMemoryStore.from_http(
-                host,
-                port,
-                keyword_index_path=tmp_path / "keyword_index.sqlite3",
-                collection_prefix=prefix,
-                embeddings=embeddings,
-                **kwargs,
-            )
-        opened.append(store)
-        return store
+        return make_store(embeddings=embeddings, **kwargs)
 
-    yield factory
-    for store in opened:
-        store.close()
+    return factory
 
 
 def fill(store: ChromaMemoryStore, count: int = len(FACTS)) -> list[MemoryRecord]:
-    texts = [FACTS[i % len(FACTS)] + ("" if i < len(FACTS) else f" (note {i})") for i in range(count)]
+    texts = [
+        FACTS[i % len(FACTS)] + ("" if i < len(FACTS) else f" (note {i})") for i in range(count)
+    ]
     return [store.put_memory(MemoryRecord(text=t, user_id=USER)) for t in texts]
 
 
