@@ -88,7 +88,7 @@ class Measured:
     query_p95_ms: float
     docs_per_s: float
     vector_recall: dict[str, dict[int, float]] = field(default_factory=dict)
-    fusion_recall: dict[int, float] = field(default_factory=dict)
+    fusion_recall: dict[float, dict[int, float]] = field(default_factory=dict)
     concepts: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
@@ -189,28 +189,36 @@ def vector_recall(emb: Embeddings) -> dict[str, dict[int, float]]:
     }
 
 
-def fusion_recall(emb: Embeddings, workdir: Path) -> dict[int, float]:
+KEYWORD_SHARES = (0.5, 0.25)
+
+
+def fusion_recall(emb: Embeddings, workdir: Path) -> dict[float, dict[int, float]]:
     from langgraph_memory.config import ScoringWeights
     from langgraph_memory.longterm import ChromaMemoryStore
     from langgraph_memory.types import MemoryRecord
 
     memories, queries = _tsv("retrieval_memories.tsv"), _tsv("retrieval_queries.tsv")
-    target = workdir / "fusion"
-    shutil.rmtree(target, ignore_errors=True)
-    weights = ScoringWeights(recency=0.0, importance=0.0, min_relevance=0.0)
+    # One directory per model: embedded Chroma caches its client by path, so a
+    # directory removed and reused in the same process turns read-only.
+    target = Path(tempfile.mkdtemp(prefix="fusion-", dir=workdir))
     store = ChromaMemoryStore.embedded(target, embeddings=emb)
     try:
         for memory_id, text in memories:
             store.put_memory(MemoryRecord(text=text, user_id="quality", id=memory_id))
-        out = {}
-        for k in (5, 10):
-            hits = 0
-            for memory_id, query in queries:
-                found = store.search_memories(
-                    "quality", query, limit=k, weights=weights, min_relevance=0.0
-                )
-                hits += memory_id in [m.record.id for m in found]
-            out[k] = hits / len(queries)
+        out: dict[float, dict[int, float]] = {}
+        for share in KEYWORD_SHARES:
+            weights = ScoringWeights(
+                keyword_share=share, recency=0.0, importance=0.0, min_relevance=0.0
+            )
+            out[share] = {}
+            for k in (5, 10):
+                hits = 0
+                for memory_id, query in queries:
+                    found = store.search_memories(
+                        "quality", query, limit=k, weights=weights, min_relevance=0.0
+                    )
+                    hits += memory_id in [m.record.id for m in found]
+                out[share][k] = hits / len(queries)
         return out
     finally:
         store.close()
@@ -281,31 +289,40 @@ def measure(candidate: Candidate, workdir: Path, *, fusion: bool) -> Measured:
     return result
 
 
-def write_results(out: Path, results: list[Measured], elapsed: float) -> None:
+def write_results(
+    out: Path, results: list[Measured], elapsed: float, load: tuple[float, float]
+) -> None:
     lines = [
         "# Offline embedders: quality, install weight, latency",
         "",
         f"`python -m benchmarks.embeddings` on {os.cpu_count()} CPU cores shared with other "
-        f"jobs (read latency as relative), total run {elapsed:.0f} s. Every model runs from "
-        "files inside its installed package; none touches the network.",
+        f"jobs (load average {load[0]:.1f} at the start, {load[1]:.1f} at the end: read "
+        f"latency as relative), total run {elapsed:.0f} s. Every model runs from files "
+        "inside its installed package; none touches the network.",
         "",
         "## Retrieval: tests/data/retrieval_*.tsv (300 memories, 100 paraphrased questions, half Chinese)",
         "",
-        "| model | dims | vector-only recall@5 (en / zh / all) | vector-only recall@10 (all) | store fusion recall@5 | store fusion recall@10 |",
-        "|---|---|---|---|---|---|",
+        "| model | dims | vector-only recall@5 (en / zh / all) | vector-only recall@10 (all) | "
+        + " | ".join(f"store, keyword_share={share} recall@5 / @10" for share in KEYWORD_SHARES)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(KEYWORD_SHARES),
     ]
     for r in results:
         v = r.vector_recall
-        fusion5 = f"{r.fusion_recall[5]:.2f}" if r.fusion_recall else "-"
-        fusion10 = f"{r.fusion_recall[10]:.2f}" if r.fusion_recall else "-"
+        fusion = " | ".join(
+            f"{r.fusion_recall[share][5]:.2f} / {r.fusion_recall[share][10]:.2f}"
+            if r.fusion_recall
+            else "-"
+            for share in KEYWORD_SHARES
+        )
         lines.append(
             f"| {r.label} | {r.dims} | {v['English'][5]:.2f} / {v['Chinese'][5]:.2f} / "
-            f"{v['all'][5]:.2f} | {v['all'][10]:.2f} | {fusion5} | {fusion10} |"
+            f"{v['all'][5]:.2f} | {v['all'][10]:.2f} | {fusion} |"
         )
     lines += [
         "",
-        "Store fusion: `ChromaMemoryStore.search_memories` with FTS5 BM25 and the vectors "
-        "fused (`keyword_share=0.5`), recency and importance off.",
+        "Store: `ChromaMemoryStore.search_memories`, FTS5 BM25 and the vectors fused "
+        "(`keyword_share=0.5` is the default), recency and importance off.",
         "",
         f"## Needs without shared words ({len(CONCEPTS)} facts in English and Chinese; hit@1 / hit@3)",
         "",
@@ -347,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-fusion", action="store_true", help="skip the store pass")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    load_start = os.getloadavg()[0]
     workdir = Path(tempfile.mkdtemp(prefix="lgm-embeddings-"))
     results = []
     try:
@@ -356,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
             print(
                 f"  recall@5 vector {r.vector_recall['all'][5]:.2f}"
-                + (f", fusion {r.fusion_recall[5]:.2f}" if r.fusion_recall else "")
+                + (f", fusion {r.fusion_recall[0.5][5]:.2f}" if r.fusion_recall else "")
                 + f" | concepts {r.concepts} | {r.install_mb:.0f} MB | query p50 "
                 f"{r.query_p50_ms:.1f} ms",
                 flush=True,
@@ -364,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.perf_counter() - started
-    write_results(args.out, results, elapsed)
+    write_results(args.out, results, elapsed, (load_start, os.getloadavg()[0]))
     print(f"wrote {args.out} ({elapsed:.0f} s)")
     return 0
 

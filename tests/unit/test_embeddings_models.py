@@ -162,6 +162,8 @@ def test_bad_arguments_are_refused(model: tuple[str, Embeddings, int]) -> None:
         emb.embed_documents(["ok", 3])  # type: ignore[list-item]
     with pytest.raises(ConfigurationError, match="batch_size=0"):
         type(emb)(batch_size=0)
+    with pytest.raises(ConfigurationError, match="threads=0"):
+        type(emb)(threads=0)
 
 
 @pytest.mark.parametrize(
