@@ -66,22 +66,26 @@ class Reembedding(Writes):
         if self.embeddings is None:
             return  # keyword-only: no vectors are read or written
         current = run(self._probe_steps(self.embeddings), self.embeddings)
-        raw = self.catalog.meta(IDENTITY_META)
-        if raw is None:
-            # New store, or one made before identities were recorded: only its
-            # dimension is known, and the first model to match it is adopted.
-            stored = self.catalog.meta("dims")
-            if stored is not None and int(stored) != dims:
-                raise EmbeddingModelMismatchError(
-                    f"Embedding dims={dims} ({current.name}) but {self.catalog.path!r} was "
-                    f"built with dims={stored}; open it with the model it was built with, "
-                    "or use a new store directory.",
-                    current=current,
-                )
-            with self.catalog.transaction(changes_terms=False) as conn:
-                conn.execute(self.catalog.sql.UPSERT_META, ("dims", str(dims)))
-                conn.execute(self.catalog.sql.UPSERT_META, (IDENTITY_META, current.to_json()))
-            return
+        sql = self.catalog.sql
+        # Read and record in one write transaction: two processes opening a new
+        # store with different models cannot both record theirs.
+        with self.catalog.transaction(changes_terms=False) as conn:
+            row = conn.execute(sql.SELECT_META, (IDENTITY_META,)).fetchone()
+            if row is None:
+                # New store, or one made before identities were recorded: only its
+                # dimension is known, and the first model to match it is adopted.
+                stored = conn.execute(sql.SELECT_META, ("dims",)).fetchone()
+                if stored is not None and int(stored[0]) != dims:
+                    raise EmbeddingModelMismatchError(
+                        f"Embedding dims={dims} ({current.name}) but {self.catalog.path!r} was "
+                        f"built with dims={stored[0]}; open it with the model it was built "
+                        "with, or use a new store directory.",
+                        current=current,
+                    )
+                conn.execute(sql.UPSERT_META, ("dims", str(dims)))
+                conn.execute(sql.UPSERT_META, (IDENTITY_META, current.to_json()))
+                return
+        raw = str(row[0])
         recorded = EmbeddingIdentity.from_json(raw)
         verdict = compare_identities(recorded, current)
         if verdict.same_model:
