@@ -151,6 +151,8 @@ class CandidateMemory:
     origin_message_ids: tuple[str, ...] = ()
     # A "forget X" request: reconcile deletes what matches instead of adding.
     forget: bool = False
+    # When the user said it (the message's own time); the memory's ``valid_from``.
+    observed_at: datetime | None = None
 
 
 MemoryAction = Literal["add", "supersede", "merge", "ignore", "delete"]

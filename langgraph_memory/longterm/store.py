@@ -34,10 +34,9 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -58,6 +57,8 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import ensure_embeddings
 
+from langgraph_memory.clock import Clock, now_seconds
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy, ScoringWeights
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -147,10 +148,6 @@ DEFAULT_CACHE_MAX_VECTORS = 20_000
 DEFAULT_VECTOR_CACHE_BYTES = 256 * 1024 * 1024
 
 
-def _now() -> float:
-    return time.time()
-
-
 @dataclass(slots=True)
 class _PreparedPut:
     partition: str
@@ -231,6 +228,9 @@ class ChromaMemoryStore(BaseStore):
         vector_cache_bytes: Budget of the in-process vector cache (0 disables it).
         cache_max_vectors: Largest partition ranked from the cache; larger ones
             use their dedicated collection's HNSW index.
+        clock: What "now" is for validity, expiry, TTL, recency and access stamps
+            (``langgraph_memory.clock``; default the UTC wall clock). A replayed history
+            passes a ``ManualClock``.
     """
 
     supports_ttl: bool = True
@@ -251,7 +251,9 @@ class ChromaMemoryStore(BaseStore):
         collection_prefix: str = "lgm",
         vector_cache_bytes: int = DEFAULT_VECTOR_CACHE_BYTES,
         cache_max_vectors: int = DEFAULT_CACHE_MAX_VECTORS,
+        clock: Clock | None = None,
     ) -> None:
+        self.clock = clock
         if shards < 1:
             raise ConfigurationError(f"shards={shards!r}; use an integer >= 1.")
         if dedicated_threshold < 1:
@@ -302,6 +304,9 @@ class ChromaMemoryStore(BaseStore):
                 "embed": self.embeddings,
                 "fields": list(self.index_fields),
             }
+
+    def _now_ts(self) -> float:
+        return now_seconds(self.clock)
 
     # -- construction -----------------------------------------------------------
 
@@ -552,7 +557,7 @@ class ChromaMemoryStore(BaseStore):
         if not rows:
             return None
         row = rows[0]
-        now = _now()
+        now = self._now_ts()
         if row.expires_ts is not None and row.expires_ts <= now:
             return None
         if row.ttl_minutes is not None and self._refresh(op.refresh_ttl):
@@ -597,7 +602,7 @@ class ChromaMemoryStore(BaseStore):
     ) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         partition = partition_of(prefix, user_roots=self.user_roots)
-        now = _now()
+        now = self._now_ts()
         where, params = self._scope_where(partition, prefix, now=now, value_filter=op.filter)
         if not query:
             rows = self.catalog.items(
@@ -859,7 +864,7 @@ class ChromaMemoryStore(BaseStore):
         """
         if not puts:
             return
-        now = _now() if now is None else now
+        now = self._now_ts() if now is None else now
         last: dict[tuple[str, str, str], _PreparedPut] = {}
         for put in puts:  # last write wins inside a batch, as in LangGraph's stores
             last[(put.partition, put.namespace, put.key)] = put
@@ -1011,7 +1016,7 @@ class ChromaMemoryStore(BaseStore):
     def _put_record_core(
         self, record: MemoryRecord, put: _PreparedPut, supersede_id: str | None
     ) -> MemoryRecord:
-        now_dt = datetime.now(UTC)
+        now_dt = clock_now(self.clock)
         now = now_dt.timestamp()
         with self.catalog.transaction() as conn:
             superseded: list[str] = []
@@ -1117,7 +1122,7 @@ class ChromaMemoryStore(BaseStore):
     def list_memories(self, user_id: str, *, include_history: bool = False) -> list[MemoryRecord]:
         """This user's current memories (or every version), newest first."""
         user_id = validate_user_id(user_id)
-        now = _now()
+        now = self._now_ts()
         where, params = self._scope_where(
             user_id,
             self._memory_namespace(user_id),
@@ -1162,7 +1167,7 @@ class ChromaMemoryStore(BaseStore):
         Unknown ids are ignored: touching is bookkeeping, not a lookup.
         """
         user_id = validate_user_id(user_id)
-        now_dt = datetime.now(UTC)
+        now_dt = clock_now(self.clock)
         with self.catalog.transaction(changes_terms=False) as conn:
             for row in self._memory_rows(conn, user_id, list(dict.fromkeys(memory_ids))):
                 # Two fields of the stored dict change: editing it directly costs
@@ -1266,7 +1271,7 @@ class ChromaMemoryStore(BaseStore):
         plan: _QueryPlan | None = None,
         ranked: _RankedKeywords | None = None,
     ) -> list[ScoredMemory]:
-        now_dt = now or datetime.now(UTC)
+        now_dt = now or clock_now(self.clock)
         where, params = self._memory_where(
             user_id, now_dt.timestamp(), types, keys, include_history, as_of
         )
@@ -1331,7 +1336,7 @@ class ChromaMemoryStore(BaseStore):
         now: datetime | None,
     ) -> RecalledMemories:
         """Both searches of a recall turn over one query plan (terms, layout, cosines)."""
-        now = now or datetime.now(UTC)
+        now = now or clock_now(self.clock)
         plan = self._plan_query(user_id, query, query_vector)
         pinning = bool(pinned_limit and pinned_types)
         shared = None
@@ -1628,7 +1633,7 @@ class ChromaMemoryStore(BaseStore):
 
         Searches already hide them; this makes the state explicit (and visible in history).
         """
-        now_dt = now or datetime.now(UTC)
+        now_dt = now or clock_now(self.clock)
         return self._set_status_where(
             user_id,
             "mem_expires_ts IS NOT NULL AND mem_expires_ts <= ?",
@@ -1662,7 +1667,7 @@ class ChromaMemoryStore(BaseStore):
         half_life = half_life_days or self.weights.half_life_days
         if half_life <= 0:
             raise ConfigurationError(f"half_life_days={half_life_days!r}; use days > 0.")
-        now_dt = now or datetime.now(UTC)
+        now_dt = now or clock_now(self.clock)
         idle_cutoff = now_dt.timestamp() - min_idle_days * 86_400.0
 
         def keep(record: MemoryRecord) -> bool:
@@ -1708,7 +1713,7 @@ class ChromaMemoryStore(BaseStore):
 
     def sweep_ttl(self, *, now: float | None = None) -> int:
         """Delete items whose BaseStore TTL ran out; returns how many."""
-        now = _now() if now is None else now
+        now = self._now_ts() if now is None else now
         expired = self.catalog.query(_sql.SELECT_EXPIRED, (now,))
         if not expired:
             return 0
@@ -1782,7 +1787,9 @@ class ChromaMemoryStore(BaseStore):
             threads = len(thread_ids)
             if (thread_ids or queue_rows) and callable(getattr(checkpointer, "vacuum", None)):
                 checkpointer.vacuum()
-        return _forget_receipt(user_id, memories, keyword_rows, threads, queue_rows)
+        return _forget_receipt(
+            user_id, memories, keyword_rows, threads, queue_rows, clock_now(self.clock)
+        )
 
     async def aforget_user(
         self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
@@ -1811,7 +1818,9 @@ class ChromaMemoryStore(BaseStore):
             vacuum = getattr(checkpointer, "avacuum", None)
             if (thread_ids or queue_rows) and callable(vacuum):
                 await vacuum()
-        return _forget_receipt(user_id, memories, keyword_rows, threads, queue_rows)
+        return _forget_receipt(
+            user_id, memories, keyword_rows, threads, queue_rows, clock_now(self.clock)
+        )
 
 
 def _has_async_api(checkpointer: Any) -> bool:
@@ -1826,13 +1835,18 @@ def _has_async_api(checkpointer: Any) -> bool:
 
 
 def _forget_receipt(
-    user_id: str, memories: int, keyword_rows: int, threads: int, queue_rows: int
+    user_id: str,
+    memories: int,
+    keyword_rows: int,
+    threads: int,
+    queue_rows: int,
+    completed_at: datetime,
 ) -> ForgetReceipt:
     return ForgetReceipt(
         user_id_hash=fingerprint_user_id(user_id),
         memories_deleted=memories,
         keyword_rows_deleted=keyword_rows,
         threads_deleted=threads,
-        completed_at=datetime.now(UTC),
+        completed_at=completed_at,
         queue_rows_deleted=queue_rows,
     )

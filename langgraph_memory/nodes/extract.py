@@ -19,7 +19,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -34,6 +34,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langgraph_memory.clock import Clock, message_time
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -435,6 +437,8 @@ class LLMMemoryExtractor:
             ``agent_inferred`` with confidence 0.5 (default ``False``: drop them).
         structured_output: ``"json"`` (default, any model) or ``"native"``
             (models that implement ``bind_tools``).
+        clock: "Now" for messages without their own ``created_at``
+            (``langgraph_memory.clock``; default the UTC wall clock).
 
     Raises:
         ConfigurationError: A bad argument, or ``"native"`` for a model without
@@ -458,6 +462,7 @@ class LLMMemoryExtractor:
         min_importance: float = 0.5,
         keep_agent_inferred: bool = False,
         structured_output: Literal["json", "native"] = "json",
+        clock: Clock | None = None,
     ) -> None:
         if not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -477,6 +482,7 @@ class LLMMemoryExtractor:
         self.min_importance = min_importance
         self.keep_agent_inferred = keep_agent_inferred
         self.structured_output = structured_output
+        self.clock = clock
         self._runnable: Any = model
         if structured_output == "native":
             try:
@@ -531,14 +537,34 @@ class LLMMemoryExtractor:
         # Without a human turn nothing can be user_stated; skip the call.
         return bool(transcript.text) and (transcript.has_human_turn or self.keep_agent_inferred)
 
-    def _finish(self, answer: ExtractionAnswer, transcript: Transcript) -> list[CandidateMemory]:
-        return candidates_from_answer(
+    def _finish(
+        self,
+        answer: ExtractionAnswer,
+        transcript: Transcript,
+        messages: Sequence[BaseMessage],
+    ) -> list[CandidateMemory]:
+        found = candidates_from_answer(
             answer,
             transcript,
             policy=self.policy,
             min_importance=self.min_importance,
             keep_agent_inferred=self.keep_agent_inferred,
         )
+        # Valid from when it was said: the latest message the memory cites.
+        said = {
+            mid: message_time(m, self.clock)
+            for m, mid in zip(messages, message_ids_for(messages), strict=True)
+        }
+        fallback = clock_now(self.clock)
+        return [
+            replace(
+                c,
+                observed_at=max(
+                    (said[mid] for mid in c.origin_message_ids if mid in said), default=fallback
+                ),
+            )
+            for c in found
+        ]
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Candidates for ``messages``; at most one model call (two when the first is invalid).
@@ -552,11 +578,11 @@ class LLMMemoryExtractor:
         request = self._first_request(transcript)
         first = self._runnable.invoke(request)
         try:
-            return self._finish(self._interpret(first), transcript)
+            return self._finish(self._interpret(first), transcript, messages)
         except ValueError as exc:
             error = str(exc)
         second = self._runnable.invoke(self._retry_request(request, first, error))
-        return self._finish(self._interpret_or_raise(second, error), transcript)
+        return self._finish(self._interpret_or_raise(second, error), transcript, messages)
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Async twin of ``extract``."""
@@ -566,11 +592,11 @@ class LLMMemoryExtractor:
         request = self._first_request(transcript)
         first = await self._runnable.ainvoke(request)
         try:
-            return self._finish(self._interpret(first), transcript)
+            return self._finish(self._interpret(first), transcript, messages)
         except ValueError as exc:
             error = str(exc)
         second = await self._runnable.ainvoke(self._retry_request(request, first, error))
-        return self._finish(self._interpret_or_raise(second, error), transcript)
+        return self._finish(self._interpret_or_raise(second, error), transcript, messages)
 
 
 def as_extractor(extractor: MemoryExtractor | BaseChatModel) -> MemoryExtractor:

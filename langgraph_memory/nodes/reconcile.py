@@ -36,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langgraph_memory.clock import Clock, now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -99,6 +100,7 @@ def candidate_to_dict(candidate: CandidateMemory) -> dict[str, Any]:
         "expires_at": candidate.expires_at.isoformat() if candidate.expires_at else None,
         "origin_message_ids": list(candidate.origin_message_ids),
         "forget": candidate.forget,
+        "observed_at": candidate.observed_at.isoformat() if candidate.observed_at else None,
     }
 
 
@@ -119,6 +121,7 @@ def candidate_from_dict(data: Mapping[str, Any]) -> CandidateMemory:
         expires_at=_dt(data.get("expires_at")),
         origin_message_ids=tuple(data.get("origin_message_ids") or ()),
         forget=bool(data.get("forget", False)),
+        observed_at=_dt(data.get("observed_at")),
     )
 
 
@@ -640,11 +643,15 @@ def needs_model(contexts: Sequence[CandidateContext], undecided: Sequence[int]) 
     ]
 
 
-def record_for(op: MemoryOp, user_id: str, thread_id: str | None) -> MemoryRecord:
-    """The memory an add/supersede/merge op creates."""
+def record_for(op: MemoryOp, user_id: str, thread_id: str | None, now: datetime) -> MemoryRecord:
+    """The memory an add/supersede/merge op creates, stamped at ``now``.
+
+    It is valid from when the user said it (``observed_at``), never from the future.
+    """
     cand = op.candidate
     if cand is None or op.result_id is None:
         raise ValueError(f"op {op.action!r} has no candidate/result id to create a memory from")
+    said = cand.observed_at
     return MemoryRecord(
         text=cand.text,
         type=cand.type,
@@ -654,6 +661,9 @@ def record_for(op: MemoryOp, user_id: str, thread_id: str | None) -> MemoryRecor
         confidence=cand.confidence,
         id=op.result_id,
         user_id=user_id,
+        created_at=now,
+        updated_at=now,
+        valid_from=said if said is not None and said <= now else now,
         event_time=cand.event_time,
         expires_at=cand.expires_at,
         supersedes=op.target_ids if op.action in ("supersede", "merge") else (),
@@ -703,6 +713,8 @@ class Reconciler:
         duplicate_threshold: Offline near-duplicate cut-off (bigram Dice, default 0.9).
         forget_threshold: Offline: how close a memory must be to a key-less
             forget request to be deleted (default 0.5).
+        clock: Stamps the memories it creates (``langgraph_memory.clock``; default
+            the UTC wall clock).
 
     Example:
         >>> import tempfile
@@ -727,6 +739,7 @@ class Reconciler:
         neighbours: int = 5,
         duplicate_threshold: float = 0.9,
         forget_threshold: float = 0.5,
+        clock: Clock | None = None,
     ) -> None:
         if model is not None and not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -747,6 +760,7 @@ class Reconciler:
         self.neighbours = neighbours
         self.duplicate_threshold = duplicate_threshold
         self.forget_threshold = forget_threshold
+        self.clock = clock
 
     # gather --------------------------------------------------------------------
 
@@ -910,7 +924,7 @@ class Reconciler:
                 except MemoryNotFoundError:
                     continue
             return changed
-        record = record_for(op, user_id, thread_id)
+        record = record_for(op, user_id, thread_id, now(self.clock))
         if store.get_memory(user_id, record.id) is not None:
             return False  # created by an earlier run of this same op
         active_targets = []
@@ -941,7 +955,7 @@ class Reconciler:
                 except MemoryNotFoundError:
                     continue
             return changed
-        record = record_for(op, user_id, thread_id)
+        record = record_for(op, user_id, thread_id, now(self.clock))
         if await store.aget_memory(user_id, record.id) is not None:
             return False
         active_targets = []

@@ -35,6 +35,8 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
+from langgraph_memory.clock import Clock
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -79,6 +81,9 @@ class MemoryWriter:
         policy: Privacy policy; messages are redacted before they are queued.
         poll_interval: How often an idle worker looks for ready jobs (seconds).
         worker_id: Name of this writer's worker in leases (default: random).
+        clock: Stamps messages that carry no ``created_at`` and the memories reconcile
+            creates (``langgraph_memory.clock``; default the UTC wall clock). Queue
+            leases and debounce keep real time.
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -111,6 +116,7 @@ class MemoryWriter:
         policy: PrivacyPolicy | None = None,
         poll_interval: float = 0.2,
         worker_id: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -125,7 +131,8 @@ class MemoryWriter:
             )
         self.store = store
         self.extractor = as_extractor(extractor)
-        self.reconciler = Reconciler(store, model=model_for_reconcile, policy=policy)
+        self.clock = clock
+        self.reconciler = Reconciler(store, model=model_for_reconcile, policy=policy, clock=clock)
         self.mode: WriterMode = mode
         self.queue = queue
         self.policy = policy
@@ -157,8 +164,25 @@ class MemoryWriter:
                     "memory writer: message %s not kept, the privacy policy rejects it", message_id
                 )
                 continue
-            out.append(copy if copy.id else copy.model_copy(update={"id": message_id}))
+            out.append(self._stamped(copy, message_id))
         return out
+
+    def _stamped(self, message: BaseMessage, message_id: str) -> BaseMessage:
+        """The message with its id and the time it was said.
+
+        A message without its own ``created_at`` is stamped at submission (right after
+        its turn), so a queued job extracted later still resolves "tomorrow" and
+        ``valid_from`` against when it was said, not when the worker ran.
+        """
+        update: dict[str, Any] = {}
+        if not message.id:
+            update["id"] = message_id
+        if "created_at" not in message.additional_kwargs:
+            update["additional_kwargs"] = {
+                **message.additional_kwargs,
+                "created_at": clock_now(self.clock).isoformat(),
+            }
+        return message.model_copy(update=update) if update else message
 
     def _unwritten(
         self, user_id: str, thread_id: str, messages: Sequence[BaseMessage]
