@@ -1,0 +1,1 @@
+"""The planted-fact exam (public API filled in below)."""
