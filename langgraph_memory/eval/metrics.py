@@ -43,13 +43,14 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from langgraph_memory.eval.grading import Gist, LineGrade, grade_lines
+from langgraph_memory.eval.grading import LineGrade, grade_lines
 from langgraph_memory.eval.privacy_scan import leaks_outside_checkpoints
 from langgraph_memory.eval.runner import ProbeObservation, SystemRun
-from langgraph_memory.eval.schema import Exam, ExamUser, Probe
+from langgraph_memory.eval.schema import Exam, ExamUser, Fact, Probe
 
 __all__ = [
     "ProbeOutcome",
+    "forbidden_facts",
     "RunMetrics",
     "Summary",
     "grade_observation",
@@ -84,27 +85,25 @@ class ProbeOutcome:
         return self.has_needs and not self.observation.lines
 
 
-def _forbidden(exam: Exam, user: ExamUser, probe: Probe) -> tuple[dict[str, Gist], dict[str, str], dict[str, Gist]]:
-    """(own forbidden id -> gist, own stale id -> reason, other-user ref -> gist)."""
-    own: dict[str, Gist] = {}
-    stale: dict[str, str] = {}
-    for fact_id in probe.forbid:
-        own[fact_id] = user.fact(fact_id).gist
+def forbidden_facts(exam: Exam, user: ExamUser, probe: Probe) -> tuple[dict[str, Fact], dict[str, Fact]]:
+    """The facts ``probe`` must not recall: (own fact id -> fact, "<user>:<fact>" -> other user's fact).
+
+    Own: the probe's ``forbid``, every bait fact and every fact ended by the probe's
+    time (never one the probe needs). Others: ``forbid_other_users`` of loaded users.
+    """
+    own: dict[str, Fact] = {fact_id: user.fact(fact_id) for fact_id in probe.forbid}
     for fact in user.facts:
-        reason = fact.end_reason(probe.at)
-        if fact.bait or reason is not None:
-            own[fact.id] = fact.gist
-        if reason is not None:
-            stale[fact.id] = reason
-    needs = set(probe.needs)
-    own = {k: v for k, v in own.items() if k not in needs}
-    others: dict[str, Gist] = {}
+        if fact.bait or fact.end_reason(probe.at) is not None:
+            own[fact.id] = fact
+    for fact_id in probe.needs:
+        own.pop(fact_id, None)
+    others: dict[str, Fact] = {}
     for other, fact_id in probe.forbid_other_users:
         try:
-            others[f"{other}:{fact_id}"] = exam.user(other).fact(fact_id).gist
+            others[f"{other}:{fact_id}"] = exam.user(other).fact(fact_id)
         except KeyError:  # the other user is not in this (partial) run
             continue
-    return own, stale, others
+    return own, others
 
 
 def _foreign(observation: ProbeObservation, run: SystemRun) -> int:
@@ -123,15 +122,18 @@ def grade_observation(exam: Exam, run: SystemRun, observation: ProbeObservation)
     """Grade one probe's recalled set (see the module docstring for the definitions)."""
     user = exam.user(observation.user_id)
     probe = next(p for p in user.probes if p.id == observation.probe_id)
-    own, stale_reasons, others = _forbidden(exam, user, probe)
-    current = {f.id: f.gist for f in user.facts if f.is_current(probe.at)}
+    own, others = forbidden_facts(exam, user, probe)
     grade = grade_lines(
         observation.lines,
         needs={fact_id: user.fact(fact_id).gist for fact_id in probe.needs},
-        forbidden={**own, **others},
-        current=current,
+        forbidden={ref: fact.gist for ref, fact in {**own, **others}.items()},
+        current={f.id: f.gist for f in user.facts if f.is_current(probe.at)},
     )
-    stale = {ref: stale_reasons[ref] for ref in grade.forbidden_hits if ref in stale_reasons}
+    stale = {
+        ref: reason
+        for ref in grade.forbidden_hits
+        if ref in own and (reason := own[ref].end_reason(probe.at)) is not None
+    }
     return ProbeOutcome(
         observation=observation,
         grade=grade,
