@@ -48,4 +48,5 @@ __all__ = [
     "run_system",
     "select_users",
     "standard_systems",
+    "write_report",
 ]

@@ -16,6 +16,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from langgraph_memory.errors import LangGraphMemoryError
 from langgraph_memory.eval.exam import run_exam, select_users
@@ -30,19 +31,34 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m langgraph_memory.eval",
         description="Plant facts through past conversations, probe them in new sessions, report.",
     )
-    parser.add_argument("--data", default=str(DEFAULT_DATA_DIR), help="folder of <user_id>.json files")
-    parser.add_argument("--out", default="exam-report", help="where report.md, PNGs and results.json go")
+    parser.add_argument(
+        "--data", default=str(DEFAULT_DATA_DIR), help="folder of <user_id>.json files"
+    )
+    parser.add_argument(
+        "--out", default="exam-report", help="where report.md, PNGs and results.json go"
+    )
     parser.add_argument(
         "--configs",
         default=None,
         help="comma-separated: offline, offline-minilm, seeded, model "
         "(default: offline,offline-minilm,seeded, plus model with --model)",
     )
-    parser.add_argument("--model", default=None, help="chat model: 'provider:model' or 'module:factory'")
+    parser.add_argument(
+        "--model", default=None, help="chat model: 'provider:model' or 'module:factory'"
+    )
     parser.add_argument("--judge-model", default=None, help="LLM judge model (default: --model)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds the probe order and --users sampling")
-    parser.add_argument("--users", type=int, default=None, help="run only N users (plus look-alikes)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seeds the probe order and --users sampling"
+    )
+    parser.add_argument(
+        "--users", type=int, default=None, help="run only N users (plus look-alikes)"
+    )
     parser.add_argument("--work-dir", default=None, help="keep each configuration's files here")
+    parser.add_argument("--locomo", default=None, help="also score a locomo10.json-shaped file")
+    parser.add_argument("--longmemeval", default=None, help="also score a LongMemEval JSON file")
+    parser.add_argument(
+        "--skip-exam", action="store_true", help="only the --locomo/--longmemeval files"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -57,20 +73,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = args.configs.split(",") if args.configs else ["offline", "offline-minilm", "seeded"]
         if model is not None and "model" not in names:
             names.append("model")
-        systems = standard_systems([n.strip() for n in names if n.strip()], model=model, answer_model=judge)
+        systems = standard_systems(
+            [n.strip() for n in names if n.strip()], model=model, answer_model=judge
+        )
     except LangGraphMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="lgm-exam-"))
-    total = progress_total(exam, systems)
-    from tqdm import tqdm
+    try:
+        if args.locomo or args.longmemeval:
+            _public_benchmarks(args, work, model, judge)
+        if args.skip_exam:
+            return 0
+        from tqdm import tqdm
 
-    with tqdm(total=total, unit="turn", disable=args.no_progress, desc="exam") as bar:
-        results = run_exam(
-            exam, systems, work, seed=args.seed, judge=judge, judge_name=judge_spec or "", progress=bar.update
-        )
-    if not args.work_dir:
-        shutil.rmtree(work, ignore_errors=True)
+        with tqdm(
+            total=progress_total(exam, systems), unit="turn", disable=args.no_progress, desc="exam"
+        ) as bar:
+            results = run_exam(
+                exam,
+                systems,
+                work,
+                seed=args.seed,
+                judge=judge,
+                judge_name=judge_spec or "",
+                progress=bar.update,
+            )
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
     path = write_report(exam, results, args.out)
     for m in results.metrics:
         s = m.overall
@@ -83,6 +114,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name:>15}: skipped ({reason})")
     print(f"report: {path}")
     return 0
+
+
+def _public_benchmarks(args: argparse.Namespace, work: Path, model: Any, judge: Any) -> None:
+    from tqdm import tqdm
+
+    from langgraph_memory.eval.loaders import (
+        evaluate_retrieval,
+        load_locomo,
+        load_longmemeval,
+        render_benchmark_markdown,
+    )
+
+    parts = ["# Public benchmarks on our store (retrieval of verbatim turns)", ""]
+    for name, path, loader in (
+        ("LoCoMo", args.locomo, load_locomo),
+        ("LongMemEval", args.longmemeval, load_longmemeval),
+    ):
+        if not path:
+            continue
+        conversations = loader(path)
+        total = sum(len(c.questions) for c in conversations)
+        with tqdm(total=total, unit="question", disable=args.no_progress, desc=name) as bar:
+            result = evaluate_retrieval(
+                conversations,
+                work / name,
+                name=f"{name} ({path})",
+                answer_model=model,
+                judge=judge,
+                progress=bar.update,
+            )
+        parts.append(render_benchmark_markdown(result))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "benchmarks.md").write_text("\n".join(parts), encoding="utf-8")
+    print(f"public benchmarks: {out / 'benchmarks.md'}")
 
 
 def _pct(value: float | None) -> str:

@@ -36,13 +36,21 @@ def select_users(exam: Exam, count: int | None, seed: int = 0) -> Exam:
     chosen = {u.user_id for u in random.Random(seed).sample(list(exam.users), max(count, 0))}
     grew = True
     while grew:
-        needed = {o for u in exam.users if u.user_id in chosen for p in u.probes for o, _ in p.forbid_other_users}
+        needed = {
+            o
+            for u in exam.users
+            if u.user_id in chosen
+            for p in u.probes
+            for o, _ in p.forbid_other_users
+        }
         grew = not needed <= chosen
         chosen |= needed
     return Exam(tuple(u for u in exam.users if u.user_id in chosen), exam.warnings)
 
 
-def judge_run(exam: Exam, result: RunMetrics, judge: BaseChatModel, name: str = "judge") -> JudgeSummary:
+def judge_run(
+    exam: Exam, result: RunMetrics, judge: BaseChatModel, name: str = "judge"
+) -> JudgeSummary:
     """Grade every probe of ``result`` with the LLM judge (``prompts/eval.py``)."""
     from langgraph_memory.prompts.eval import JUDGE_PROMPT_VERSION
 

@@ -88,7 +88,11 @@ def match_fact(gist: Gist, lines: Sequence[str]) -> tuple[FactMatch, tuple[int, 
     alternative that has two or more. ``missing``: neither.
     """
     normalised = [normalize(line) for line in lines]
-    full = tuple(i for i, line in enumerate(normalised) if any(_alternative_hits(a, line) == len(a) for a in gist))
+    full = tuple(
+        i
+        for i, line in enumerate(normalised)
+        if any(_alternative_hits(a, line) == len(a) for a in gist)
+    )
     if full:
         return "matched", full
     partial = tuple(
@@ -159,7 +163,9 @@ def grade_lines(
         if verdict != "matched":
             continue
         explained = [
-            i for i in where if any(gist_matches(g, lines[i]) for g in current.values() if g != gist)
+            i
+            for i in where
+            if any(gist_matches(g, lines[i]) for g in current.values() if g != gist)
         ]
         (unsure if len(explained) == len(where) else hits).append(ref)
     return LineGrade(verdicts, tuple(hits), tuple(unsure))
@@ -192,7 +198,9 @@ _JSON_BLOCK = re.compile(r"\{.*\}", re.DOTALL)
 
 def _bool_map(value: Any, expected: Sequence[str], name: str) -> dict[str, bool]:
     if not isinstance(value, Mapping):
-        raise ModelOutputError(f"judge output: {name!r} is {value!r:.80}, not an object of id -> true/false")
+        raise ModelOutputError(
+            f"judge output: {name!r} is {value!r:.80}, not an object of id -> true/false"
+        )
     missing = [k for k in expected if k not in value]
     if missing:
         raise ModelOutputError(f"judge output: {name!r} lacks {missing}; it must give every id")
@@ -219,7 +227,9 @@ def parse_judge_output(
     try:
         data = json.loads(found.group(0))
     except json.JSONDecodeError as exc:
-        raise ModelOutputError(f"judge output is not valid JSON ({exc.msg}): {text[:120]!r}") from exc
+        raise ModelOutputError(
+            f"judge output is not valid JSON ({exc.msg}): {text[:120]!r}"
+        ) from exc
     if not isinstance(data, Mapping):
         raise ModelOutputError(f"judge output is {data!r:.80}, not an object")
     answer = data.get("answer_correct")
@@ -228,7 +238,9 @@ def parse_judge_output(
     reason = data.get("reason", "")
     return JudgeVerdict(
         needs_present=_bool_map(data.get("needs_present", {}), needs, "needs_present"),
-        forbidden_present=_bool_map(data.get("forbidden_present", {}), forbidden, "forbidden_present"),
+        forbidden_present=_bool_map(
+            data.get("forbidden_present", {}), forbidden, "forbidden_present"
+        ),
         answer_correct=answer if with_answer else None,
         reason=reason if isinstance(reason, str) else "",
     )

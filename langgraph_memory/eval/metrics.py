@@ -50,9 +50,9 @@ from langgraph_memory.eval.schema import Exam, ExamUser, Fact, Probe
 
 __all__ = [
     "ProbeOutcome",
-    "forbidden_facts",
     "RunMetrics",
     "Summary",
+    "forbidden_facts",
     "grade_observation",
     "grade_run",
     "needs_coverage",
@@ -85,7 +85,9 @@ class ProbeOutcome:
         return self.has_needs and not self.observation.lines
 
 
-def forbidden_facts(exam: Exam, user: ExamUser, probe: Probe) -> tuple[dict[str, Fact], dict[str, Fact]]:
+def forbidden_facts(
+    exam: Exam, user: ExamUser, probe: Probe
+) -> tuple[dict[str, Fact], dict[str, Fact]]:
     """The facts ``probe`` must not recall: (own fact id -> fact, "<user>:<fact>" -> other user's fact).
 
     Own: the probe's ``forbid``, every bait fact and every fact ended by the probe's
@@ -257,7 +259,9 @@ def grade_run(exam: Exam, run: SystemRun) -> RunMetrics:
     outcomes = tuple(grade_observation(exam, run, o) for o in run.observations)
     kinds = sorted({o.kind for o in outcomes})
     leaks = {user: found for user, found in run.privacy.items() if found}
-    outside = {user: rest for user, found in leaks.items() if (rest := leaks_outside_checkpoints(found))}
+    outside = {
+        user: rest for user, found in leaks.items() if (rest := leaks_outside_checkpoints(found))
+    }
     return RunMetrics(
         run=run,
         outcomes=outcomes,
@@ -278,4 +282,3 @@ def needs_coverage(outcomes: Sequence[ProbeOutcome]) -> float | None:
             total += 1
             matched += verdict == "matched"
     return _rate(matched, total)
-

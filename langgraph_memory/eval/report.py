@@ -11,7 +11,7 @@ the markdown says so and the rest is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,14 +63,20 @@ def _overview_rows(result: RunMetrics) -> list[tuple[str, str]]:
         ("hit rate", f"{_pct(s.hit_rate)} ({_frac(s.hits, graded)})"),
         ("needed facts that reached the prompt", _pct(needs_coverage(result.outcomes))),
         ("unsure (hit)", str(s.hit_unsure)),
-        ("false-recall rate", f"{_pct(s.false_recall_rate)} ({_frac(s.false_recalls, s.probes - s.false_unsure)})"),
+        (
+            "false-recall rate",
+            f"{_pct(s.false_recall_rate)} ({_frac(s.false_recalls, s.probes - s.false_unsure)})",
+        ),
         ("unsure (false)", str(s.false_unsure)),
         (
             "stale-recall rate",
             f"{_pct(s.stale_rate)} (superseded {s.stale.get('superseded', 0)}, "
             f"expired {s.stale.get('expired', 0)}, forgotten {s.stale.get('forgotten', 0)})",
         ),
-        ("isolation leaks (probes / foreign records)", f"{s.isolation_leaks} / {s.foreign_records}"),
+        (
+            "isolation leaks (probes / foreign records)",
+            f"{s.isolation_leaks} / {s.foreign_records}",
+        ),
         (
             "privacy leaks, any byte of any file (users)",
             _frac(len(result.privacy_leaks), result.privacy_users),
@@ -79,11 +85,20 @@ def _overview_rows(result: RunMetrics) -> list[tuple[str, str]]:
             "privacy leaks outside the session checkpoints (users)",
             _frac(len(result.privacy_leaks_outside_checkpoints), result.privacy_users),
         ),
-        ("users with no memories at the end", _frac(len(result.users_without_memories), len(result.run.memories_per_user))),
-        ("empty memory block (probes with needs)", f"{_pct(s.empty_block_rate)} ({_frac(s.empty_blocks, s.with_needs)})"),
+        (
+            "users with no memories at the end",
+            _frac(len(result.users_without_memories), len(result.run.memories_per_user)),
+        ),
+        (
+            "empty memory block (probes with needs)",
+            f"{_pct(s.empty_block_rate)} ({_frac(s.empty_blocks, s.with_needs)})",
+        ),
         ("median tokens injected", f"{s.median_tokens:.0f}"),
         ("recall latency p50 / p95", f"{s.latency_p50:.1f} / {s.latency_p95:.1f} ms"),
-        ("LLM calls per turn", f"{result.llm_calls_per_turn:.2f} ({result.run.llm_calls} calls, {result.run.turns} turns)"),
+        (
+            "LLM calls per turn",
+            f"{result.llm_calls_per_turn:.2f} ({result.run.llm_calls} calls, {result.run.turns} turns)",
+        ),
         ("run time", f"{result.run.seconds:.1f} s"),
     ]
 
@@ -162,7 +177,12 @@ def render_markdown(exam: Exam, results: ExamResults, plots: Sequence[str] = ())
     ]
     if results.metrics:
         names = [m.run.system for m in results.metrics]
-        out += ["## Configurations side by side", "", "| measure | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        out += [
+            "## Configurations side by side",
+            "",
+            "| measure | " + " | ".join(names) + " |",
+            "|---|" + "---|" * len(names),
+        ]
         table = [dict(_overview_rows(m)) for m in results.metrics]
         for label in table[0]:
             out.append(f"| {label} | " + " | ".join(t[label] for t in table) + " |")
@@ -182,10 +202,17 @@ def render_markdown(exam: Exam, results: ExamResults, plots: Sequence[str] = ())
             "| kind | probes | hit rate | unsure (hit) | false recall | unsure (false) | stale | isolation leaks | empty block |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
-        out += [_kind_row(kind, result.per_kind[kind]) for kind in PROBE_KINDS if kind in result.per_kind]
+        out += [
+            _kind_row(kind, result.per_kind[kind])
+            for kind in PROBE_KINDS
+            if kind in result.per_kind
+        ]
         out += [_kind_row("**all**", result.overall), ""]
         if result.users_without_memories:
-            out += [f"Users with no memories at the end: {', '.join(result.users_without_memories)}.", ""]
+            out += [
+                f"Users with no memories at the end: {', '.join(result.users_without_memories)}.",
+                "",
+            ]
     if results.judges:
         out += [
             "## LLM judge",
@@ -223,15 +250,12 @@ def _plots(results: ExamResults, out: Path) -> list[str]:
     kinds = [k for k in PROBE_KINDS if any(k in m.per_kind for m in metrics)]
     width = 0.8 / len(metrics)
     fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
-    for axis, (title, getter) in zip(
-        axes,
-        (
-            ("hit rate", lambda s: s.hit_rate),
-            ("false-recall rate", lambda s: s.false_recall_rate),
-            ("stale-recall rate", lambda s: s.stale_rate),
-        ),
-        strict=True,
-    ):
+    panels: list[tuple[str, Callable[[Summary], float | None]]] = [
+        ("hit rate", lambda s: s.hit_rate),
+        ("false-recall rate", lambda s: s.false_recall_rate),
+        ("stale-recall rate", lambda s: s.stale_rate),
+    ]
+    for axis, (title, getter) in zip(axes, panels, strict=True):
         for index, m in enumerate(metrics):
             values = [getter(m.per_kind[k]) if k in m.per_kind else None for k in kinds]
             xs = [i + index * width for i in range(len(kinds))]
@@ -239,7 +263,9 @@ def _plots(results: ExamResults, out: Path) -> list[str]:
         axis.set_ylabel(f"{title} (%)")
         axis.set_ylim(0, 100)
     axes[0].legend(loc="upper right")
-    axes[-1].set_xticks([i + width * (len(metrics) - 1) / 2 for i in range(len(kinds))], kinds, rotation=20)
+    axes[-1].set_xticks(
+        [i + width * (len(metrics) - 1) / 2 for i in range(len(kinds))], kinds, rotation=20
+    )
     fig.suptitle("Hit / false / stale recall per probe kind")
     fig.tight_layout()
     fig.savefig(out / "kinds.png", dpi=110)
@@ -250,7 +276,9 @@ def _plots(results: ExamResults, out: Path) -> list[str]:
         ("latency.png", "Recall node latency per probe", lambda m: m.overall.latencies_ms, "ms"),
     ):
         fig, axis = plt.subplots(figsize=(8, 4))
-        axis.boxplot([list(getter(m)) or [0] for m in metrics], tick_labels=[m.run.system for m in metrics])
+        axis.boxplot(
+            [list(getter(m)) or [0] for m in metrics], tick_labels=[m.run.system for m in metrics]
+        )
         axis.set_ylabel(unit)
         axis.set_title(title)
         fig.tight_layout()
@@ -309,9 +337,13 @@ def write_report(exam: Exam, results: ExamResults, out: str | Path) -> Path:
         plots = _plots(results, folder)
     except ImportError:
         plots = []
-        notes.append("plots skipped: matplotlib is not installed (pip install 'langgraph-memory[eval]')")
+        notes.append(
+            "plots skipped: matplotlib is not installed (pip install 'langgraph-memory[eval]')"
+        )
     final = ExamResults(results.metrics, results.skipped, results.seed, results.judges, notes)
     path = folder / "report.md"
     path.write_text(render_markdown(exam, final, plots), encoding="utf-8")
-    (folder / "results.json").write_text(json.dumps(_json(final), ensure_ascii=False, indent=2), encoding="utf-8")
+    (folder / "results.json").write_text(
+        json.dumps(_json(final), ensure_ascii=False, indent=2), encoding="utf-8"
+    )
     return path

@@ -57,7 +57,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.graph import END, START, StateGraph
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from langgraph_memory.clock import Clock, ManualClock, now, now_seconds
 from langgraph_memory.embeddings import HashingEmbeddings
@@ -100,7 +100,7 @@ class ReplayChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     clock: Any = None
-    tags: list[str] | None = [REPLAY_TAG]
+    tags: list[str] | None = Field(default_factory=lambda: [REPLAY_TAG])
     _replies: deque[tuple[str | None, datetime | None]] = PrivateAttr(default_factory=deque)
     _answer_model: BaseChatModel | None = PrivateAttr(default=None)
 
@@ -144,12 +144,22 @@ class LLMCallCounter(BaseCallbackHandler):
             self.calls += 1
 
     def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, tags: list[str] | None = None, **kwargs: Any
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        tags: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
         self._count(tags)
 
     def on_llm_start(
-        self, serialized: dict[str, Any], prompts: list[str], *, tags: list[str] | None = None, **kwargs: Any
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        tags: list[str] | None = None,
+        **kwargs: Any,
     ) -> None:
         self._count(tags)
 
@@ -163,7 +173,13 @@ class _NodeTimer(BaseCallbackHandler):
         self.seconds = 0.0
 
     def on_chain_start(
-        self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID, metadata: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
         if (metadata or {}).get("langgraph_node") == self.node:
             self._started[run_id] = time.perf_counter()
@@ -268,8 +284,12 @@ def parse_recall_lines(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _stamped(message_type: type[BaseMessage], text: str, at: datetime, message_id: str) -> BaseMessage:
-    return message_type(content=text, id=message_id, additional_kwargs={"created_at": at.isoformat()})
+def _stamped(
+    message_type: type[BaseMessage], text: str, at: datetime, message_id: str
+) -> BaseMessage:
+    return message_type(
+        content=text, id=message_id, additional_kwargs={"created_at": at.isoformat()}
+    )
 
 
 def _fact_start(user: ExamUser, fact: Fact) -> datetime:
@@ -316,10 +336,14 @@ def _seed_user(store: Any, user: ExamUser, clock: ManualClock) -> None:
         written[fact.id] = stored.id
 
 
-def _replay_user(graph: Any, agent: ReplayChatModel, writer: Any, user: ExamUser, clock: ManualClock) -> int:
+def _replay_user(
+    graph: Any, agent: ReplayChatModel, writer: Any, user: ExamUser, clock: ManualClock
+) -> int:
     turns = 0
     for session in user.sessions:
-        config = {"configurable": {"thread_id": f"{user.user_id}--{session.id}", "user_id": user.user_id}}
+        config = {
+            "configurable": {"thread_id": f"{user.user_id}--{session.id}", "user_id": user.user_id}
+        }
         for index, turn in enumerate(session.turns):
             if turn.role != "user":
                 continue
@@ -335,7 +359,9 @@ def _replay_user(graph: Any, agent: ReplayChatModel, writer: Any, user: ExamUser
     return turns
 
 
-def _probe(graph: Any, agent: ReplayChatModel, user: ExamUser, probe: Probe, clock: ManualClock) -> ProbeObservation:
+def _probe(
+    graph: Any, agent: ReplayChatModel, user: ExamUser, probe: Probe, clock: ManualClock
+) -> ProbeObservation:
     from langgraph_memory.nodes.recall import flush_access_stats
     from langgraph_memory.wiring import RECALL_NODE
 
@@ -343,7 +369,10 @@ def _probe(graph: Any, agent: ReplayChatModel, user: ExamUser, probe: Probe, clo
     agent.queue(None, probe.at)
     timer = _NodeTimer(RECALL_NODE)
     config = {
-        "configurable": {"thread_id": f"{user.user_id}--probe--{probe.id}", "user_id": user.user_id},
+        "configurable": {
+            "thread_id": f"{user.user_id}--probe--{probe.id}",
+            "user_id": user.user_id,
+        },
         "callbacks": [timer],
     }
     message = _stamped(HumanMessage, probe.question, probe.at, f"{user.user_id}-probe-{probe.id}")
@@ -380,7 +409,9 @@ def probe_order(exam: Exam, seed: int) -> list[tuple[ExamUser, Probe]]:
     return pairs
 
 
-def _inventory(store: Any, user_ids: Sequence[str]) -> tuple[dict[str, str], dict[str, frozenset[str]], dict[str, int]]:
+def _inventory(
+    store: Any, user_ids: Sequence[str]
+) -> tuple[dict[str, str], dict[str, frozenset[str]], dict[str, int]]:
     owners: dict[str, str] = {}
     texts: dict[str, set[str]] = {}
     active: dict[str, int] = {}
@@ -431,7 +462,9 @@ def run_system(
     db = root / "state.db"
     queue_clock: Callable[[], float] = lambda: now_seconds(clock)  # noqa: E731
     with ExitStack() as stack:
-        store = ChromaMemoryStore.embedded(root / "ltm", embeddings=system.embeddings(), clock=clock)
+        store = ChromaMemoryStore.embedded(
+            root / "ltm", embeddings=system.embeddings(), clock=clock
+        )
         stack.callback(store.close)
         stack.callback(flush_access_stats)
         queue = SqliteMemoryQueue(db, clock=queue_clock)
@@ -481,7 +514,9 @@ def run_system(
             turns += 1
             tick(1)
         owners, texts, active = _inventory(store, ctx.user_ids)
-    privacy = {u.user_id: scan_identifiers(root, u.identifiers) for u in exam.users if u.identifiers}
+    privacy = {
+        u.user_id: scan_identifiers(root, u.identifiers) for u in exam.users if u.identifiers
+    }
     return SystemRun(
         system=system.name,
         root=root,
@@ -514,7 +549,8 @@ def progress_total(exam: Exam, systems: Sequence[MemorySystem]) -> int:
         if system.plant == "seed":
             total += len(exam.users)
         else:
-            total += sum(1 for u in exam.users for s in u.sessions for t in s.turns if t.role == "user")
+            total += sum(
+                1 for u in exam.users for s in u.sessions for t in s.turns if t.role == "user"
+            )
         total += exam.probe_count
     return total
-

@@ -212,7 +212,9 @@ class _Reader:
             raise self.fail(where, f"expected an object, got {value!r:.80}", "see SCHEMA.md")
         return value
 
-    def list(self, data: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> list[Any]:
+    def items(
+        self, data: Mapping[str, Any], name: str, where: str, *, required: bool = True
+    ) -> list[Any]:
         if name not in data:
             if required:
                 raise self.fail(f"{where}.{name}", "missing", "add it (a list; see SCHEMA.md)")
@@ -222,23 +224,31 @@ class _Reader:
             raise self.fail(f"{where}.{name}", f"expected a list, got {value!r:.80}", "use [...]")
         return value
 
-    def str(self, data: Mapping[str, Any], name: str, where: str, *, required: bool = True) -> str | None:
+    def text(
+        self, data: Mapping[str, Any], name: str, where: str, *, required: bool = True
+    ) -> str | None:
         value = data.get(name)
         if value is None:
             if required:
                 raise self.fail(f"{where}.{name}", "missing", "add a non-empty string")
             return None
         if not isinstance(value, str) or not value.strip():
-            raise self.fail(f"{where}.{name}", f"{value!r:.80} is not a non-empty string", "use text")
+            raise self.fail(
+                f"{where}.{name}", f"{value!r:.80} is not a non-empty string", "use text"
+            )
         return value
 
     def choice(self, data: Mapping[str, Any], name: str, where: str, allowed: Sequence[str]) -> str:
-        value = self.str(data, name, where)
+        value = self.text(data, name, where)
         if value not in allowed:
-            raise self.fail(f"{where}.{name}", f"{value!r} is not allowed", f"use one of {list(allowed)}")
+            raise self.fail(
+                f"{where}.{name}", f"{value!r} is not allowed", f"use one of {list(allowed)}"
+            )
         return cast(str, value)
 
-    def time(self, data: Mapping[str, Any], name: str, where: str, *, required: bool = False) -> datetime | None:
+    def time(
+        self, data: Mapping[str, Any], name: str, where: str, *, required: bool = False
+    ) -> datetime | None:
         raw = data.get(name)
         if raw is None:
             if required:
@@ -256,10 +266,12 @@ class _Reader:
         return parsed
 
     def ids(self, data: Mapping[str, Any], name: str, where: str) -> tuple[str, ...]:
-        values = self.list(data, name, where, required=False)
+        values = self.items(data, name, where, required=False)
         for index, value in enumerate(values):
             if not isinstance(value, str) or not value:
-                raise self.fail(f"{where}.{name}[{index}]", f"{value!r} is not an id", "use a string")
+                raise self.fail(
+                    f"{where}.{name}[{index}]", f"{value!r} is not an id", "use a string"
+                )
         return tuple(values)
 
 
@@ -280,12 +292,20 @@ def _turns(reader: _Reader, raw: list[Any], where: str) -> tuple[Turn, ...]:
         expected = "user" if index % 2 == 0 else "assistant"
         if role != expected:
             raise reader.fail(
-                f"{here}.role", f"{role!r} out of turn", "turns alternate user / assistant, user first"
+                f"{here}.role",
+                f"{role!r} out of turn",
+                "turns alternate user / assistant, user first",
             )
         error = data.get("error", False)
         if not isinstance(error, bool) or (error and role != "assistant"):
             raise reader.fail(f"{here}.error", f"{error!r}", "use true only on assistant turns")
-        turns.append(Turn(cast(Literal["user", "assistant"], role), cast(str, reader.str(data, "text", here)), error))
+        turns.append(
+            Turn(
+                cast(Literal["user", "assistant"], role),
+                cast(str, reader.text(data, "text", here)),
+                error,
+            )
+        )
     if not turns:
         raise reader.fail(f"{where}.turns", "empty", "a session needs at least one user turn")
     return tuple(turns)
@@ -303,7 +323,9 @@ def _gist(reader: _Reader, data: Mapping[str, Any], where: str) -> tuple[tuple[s
             or not alternative
             or not all(isinstance(t, str) and t.strip() for t in alternative)
         ):
-            raise reader.fail(f"{where}.gist[{index}]", f"{alternative!r:.80} is not a list of terms", fix)
+            raise reader.fail(
+                f"{where}.gist[{index}]", f"{alternative!r:.80} is not a list of terms", fix
+            )
         alternatives.append(tuple(alternative))
     return tuple(alternatives)
 
@@ -311,26 +333,32 @@ def _gist(reader: _Reader, data: Mapping[str, Any], where: str) -> tuple[tuple[s
 def _fact(reader: _Reader, item: Any, where: str) -> Fact:
     data = reader.obj(item, where)
     importance = data.get("importance", 0.5)
-    if isinstance(importance, bool) or not isinstance(importance, int | float) or not 0 <= importance <= 1:
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int | float)
+        or not 0 <= importance <= 1
+    ):
         raise reader.fail(f"{where}.importance", f"{importance!r}", "use a number between 0 and 1")
     ended_by = data.get("ended_by")
     if ended_by is not None and ended_by not in ENDED_BY:
-        raise reader.fail(f"{where}.ended_by", f"{ended_by!r}", f"use null or one of {list(ENDED_BY)}")
+        raise reader.fail(
+            f"{where}.ended_by", f"{ended_by!r}", f"use null or one of {list(ENDED_BY)}"
+        )
     bait = data.get("bait", False)
     if not isinstance(bait, bool):
         raise reader.fail(f"{where}.bait", f"{bait!r}", "use true or false")
     return Fact(
-        id=cast(str, reader.str(data, "id", where)),
-        text=cast(str, reader.str(data, "text", where)),
+        id=cast(str, reader.text(data, "id", where)),
+        text=cast(str, reader.text(data, "text", where)),
         type=reader.choice(data, "type", where, _FACT_TYPES),
-        said_in=cast(str, reader.str(data, "said_in", where)),
+        said_in=cast(str, reader.text(data, "said_in", where)),
         gist=_gist(reader, data, where),
-        key=reader.str(data, "key", where, required=False),
+        key=reader.text(data, "key", where, required=False),
         importance=float(importance),
         valid_from=reader.time(data, "valid_from", where),
         valid_to=reader.time(data, "valid_to", where),
         ended_by=ended_by,
-        superseded_by=reader.str(data, "superseded_by", where, required=False),
+        superseded_by=reader.text(data, "superseded_by", where, required=False),
         expires_at=reader.time(data, "expires_at", where),
         event_time=reader.time(data, "event_time", where),
         bait=bait,
@@ -348,14 +376,14 @@ def _probe(reader: _Reader, item: Any, where: str) -> Probe:
             )
         others.append((match.group(1), match.group(2)))
     return Probe(
-        id=cast(str, reader.str(data, "id", where)),
+        id=cast(str, reader.text(data, "id", where)),
         kind=reader.choice(data, "kind", where, PROBE_KINDS),
         at=cast(datetime, reader.time(data, "at", where, required=True)),
-        question=cast(str, reader.str(data, "question", where)),
+        question=cast(str, reader.text(data, "question", where)),
         needs=reader.ids(data, "needs", where),
         forbid=reader.ids(data, "forbid", where),
         forbid_other_users=tuple(others),
-        answer=reader.str(data, "answer", where, required=False),
+        answer=reader.text(data, "answer", where, required=False),
     )
 
 
@@ -377,56 +405,98 @@ def parse_user(data: Any, source: str = "<data>") -> ExamUser:
     """
     reader = _Reader(source)
     top = reader.obj(data, "top level")
-    user_id = cast(str, reader.str(top, "user_id", "top level"))
+    user_id = cast(str, reader.text(top, "user_id", "top level"))
     if not _USER_ID.match(user_id):
-        raise reader.fail("user_id", f"{user_id!r}", "use ^[a-z0-9][a-z0-9-]{2,63}$, e.g. zh-pa-linwei")
+        raise reader.fail(
+            "user_id", f"{user_id!r}", "use ^[a-z0-9][a-z0-9-]{2,63}$, e.g. zh-pa-linwei"
+        )
     identifiers = reader.ids(top, "identifiers", "top level")
     sessions: list[Session] = []
-    for index, item in enumerate(reader.list(top, "sessions", "top level")):
+    for index, item in enumerate(reader.items(top, "sessions", "top level")):
         where = f"sessions[{index}]"
         raw = reader.obj(item, where)
         session = Session(
-            id=cast(str, reader.str(raw, "id", where)),
+            id=cast(str, reader.text(raw, "id", where)),
             at=cast(datetime, reader.time(raw, "at", where, required=True)),
-            turns=_turns(reader, reader.list(raw, "turns", where), where),
+            turns=_turns(reader, reader.items(raw, "turns", where), where),
         )
         if sessions and session.at < sessions[-1].at:
-            raise reader.fail(f"{where}.at", f"{session.at.isoformat()} is before the previous session", "order sessions by time")
+            raise reader.fail(
+                f"{where}.at",
+                f"{session.at.isoformat()} is before the previous session",
+                "order sessions by time",
+            )
         sessions.append(session)
     if not sessions:
         raise reader.fail("sessions", "empty", "add at least one past session")
     session_ids = _unique(reader, (s.id for s in sessions), "sessions")
-    facts = [_fact(reader, item, f"facts[{i}]") for i, item in enumerate(reader.list(top, "facts", "top level"))]
+    facts = [
+        _fact(reader, item, f"facts[{i}]")
+        for i, item in enumerate(reader.items(top, "facts", "top level"))
+    ]
     fact_ids = _unique(reader, (f.id for f in facts), "facts")
     for index, fact in enumerate(facts):
         if fact.said_in not in session_ids:
-            raise reader.fail(f"facts[{index}].said_in", f"{fact.said_in!r} is no session", f"use one of {sorted(session_ids)}")
+            raise reader.fail(
+                f"facts[{index}].said_in",
+                f"{fact.said_in!r} is no session",
+                f"use one of {sorted(session_ids)}",
+            )
         if fact.superseded_by is not None and fact.superseded_by not in fact_ids:
-            raise reader.fail(f"facts[{index}].superseded_by", f"{fact.superseded_by!r} is no fact", "name the newer fact's id")
+            raise reader.fail(
+                f"facts[{index}].superseded_by",
+                f"{fact.superseded_by!r} is no fact",
+                "name the newer fact's id",
+            )
         if fact.ended_by == "superseded" and fact.superseded_by is None:
-            raise reader.fail(f"facts[{index}].superseded_by", "missing", 'ended_by "superseded" needs the newer fact id')
+            raise reader.fail(
+                f"facts[{index}].superseded_by",
+                "missing",
+                'ended_by "superseded" needs the newer fact id',
+            )
         if fact.ended_by is not None and fact.valid_to is None and fact.expires_at is None:
-            raise reader.fail(f"facts[{index}].valid_to", "missing", f'ended_by {fact.ended_by!r} needs the time it ended')
+            raise reader.fail(
+                f"facts[{index}].valid_to",
+                "missing",
+                f"ended_by {fact.ended_by!r} needs the time it ended",
+            )
     last_session = sessions[-1].turn_time(len(sessions[-1].turns))
-    probes = [_probe(reader, item, f"probes[{i}]") for i, item in enumerate(reader.list(top, "probes", "top level"))]
+    probes = [
+        _probe(reader, item, f"probes[{i}]")
+        for i, item in enumerate(reader.items(top, "probes", "top level"))
+    ]
     _unique(reader, (p.id for p in probes), "probes")
     for index, probe in enumerate(probes):
         where = f"probes[{index}]"
         for name in ("needs", "forbid"):
             for ref in getattr(probe, name):
                 if ref not in fact_ids:
-                    raise reader.fail(f"{where}.{name}", f"{ref!r} is no fact of {user_id}", f"use one of {sorted(fact_ids)}")
+                    raise reader.fail(
+                        f"{where}.{name}",
+                        f"{ref!r} is no fact of {user_id}",
+                        f"use one of {sorted(fact_ids)}",
+                    )
         if probe.kind == "abstain" and probe.needs:
-            raise reader.fail(f"{where}.needs", "an abstain probe needs nothing", "use [] and list the bait in forbid")
+            raise reader.fail(
+                f"{where}.needs",
+                "an abstain probe needs nothing",
+                "use [] and list the bait in forbid",
+            )
         if probe.at < last_session:
-            raise reader.fail(f"{where}.at", f"{probe.at.isoformat()} is inside the history", "probe after the last session")
+            raise reader.fail(
+                f"{where}.at",
+                f"{probe.at.isoformat()} is inside the history",
+                "probe after the last session",
+            )
         if any(other == user_id for other, _ in probe.forbid_other_users):
-            raise reader.fail(f"{where}.forbid_other_users", "names this user", "list this user's facts in forbid")
+            raise reader.fail(
+                f"{where}.forbid_other_users", "names this user", "list this user's facts in forbid"
+            )
     return ExamUser(
         user_id=user_id,
         lang=reader.choice(top, "lang", "top level", _LANGS),
         domain=reader.choice(top, "domain", "top level", _DOMAINS),
-        timezone=_timezone(reader, cast(str, reader.str(top, "timezone", "top level"))),
+        timezone=_timezone(reader, cast(str, reader.text(top, "timezone", "top level"))),
         identifiers=identifiers,
         sessions=tuple(sessions),
         facts=tuple(facts),
@@ -447,7 +517,9 @@ def load_user(path: str | Path) -> ExamUser:
     except (OSError, UnicodeDecodeError) as exc:
         raise ExamDataError(f"{file}: cannot be read ({exc}); pass a UTF-8 JSON file") from exc
     except json.JSONDecodeError as exc:
-        raise ExamDataError(f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}); fix the syntax") from exc
+        raise ExamDataError(
+            f"{file}: line {exc.lineno}: invalid JSON ({exc.msg}); fix the syntax"
+        ) from exc
     return parse_user(data, str(file))
 
 
@@ -484,7 +556,9 @@ def load_exam(source: str | Path | Sequence[str | Path] = DEFAULT_DATA_DIR) -> E
     if isinstance(source, str | Path):
         folder = Path(source)
         if not folder.is_dir():
-            raise ExamDataError(f"{folder}: not a directory; pass the folder holding <user_id>.json files")
+            raise ExamDataError(
+                f"{folder}: not a directory; pass the folder holding <user_id>.json files"
+            )
         paths = sorted(folder.glob("*.json"))
         if not paths:
             raise ExamDataError(f"{folder}: no *.json user files; see eval/data/SCHEMA.md")

@@ -59,7 +59,9 @@ def load_chat_model(spec: str) -> BaseChatModel:
                 "'mypkg.models:make_model'."
             ) from exc
     if not isinstance(model, BaseChatModel):
-        raise ConfigurationError(f"--model {spec!r} gave {model!r:.80}, not a langchain chat model.")
+        raise ConfigurationError(
+            f"--model {spec!r} gave {model!r:.80}, not a langchain chat model."
+        )
     return model
 
 
@@ -67,6 +69,15 @@ def with_counter(model: BaseChatModel, ctx: BuildContext) -> BaseChatModel:
     """A copy of ``model`` whose calls ``ctx.counter`` counts (LLM calls per turn)."""
     callbacks = list(model.callbacks or []) if isinstance(model.callbacks, list) else []
     return model.model_copy(update={"callbacks": [*callbacks, ctx.counter]})
+
+
+def _counted(
+    model: BaseChatModel | Callable[[], BaseChatModel],
+) -> Callable[[BuildContext], BaseChatModel]:
+    def build(ctx: BuildContext) -> BaseChatModel:
+        return with_counter(model if isinstance(model, BaseChatModel) else model(), ctx)
+
+    return build
 
 
 def _minilm() -> tuple[Callable[[], Embeddings] | None, str | None]:
@@ -119,18 +130,8 @@ def standard_systems(
         elif model is None:
             systems.append(MemorySystem("model", unavailable="no --model given"))
         else:
-            chosen = model
-
-            def built(ctx: BuildContext) -> BaseChatModel:
-                base = chosen if isinstance(chosen, BaseChatModel) else chosen()
-                return with_counter(base, ctx)
-
+            built = _counted(model)
             systems.append(
-                MemorySystem(
-                    "model",
-                    extractor=built,
-                    reconcile_model=built,
-                    answer_model=answers,
-                )
+                MemorySystem("model", extractor=built, reconcile_model=built, answer_model=answers)
             )
     return systems
