@@ -39,6 +39,7 @@ variants in through the same hooks.
 from __future__ import annotations
 
 import random
+import re
 import time
 import uuid
 from collections import deque
@@ -78,6 +79,8 @@ __all__ = [
 
 REPLAY_TAG = "langgraph-memory-exam-replay"
 # What the agent says in a probe session when no answer model is configured.
+# The "[user_stated, 2026-01-01]" tail of a rendered memory line.
+_PROVENANCE = re.compile(r" \[[^\[\]]*\]$")
 PROBE_REPLY = "(exam probe: no answer model configured)"
 # The graph's context budget, as in the README example.
 MAX_TOKENS = 8000
@@ -278,9 +281,7 @@ def parse_recall_lines(text: str) -> tuple[str, ...]:
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("- "):
-            body = line[2:]
-            head, bracket, _ = body.rpartition(" [")
-            out.append(head if bracket else body)
+            out.append(_PROVENANCE.sub("", line[2:]))
     return tuple(out)
 
 

@@ -1,0 +1,121 @@
+"""The gist matcher's rules (including what it marks unsure), the privacy byte scan, and the
+LLM judge's parse / retry / malformed paths driven by scripted chat models."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from langgraph_memory.errors import ModelOutputError
+from langgraph_memory.eval.grading import gist_matches, grade_lines, judge_probe, match_fact, normalize
+from langgraph_memory.eval.metrics import percentile
+from langgraph_memory.eval.privacy_scan import leaks_outside_checkpoints, scan_identifiers
+from langgraph_memory.eval.runner import parse_recall_lines
+from langgraph_memory.prompts.eval import JUDGE_SYSTEM
+
+ALLERGY = (("海鲜", "过敏"), ("seafood", "allerg"))
+
+
+def test_normalisation_is_nfkc_casefold_and_no_whitespace() -> None:
+    assert normalize("Ｓｅａｆｏｏｄ  ALLERGY\n") == "seafoodallergy"
+    assert gist_matches(ALLERGY, "用户 对 海 鲜 过敏")
+    assert gist_matches(ALLERGY, "User is allergic to SEA FOOD")
+    assert not gist_matches(ALLERGY, "User likes seafood")
+
+
+def test_all_terms_of_one_alternative_must_be_in_one_line() -> None:
+    assert match_fact(ALLERGY, ["User likes seafood", "User is allergic to cats"]) == ("partial", (0, 1))
+    assert match_fact(ALLERGY, ["User lives in Boston"]) == ("missing", ())
+    assert match_fact(ALLERGY, ["x", "用户对海鲜过敏"]) == ("matched", (1,))
+
+
+def test_hit_miss_and_unsure_needs() -> None:
+    needs = {"allergy": ALLERGY, "city": (("boston",),)}
+    hit = grade_lines(["User is allergic to seafood", "User lives in Boston"], needs=needs, forbidden={}, current={})
+    assert hit.hit is True
+    miss = grade_lines(["User is allergic to seafood"], needs=needs, forbidden={}, current={})
+    assert miss.hit is False
+    partial = grade_lines(["User likes seafood", "User lives in Boston"], needs=needs, forbidden={}, current={})
+    assert partial.hit is None and partial.hit_unsure
+
+
+def test_a_forbidden_match_beside_a_current_fact_is_unsure() -> None:
+    old = {"budget-3000": (("预算", "3000"),)}
+    current = {"budget-5000": (("预算", "5000"),)}
+    counted = grade_lines(["用户的预算是3000元"], needs={}, forbidden=old, current=current)
+    assert counted.false_recall and counted.forbidden_hits == ("budget-3000",)
+    unsure = grade_lines(["用户的预算从3000元改成了5000元"], needs={}, forbidden=old, current=current)
+    assert not unsure.false_recall and unsure.false_unsure
+
+
+def test_recall_block_lines_lose_their_provenance() -> None:
+    block = "<long_term_memory>\nheader\n## Profile and facts\n- User is vegan [user_stated, 2026-01-01]\n- a [b] c\n</long_term_memory>"
+    assert parse_recall_lines(block) == ("User is vegan", "a [b] c")
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 0.5) == 3.0
+    assert percentile([float(i) for i in range(1, 101)], 0.95) == 95.0
+    assert percentile([], 0.95) == 0.0
+
+
+def test_privacy_scan_reads_bytes_in_utf8_and_utf16_and_names_sqlite_tables(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE lgm_checkpoints (v BLOB)")
+        conn.execute("CREATE TABLE lgm_memory_jobs (v TEXT)")
+        conn.execute("INSERT INTO lgm_checkpoints VALUES (?)", ("call 13812345678".encode(),))
+        conn.execute("INSERT INTO lgm_memory_jobs VALUES ('mail sam@example.com')")
+    (tmp_path / "ltm").mkdir()
+    (tmp_path / "ltm" / "seg.bin").write_bytes("x13812345678y".encode("utf-16-be"))
+    found = scan_identifiers(tmp_path, ["13812345678", "sam@example.com", "never@said.org"])
+    assert found == {
+        "13812345678": ("ltm/seg.bin", "state.db:lgm_checkpoints"),
+        "sam@example.com": ("state.db:lgm_memory_jobs",),
+    }
+    assert leaks_outside_checkpoints(found) == {
+        "13812345678": ("ltm/seg.bin",),
+        "sam@example.com": ("state.db:lgm_memory_jobs",),
+    }
+
+
+GOOD = '{"needs_present": {"allergy": true}, "forbidden_present": {"tiger": false}, "answer_correct": null, "reason": "ok"}'
+
+
+def _judge(responses: list[str], **kwargs: object) -> tuple[FakeListChatModel, object]:
+    model = FakeListChatModel(responses=responses)
+    args = {
+        "question": "今晚吃什么？",
+        "lines": ["用户对海鲜过敏"],
+        "needs": {"allergy": "用户对海鲜过敏"},
+        "forbidden": {"tiger": "用户养了一只老虎"},
+    }
+    args.update(kwargs)
+    return model, judge_probe(model, **args)  # type: ignore[arg-type]
+
+
+def test_the_judge_parses_a_good_answer_first_time() -> None:
+    model, verdict = _judge([f"Here you go: {GOOD}"])
+    assert verdict.hit is True and verdict.false_recall is False  # type: ignore[attr-defined]
+    assert verdict.answer_correct is None and verdict.attempts == 1  # type: ignore[attr-defined]
+
+
+def test_the_judge_is_asked_once_more_when_malformed() -> None:
+    retry = '{"needs_present": {"allergy": false}, "forbidden_present": {"tiger": true}, "answer_correct": true}'
+    model, verdict = _judge(['{"needs_present": {"allergy": "yes"}}', retry], answer="别吃海鲜", reference_answer="不要海鲜")
+    assert verdict.attempts == 2  # type: ignore[attr-defined]
+    assert verdict.hit is False and verdict.false_recall is True and verdict.answer_correct is True  # type: ignore[attr-defined]
+
+
+def test_the_judge_gives_up_after_two_malformed_answers() -> None:
+    with pytest.raises(ModelOutputError, match="malformed JSON twice"):
+        _judge(["no json here", '{"needs_present": {}, "forbidden_present": {"tiger": false}}'])
+
+
+def test_the_judge_prompt_is_pinned_and_asks_for_every_id() -> None:
+    model = FakeListChatModel(responses=[GOOD])
+    judge_probe(model, question="q", lines=[], needs={"allergy": "x"}, forbidden={"tiger": "y"})
+    assert "needs_present" in JUDGE_SYSTEM and "forbidden_present" in JUDGE_SYSTEM
