@@ -165,13 +165,17 @@ def _failures(result: RunMetrics, limit: int = 60) -> list[str]:
     return lines
 
 
-def render_markdown(exam: Exam, results: ExamResults, plots: Sequence[str] = ()) -> str:
-    """The report's markdown text (``plots``: PNG file names to embed)."""
+def render_markdown(
+    exam: Exam, results: ExamResults, plots: Sequence[str] = (), preamble: Sequence[str] = ()
+) -> str:
+    """The report's markdown text (``plots``: PNG file names to embed; ``preamble``:
+    paragraphs put under the title)."""
     users = len(exam.users)
     sessions = sum(len(u.sessions) for u in exam.users)
-    out = [
-        "# The planted-fact exam",
-        "",
+    out = ["# The planted-fact exam", ""]
+    for paragraph in preamble:
+        out += [paragraph, ""]
+    out += [
         f"{users} users, {sessions} past sessions, {exam.probe_count} probes; seed {results.seed}.",
         "",
     ]
@@ -238,7 +242,7 @@ def render_markdown(exam: Exam, results: ExamResults, plots: Sequence[str] = ())
     return "\n".join(out).rstrip() + "\n"
 
 
-def _plots(results: ExamResults, out: Path) -> list[str]:
+def _plots(results: ExamResults, out: Path, prefix: str) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -268,9 +272,9 @@ def _plots(results: ExamResults, out: Path) -> list[str]:
     )
     fig.suptitle("Hit / false / stale recall per probe kind")
     fig.tight_layout()
-    fig.savefig(out / "kinds.png", dpi=110)
+    fig.savefig(out / f"{prefix}kinds.png", dpi=110)
     plt.close(fig)
-    names = []
+    names = [f"{prefix}kinds.png"]
     for file, title, getter, unit in (
         ("tokens.png", "Tokens injected per probe", lambda m: m.overall.tokens, "tokens"),
         ("latency.png", "Recall node latency per probe", lambda m: m.overall.latencies_ms, "ms"),
@@ -282,10 +286,10 @@ def _plots(results: ExamResults, out: Path) -> list[str]:
         axis.set_ylabel(unit)
         axis.set_title(title)
         fig.tight_layout()
-        fig.savefig(out / file, dpi=110)
+        fig.savefig(out / f"{prefix}{file}", dpi=110)
         plt.close(fig)
-        names.append(file)
-    return ["kinds.png", *names]
+        names.append(f"{prefix}{file}")
+    return names
 
 
 def _json(results: ExamResults) -> dict[str, Any]:
@@ -328,22 +332,32 @@ def _json(results: ExamResults) -> dict[str, Any]:
     }
 
 
-def write_report(exam: Exam, results: ExamResults, out: str | Path) -> Path:
-    """Write ``report.md``, the PNG plots and ``results.json`` into ``out``; returns the report path."""
+def write_report(
+    exam: Exam,
+    results: ExamResults,
+    out: str | Path,
+    *,
+    report_name: str = "report.md",
+    prefix: str = "",
+    json_name: str | None = "results.json",
+    preamble: Sequence[str] = (),
+) -> Path:
+    """Write the markdown report, the PNG plots (``<prefix>kinds.png``, ``<prefix>tokens.png``,
+    ``<prefix>latency.png``) and the JSON dump into ``out``; returns the report's path."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     notes = list(results.notes)
     try:
-        plots = _plots(results, folder)
+        plots = _plots(results, folder, prefix)
     except ImportError:
         plots = []
         notes.append(
             "plots skipped: matplotlib is not installed (pip install 'langgraph-memory[eval]')"
         )
     final = ExamResults(results.metrics, results.skipped, results.seed, results.judges, notes)
-    path = folder / "report.md"
-    path.write_text(render_markdown(exam, final, plots), encoding="utf-8")
-    (folder / "results.json").write_text(
-        json.dumps(_json(final), ensure_ascii=False, indent=2), encoding="utf-8"
-    )
+    path = folder / report_name
+    path.write_text(render_markdown(exam, final, plots, preamble), encoding="utf-8")
+    if json_name:
+        dump = json.dumps(_json(final), ensure_ascii=False, indent=2)
+        (folder / json_name).write_text(dump, encoding="utf-8")
     return path

@@ -53,7 +53,9 @@ class _KeylessStore(_Delegating):
 
 class _EveryUserStore(_Delegating):
     def search_memories(self, user_id: str, query: str, **kwargs: Any) -> list[ScoredMemory]:
-        found = [s for u in self._ctx.user_ids for s in self._inner.search_memories(u, query, **kwargs)]
+        found = [
+            s for u in self._ctx.user_ids for s in self._inner.search_memories(u, query, **kwargs)
+        ]
         found.sort(key=lambda s: s.score, reverse=True)
         return found[: kwargs.get("limit", 5)]
 
@@ -61,7 +63,13 @@ class _EveryUserStore(_Delegating):
         return self.search_memories(user_id, query, **kwargs)
 
 
-_SWAPS = ((r"\byou're\b", "I'm"), (r"\byou are\b", "I am"), (r"\byour\b", "my"), (r"\byou\b", "I"), ("[你您]", "我"))
+_SWAPS = (
+    (r"\byou're\b", "I'm"),
+    (r"\byou are\b", "I am"),
+    (r"\byour\b", "my"),
+    (r"\byou\b", "I"),
+    ("[你您]", "我"),
+)
 
 
 def _as_user(message: AIMessage) -> HumanMessage:
@@ -76,7 +84,9 @@ class _AssistantAsUser:
         self.inner = inner
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
-        return self.inner.extract([_as_user(m) if isinstance(m, AIMessage) else m for m in messages])
+        return self.inner.extract(
+            [_as_user(m) if isinstance(m, AIMessage) else m for m in messages]
+        )
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         return self.extract(messages)

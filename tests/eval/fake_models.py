@@ -23,7 +23,9 @@ class _Scripted(BaseChatModel):
     def _llm_type(self) -> str:
         return f"exam-test-{self.kind}"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         prompt = "\n".join(m.text for m in messages)
         text = _judge(prompt) if self.kind == "judge" else json.dumps({"memories": []})
         return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
@@ -38,7 +40,9 @@ def _judge(prompt: str) -> str:
     needs = {i: True for i in _ids(prompt, "Needed facts (id: fact):")}
     forbidden = {i: False for i in _ids(prompt, "Forbidden facts (id: fact):")}
     answer = None if "No answer to grade" in prompt else True
-    return json.dumps({"needs_present": needs, "forbidden_present": forbidden, "answer_correct": answer})
+    return json.dumps(
+        {"needs_present": needs, "forbidden_present": forbidden, "answer_correct": answer}
+    )
 
 
 def extractor() -> BaseChatModel:

@@ -38,7 +38,9 @@ def test_the_normal_system_is_clean_on_the_fixture(normal: RunMetrics) -> None:
     assert not normal.users_without_memories
 
 
-def test_never_superseding_shows_stale_recall(exam: Exam, normal: RunMetrics, tmp_path: Path) -> None:
+def test_never_superseding_shows_stale_recall(
+    exam: Exam, normal: RunMetrics, tmp_path: Path
+) -> None:
     broken = _run(exam, "never_supersedes", tmp_path)
     assert broken.overall.stale.get("superseded", 0) >= 2
     stale = {(o.observation.user_id, ref) for o in broken.outcomes for ref in o.stale}
@@ -48,7 +50,9 @@ def test_never_superseding_shows_stale_recall(exam: Exam, normal: RunMetrics, tm
     assert (broken.overall.stale_rate or 0) > (normal.overall.stale_rate or 0)
 
 
-def test_ignoring_the_user_id_shows_isolation_leaks(exam: Exam, normal: RunMetrics, tmp_path: Path) -> None:
+def test_ignoring_the_user_id_shows_isolation_leaks(
+    exam: Exam, normal: RunMetrics, tmp_path: Path
+) -> None:
     broken = _run(exam, "ignores_user_id", tmp_path)
     assert broken.overall.isolation_leaks >= 1 and broken.overall.foreign_records >= 1
     leaking = {o.observation.user_id for o in broken.outcomes if o.isolation_leak}
@@ -56,14 +60,18 @@ def test_ignoring_the_user_id_shows_isolation_leaks(exam: Exam, normal: RunMetri
     assert normal.overall.isolation_leaks == 0
 
 
-def test_storing_assistant_claims_shows_false_recall(exam: Exam, normal: RunMetrics, tmp_path: Path) -> None:
+def test_storing_assistant_claims_shows_false_recall(
+    exam: Exam, normal: RunMetrics, tmp_path: Path
+) -> None:
     broken = _run(exam, "stores_assistant_claims", tmp_path)
     bait = {ref for o in broken.outcomes for ref in o.grade.forbidden_hits}
     assert "shellfish" in bait  # the assistant's "You're allergic to shellfish"
     assert (broken.overall.false_recall_rate or 0) > (normal.overall.false_recall_rate or 0)
 
 
-def test_never_expiring_shows_expired_recall(exam: Exam, normal: RunMetrics, tmp_path: Path) -> None:
+def test_never_expiring_shows_expired_recall(
+    exam: Exam, normal: RunMetrics, tmp_path: Path
+) -> None:
     broken = _run(exam, "never_expires", tmp_path)
     expired = {ref for o in broken.outcomes for ref, why in o.stale.items() if why == "expired"}
     assert expired >= {"paris", "tokyo-trip"}

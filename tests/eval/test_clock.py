@@ -69,7 +69,9 @@ def exam() -> Exam:
 
 
 def _history(root: Path, clock: ManualClock) -> list[MemoryRecord]:
-    with ChromaMemoryStore.embedded(root / "ltm", embeddings=HashingEmbeddings(), clock=clock) as store:
+    with ChromaMemoryStore.embedded(
+        root / "ltm", embeddings=HashingEmbeddings(), clock=clock
+    ) as store:
         return store.list_memories("en-clock-dana", include_history=True)
 
 
@@ -95,14 +97,18 @@ def test_three_months_replayed_on_the_manual_clock(exam: Exam, tmp_path: Path) -
 
     # Recency is measured from the replayed times: the probe at PROBE touched the new
     # budget, so ten days later its recency is 0.5 ** (10 / half-life).
-    with ChromaMemoryStore.embedded(tmp_path / "ltm", embeddings=HashingEmbeddings(), clock=later) as store:
+    with ChromaMemoryStore.embedded(
+        tmp_path / "ltm", embeddings=HashingEmbeddings(), clock=later
+    ) as store:
         found = store.search_memories("en-clock-dana", "budget", explain=True)
         top = next(s for s in found if s.record.id == new.id)
         assert top.record.last_accessed_at == PROBE
         expected = 0.5 ** (10 / store.weights.half_life_days)
         assert top.breakdown is not None
         assert top.breakdown.recency == pytest.approx(expected, rel=1e-6)
-        assert all("Paris" not in s.record.text for s in store.search_memories("en-clock-dana", "Paris"))
+        assert all(
+            "Paris" not in s.record.text for s in store.search_memories("en-clock-dana", "Paris")
+        )
 
 
 def test_no_stored_time_comes_from_a_frozen_wall_clock(exam: Exam, tmp_path: Path) -> None:
@@ -116,7 +122,15 @@ def test_no_stored_time_comes_from_a_frozen_wall_clock(exam: Exam, tmp_path: Pat
     assert len(records) >= 4
     history_start, history_end = S1, PROBE + timedelta(hours=1)
     for record in records:
-        for name in ("created_at", "updated_at", "valid_from", "valid_to", "expires_at", "last_accessed_at", "event_time"):
+        for name in (
+            "created_at",
+            "updated_at",
+            "valid_from",
+            "valid_to",
+            "expires_at",
+            "last_accessed_at",
+            "event_time",
+        ):
             value = getattr(record, name)
             if value is not None:
                 assert value.year != 1999, (record.text, name, value)

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langgraph_memory.errors import ModelOutputError
-from langgraph_memory.eval.grading import gist_matches, grade_lines, judge_probe, match_fact, normalize
+from langgraph_memory.eval.grading import (
+    gist_matches,
+    grade_lines,
+    judge_probe,
+    match_fact,
+    normalize,
+)
 from langgraph_memory.eval.metrics import percentile
 from langgraph_memory.eval.privacy_scan import leaks_outside_checkpoints, scan_identifiers
 from langgraph_memory.eval.runner import parse_recall_lines
@@ -27,18 +34,28 @@ def test_normalisation_is_nfkc_casefold_and_no_whitespace() -> None:
 
 
 def test_all_terms_of_one_alternative_must_be_in_one_line() -> None:
-    assert match_fact(ALLERGY, ["User likes seafood", "User is allergic to cats"]) == ("partial", (0, 1))
+    assert match_fact(ALLERGY, ["User likes seafood", "User is allergic to cats"]) == (
+        "partial",
+        (0, 1),
+    )
     assert match_fact(ALLERGY, ["User lives in Boston"]) == ("missing", ())
     assert match_fact(ALLERGY, ["x", "用户对海鲜过敏"]) == ("matched", (1,))
 
 
 def test_hit_miss_and_unsure_needs() -> None:
     needs = {"allergy": ALLERGY, "city": (("boston",),)}
-    hit = grade_lines(["User is allergic to seafood", "User lives in Boston"], needs=needs, forbidden={}, current={})
+    hit = grade_lines(
+        ["User is allergic to seafood", "User lives in Boston"],
+        needs=needs,
+        forbidden={},
+        current={},
+    )
     assert hit.hit is True
     miss = grade_lines(["User is allergic to seafood"], needs=needs, forbidden={}, current={})
     assert miss.hit is False
-    partial = grade_lines(["User likes seafood", "User lives in Boston"], needs=needs, forbidden={}, current={})
+    partial = grade_lines(
+        ["User likes seafood", "User lives in Boston"], needs=needs, forbidden={}, current={}
+    )
     assert partial.hit is None and partial.hit_unsure
 
 
@@ -47,7 +64,9 @@ def test_a_forbidden_match_beside_a_current_fact_is_unsure() -> None:
     current = {"budget-5000": (("预算", "5000"),)}
     counted = grade_lines(["用户的预算是3000元"], needs={}, forbidden=old, current=current)
     assert counted.false_recall and counted.forbidden_hits == ("budget-3000",)
-    unsure = grade_lines(["用户的预算从3000元改成了5000元"], needs={}, forbidden=old, current=current)
+    unsure = grade_lines(
+        ["用户的预算从3000元改成了5000元"], needs={}, forbidden=old, current=current
+    )
     assert not unsure.false_recall and unsure.false_unsure
 
 
@@ -67,7 +86,7 @@ def test_privacy_scan_reads_bytes_in_utf8_and_utf16_and_names_sqlite_tables(tmp_
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE lgm_checkpoints (v BLOB)")
         conn.execute("CREATE TABLE lgm_memory_jobs (v TEXT)")
-        conn.execute("INSERT INTO lgm_checkpoints VALUES (?)", ("call 13812345678".encode(),))
+        conn.execute("INSERT INTO lgm_checkpoints VALUES (?)", (b"call 13812345678",))
         conn.execute("INSERT INTO lgm_memory_jobs VALUES ('mail sam@example.com')")
     (tmp_path / "ltm").mkdir()
     (tmp_path / "ltm" / "seg.bin").write_bytes("x13812345678y".encode("utf-16-be"))
@@ -85,7 +104,7 @@ def test_privacy_scan_reads_bytes_in_utf8_and_utf16_and_names_sqlite_tables(tmp_
 GOOD = '{"needs_present": {"allergy": true}, "forbidden_present": {"tiger": false}, "answer_correct": null, "reason": "ok"}'
 
 
-def _judge(responses: list[str], **kwargs: object) -> tuple[FakeListChatModel, object]:
+def _judge(responses: list[str], **kwargs: object) -> Any:
     model = FakeListChatModel(responses=responses)
     args = {
         "question": "今晚吃什么？",
@@ -94,20 +113,24 @@ def _judge(responses: list[str], **kwargs: object) -> tuple[FakeListChatModel, o
         "forbidden": {"tiger": "用户养了一只老虎"},
     }
     args.update(kwargs)
-    return model, judge_probe(model, **args)  # type: ignore[arg-type]
+    return judge_probe(model, **args)  # type: ignore[arg-type]
 
 
 def test_the_judge_parses_a_good_answer_first_time() -> None:
-    model, verdict = _judge([f"Here you go: {GOOD}"])
-    assert verdict.hit is True and verdict.false_recall is False  # type: ignore[attr-defined]
-    assert verdict.answer_correct is None and verdict.attempts == 1  # type: ignore[attr-defined]
+    verdict = _judge([f"Here you go: {GOOD}"])
+    assert verdict.hit is True and verdict.false_recall is False
+    assert verdict.answer_correct is None and verdict.attempts == 1
 
 
 def test_the_judge_is_asked_once_more_when_malformed() -> None:
     retry = '{"needs_present": {"allergy": false}, "forbidden_present": {"tiger": true}, "answer_correct": true}'
-    model, verdict = _judge(['{"needs_present": {"allergy": "yes"}}', retry], answer="别吃海鲜", reference_answer="不要海鲜")
-    assert verdict.attempts == 2  # type: ignore[attr-defined]
-    assert verdict.hit is False and verdict.false_recall is True and verdict.answer_correct is True  # type: ignore[attr-defined]
+    verdict = _judge(
+        ['{"needs_present": {"allergy": "yes"}}', retry],
+        answer="别吃海鲜",
+        reference_answer="不要海鲜",
+    )
+    assert verdict.attempts == 2
+    assert verdict.hit is False and verdict.false_recall is True and verdict.answer_correct is True
 
 
 def test_the_judge_gives_up_after_two_malformed_answers() -> None:

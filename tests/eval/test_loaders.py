@@ -98,8 +98,8 @@ def test_locomo_retrieval_scores_per_category_with_answer_accuracy(tmp_path: Pat
     conversations = load_locomo(_write(tmp_path, "locomo10.json", LOCOMO))
     answerer = FakeListChatModel(responses=["Miso", "Porto", "no idea"])
     verdicts = [
-        '{"needs_present": {}, "forbidden_present": {}, "answer_correct": %s}' % v
-        for v in ("true", "false", "true")
+        json.dumps({"needs_present": {}, "forbidden_present": {}, "answer_correct": v})
+        for v in (True, False, True)
     ]
     result = evaluate_retrieval(
         conversations, tmp_path / "store", name="LoCoMo", ks=(1, 5), answer_model=answerer,

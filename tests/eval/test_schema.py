@@ -49,14 +49,26 @@ def test_times_keep_their_offset_and_turns_are_a_minute_apart() -> None:
         (lambda d: d["facts"][0].update(gist=[]), "facts[0].gist", "alternatives"),
         (lambda d: d["facts"][0].update(gist=[["芒果", 3]]), "facts[0].gist[0]", "alternatives"),
         (lambda d: d["facts"][0].update(importance=2), "facts[0].importance", "between 0 and 1"),
-        (lambda d: d["facts"][1].update(superseded_by=None), "facts[1].superseded_by", "newer fact"),
+        (
+            lambda d: d["facts"][1].update(superseded_by=None),
+            "facts[1].superseded_by",
+            "newer fact",
+        ),
         (lambda d: d["facts"][1].update(ended_by="gone"), "facts[1].ended_by", "one of"),
         (lambda d: d["facts"].append(copy.deepcopy(d["facts"][0])), "facts", "used twice"),
         (lambda d: d["probes"][0].update(kind="trivia"), "probes[0].kind", "one of"),
         (lambda d: d["probes"][0].update(needs=["nope"]), "probes[0].needs", "one of"),
-        (lambda d: d["probes"][0].update(at="2026-07-01T15:01:00+08:00"), "probes[0].at", "after the last"),
+        (
+            lambda d: d["probes"][0].update(at="2026-07-01T15:01:00+08:00"),
+            "probes[0].at",
+            "after the last",
+        ),
         (lambda d: d["probes"][0].update(kind="abstain"), "probes[0].needs", "forbid"),
-        (lambda d: d["probes"][0].update(forbid_other_users=["x"]), "forbid_other_users[0]", "<user_id>:<fact_id>"),
+        (
+            lambda d: d["probes"][0].update(forbid_other_users=["x"]),
+            "forbid_other_users[0]",
+            "<user_id>:<fact_id>",
+        ),
     ],
 )
 def test_bad_fields_are_named_with_the_fix(edit: Any, field: str, fix: str) -> None:
@@ -93,4 +105,6 @@ def test_gists_that_cannot_work_become_warnings(tmp_path: Path) -> None:
     (tmp_path / "u.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     warnings = load_exam(tmp_path).warnings
     assert any("zh-cs-liming:mango" in w and "does not match its gist" in w for w in warnings)
-    assert any("zh-cs-liming:city-beijing" in w and "also matches the newer value" in w for w in warnings)
+    assert any(
+        "zh-cs-liming:city-beijing" in w and "also matches the newer value" in w for w in warnings
+    )

@@ -22,7 +22,9 @@ def _data() -> Path:
 
 def test_small_exam_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "report"
-    code = main(["--data", str(_data()), "--users", "3", "--seed", "1", "--out", str(out), "--no-progress"])
+    code = main(
+        ["--data", str(_data()), "--users", "3", "--seed", "1", "--out", str(out), "--no-progress"]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "offline: hit" in printed and "seeded: hit" in printed and "offline-minilm" in printed
@@ -41,7 +43,9 @@ def test_small_exam_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_the_same_seed_gives_the_same_results(tmp_path: Path) -> None:
     exam = load_exam(FIXTURES)
-    runs = [run_exam(exam, standard_systems(["offline"]), tmp_path / str(i), seed=5) for i in (1, 2)]
+    runs = [
+        run_exam(exam, standard_systems(["offline"]), tmp_path / str(i), seed=5) for i in (1, 2)
+    ]
     first, second = (
         [(o.observation.probe_id, o.observation.lines) for o in r.metrics[0].outcomes] for r in runs
     )
@@ -61,9 +65,13 @@ def test_a_chat_model_configuration_counts_its_calls_and_the_judge_grades(tmp_pa
     exam = select_users(load_exam(FIXTURES), 1, 0)
     model = load_chat_model("tests.eval.fake_models:extractor")
     judge = load_chat_model("tests.eval.fake_models:judge")
-    results = run_exam(exam, standard_systems(["model"], model=model), tmp_path, judge=judge, judge_name="fake")
+    results = run_exam(
+        exam, standard_systems(["model"], model=model), tmp_path, judge=judge, judge_name="fake"
+    )
     (metrics,) = results.metrics
-    assert metrics.run.llm_calls >= len(exam.users)  # one extraction call per drained session at least
+    assert metrics.run.llm_calls >= len(
+        exam.users
+    )  # one extraction call per drained session at least
     assert 0 < metrics.llm_calls_per_turn <= 1
     summary = results.judges["model"]
     assert summary.graded == exam.probe_count and summary.failures == 0
