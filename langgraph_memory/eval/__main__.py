@@ -73,8 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = args.configs.split(",") if args.configs else ["offline", "offline-minilm", "seeded"]
         if model is not None and "model" not in names:
             names.append("model")
+        # Probes are answered by the system's model (else the judge's), for answer grading.
         systems = standard_systems(
-            [n.strip() for n in names if n.strip()], model=model, answer_model=judge
+            [n.strip() for n in names if n.strip()], model=model, answer_model=model or judge
         )
     except LangGraphMemoryError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -142,3 +142,43 @@ def test_the_judge_prompt_is_pinned_and_asks_for_every_id() -> None:
     model = FakeListChatModel(responses=[GOOD])
     judge_probe(model, question="q", lines=[], needs={"allergy": "x"}, forbidden={"tiger": "y"})
     assert "needs_present" in JUDGE_SYSTEM and "forbidden_present" in JUDGE_SYSTEM
+
+
+def test_isolation_counts_foreign_records_by_id_or_by_text() -> None:
+    from langgraph_memory.eval.metrics import grade_observation
+    from langgraph_memory.eval.runner import ProbeObservation, SystemRun
+    from langgraph_memory.eval.schema import load_exam
+
+    exam = load_exam(Path(__file__).parent / "data")
+
+    def run(observation: ProbeObservation) -> SystemRun:
+        return SystemRun(
+            system="t",
+            root=Path("."),
+            observations=(observation,),
+            owners={"m-own": "zh-cs-liming", "m-other": "zh-pa-wangfang"},
+            texts={
+                "用户对芒果过敏": frozenset({"zh-cs-liming"}),
+                "用户对海鲜过敏": frozenset({"zh-pa-wangfang"}),
+            },
+            memories_per_user={},
+            privacy={},
+            turns=1,
+            llm_calls=0,
+            seconds=0.0,
+        )
+
+    lines = ("用户对芒果过敏", "用户对海鲜过敏")
+    by_id = ProbeObservation(
+        "zh-cs-liming", "p-isolation", "isolation", lines, ("m-own", "m-other"), 10, 1.0
+    )
+    by_text = ProbeObservation("zh-cs-liming", "p-isolation", "isolation", lines, None, 10, 1.0)
+    for observation in (by_id, by_text):
+        outcome = grade_observation(exam, run(observation), observation)
+        assert outcome.foreign_records == 1
+        assert outcome.other_user_hits == ("zh-pa-wangfang:allergy",)
+        assert outcome.isolation_leak and outcome.grade.hit is True
+    clean = ProbeObservation(
+        "zh-cs-liming", "p-isolation", "isolation", lines[:1], ("m-own",), 10, 1.0
+    )
+    assert not grade_observation(exam, run(clean), clean).isolation_leak

@@ -81,3 +81,19 @@ def test_a_chat_model_configuration_counts_its_calls_and_the_judge_grades(tmp_pa
 def test_an_unloadable_model_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--data", str(FIXTURES), "--model", "no-such-provider:model-x"]) == 2
     assert "not a 'module:factory' path" in capsys.readouterr().err
+
+
+def test_public_benchmark_files_through_the_cli(tmp_path: Path) -> None:
+    from tests.eval.test_loaders import LOCOMO, LONGMEMEVAL
+
+    locomo = tmp_path / "locomo10.json"
+    locomo.write_text(json.dumps(LOCOMO), encoding="utf-8")
+    longmemeval = tmp_path / "longmemeval_s.json"
+    longmemeval.write_text(json.dumps(LONGMEMEVAL), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["--locomo", str(locomo), "--longmemeval", str(longmemeval), "--skip-exam"]
+    assert main([*args, "--out", str(out), "--no-progress", "--data", str(FIXTURES)]) == 0
+    text = (out / "benchmarks.md").read_text(encoding="utf-8")
+    assert "## LoCoMo" in text and "## LongMemEval" in text
+    assert "### session-level evidence" in text
+    assert not (out / "report.md").exists()
