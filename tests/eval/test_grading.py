@@ -182,3 +182,39 @@ def test_isolation_counts_foreign_records_by_id_or_by_text() -> None:
         "zh-cs-liming", "p-isolation", "isolation", lines[:1], ("m-own",), 10, 1.0
     )
     assert not grade_observation(exam, run(clean), clean).isolation_leak
+
+
+def test_the_report_names_leak_locations_but_never_the_identifier() -> None:
+    from langgraph_memory.eval.metrics import grade_run
+    from langgraph_memory.eval.report import ExamResults, render_markdown
+    from langgraph_memory.eval.runner import ProbeObservation, SystemRun
+    from langgraph_memory.eval.schema import load_exam
+
+    exam = load_exam(Path(__file__).parent / "data")
+    observation = ProbeObservation(
+        "zh-cs-liming", "p-direct", "direct", ("用户对芒果过敏",), None, 9, 1.0
+    )
+    run = SystemRun(
+        system="offline",
+        root=Path("."),
+        observations=(observation,),
+        owners={},
+        texts={},
+        memories_per_user={"zh-cs-liming": 1, "zh-pa-wangfang": 0},
+        privacy={
+            "zh-pa-wangfang": {
+                "13812345678": ("state.db:lgm_checkpoints", "ltm/chroma/x/data_level0.bin")
+            }
+        },
+        turns=4,
+        llm_calls=0,
+        seconds=1.0,
+    )
+    metrics = grade_run(exam, run)
+    assert metrics.privacy_users == 1 and list(metrics.privacy_leaks_outside_checkpoints) == [
+        "zh-pa-wangfang"
+    ]
+    assert metrics.users_without_memories == ("zh-pa-wangfang",)
+    text = render_markdown(exam, ExamResults([metrics]))
+    assert "`ltm/chroma/x/data_level0.bin`" in text and "13812345678" not in text
+    assert "| hit rate | 100.0% (1/1) |" in text
