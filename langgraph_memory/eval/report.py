@@ -213,8 +213,14 @@ def render_markdown(
         ]
         out += [_kind_row("**all**", result.overall), ""]
         if result.users_without_memories:
+            names = ", ".join(result.users_without_memories)
+            out += [f"Users with no memories at the end: {names}.", ""]
+        for user, found in result.privacy_leaks_outside_checkpoints.items():
+            # Locations only: the report itself must not repeat the raw identifiers.
+            places = sorted({loc for locations in found.values() for loc in locations})
             out += [
-                f"Users with no memories at the end: {', '.join(result.users_without_memories)}.",
+                f"Privacy leak outside the checkpoints: `{user}`, {len(found)} identifier(s) in "
+                + ", ".join(f"`{p}`" for p in places),
                 "",
             ]
     if results.judges:
