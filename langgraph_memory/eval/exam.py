@@ -19,7 +19,7 @@ from pathlib import Path
 from langchain_core.language_models import BaseChatModel
 
 from langgraph_memory.errors import ModelOutputError
-from langgraph_memory.eval.grading import judge_probe
+from langgraph_memory.eval.grading import JudgeRequest, judge_probe
 from langgraph_memory.eval.metrics import RunMetrics, forbidden_facts, grade_run
 from langgraph_memory.eval.report import ExamResults, JudgeSummary
 from langgraph_memory.eval.runner import MemorySystem, run_system
@@ -61,8 +61,7 @@ def judge_run(
         probe = next(p for p in user.probes if p.id == obs.probe_id)
         own, others = forbidden_facts(exam, user, probe)
         try:
-            verdict = judge_probe(
-                judge,
+            request = JudgeRequest(
                 question=probe.question,
                 lines=obs.lines,
                 needs={f: user.fact(f).text for f in probe.needs},
@@ -70,6 +69,7 @@ def judge_run(
                 answer=obs.answer,
                 reference_answer=probe.answer,
             )
+            verdict = judge_probe(judge, request)
         except ModelOutputError:
             failures += 1
             continue

@@ -46,10 +46,17 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_memory.errors import ModelOutputError
+from langgraph_memory.prompts.eval import (
+    JUDGE_RETRY,
+    JUDGE_SYSTEM,
+    JudgeRequest,
+    render_judge_request,
+)
 
 __all__ = [
     "FactMatch",
     "Gist",
+    "JudgeRequest",
     "JudgeVerdict",
     "LineGrade",
     "gist_matches",
@@ -246,53 +253,31 @@ def parse_judge_output(
     )
 
 
-def judge_probe(
-    model: BaseChatModel,
-    *,
-    question: str,
-    lines: Sequence[str],
-    needs: Mapping[str, str],
-    forbidden: Mapping[str, str],
-    answer: str | None = None,
-    reference_answer: str | None = None,
-) -> JudgeVerdict:
+def judge_probe(model: BaseChatModel, request: JudgeRequest) -> JudgeVerdict:
     """Ask ``model`` to grade one probe with the pinned judge prompt; one retry on bad output.
 
     Args:
         model: The judge chat model.
-        question: The probe's question.
-        lines: The recalled memory texts.
-        needs: Needed fact id -> the fact's clean text.
-        forbidden: Forbidden fact ref -> text.
-        answer: The assistant's answer to grade (``None``: grade the recalled set only).
-        reference_answer: The data's reference answer, shown to the judge with ``answer``.
+        request: The probe's question, recalled lines, needed / forbidden facts and
+            optionally the answer to grade (``prompts.eval.JudgeRequest``).
 
     Raises:
         ModelOutputError: The second answer is malformed too.
     """
-    from langgraph_memory.prompts.eval import JUDGE_RETRY, JUDGE_SYSTEM, render_judge_request
-
-    with_answer = answer is not None
+    with_answer = request.answer is not None
     messages: list[BaseMessage] = [
         SystemMessage(JUDGE_SYSTEM),
-        HumanMessage(
-            render_judge_request(
-                question=question,
-                lines=lines,
-                needs=needs,
-                forbidden=forbidden,
-                answer=answer,
-                reference_answer=reference_answer,
-            )
-        ),
+        HumanMessage(render_judge_request(request)),
     ]
     error: ModelOutputError | None = None
     for attempt in (1, 2):
         reply = model.invoke(messages)
-        text = reply.text if isinstance(reply.content, list) else str(reply.content)
         try:
             verdict = parse_judge_output(
-                text, needs=list(needs), forbidden=list(forbidden), with_answer=with_answer
+                reply.text,
+                needs=list(request.needs),
+                forbidden=list(request.forbidden),
+                with_answer=with_answer,
             )
         except ModelOutputError as exc:
             error = exc

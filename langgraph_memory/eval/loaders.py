@@ -351,22 +351,15 @@ def _answer(
 ) -> float | None:
     from langchain_core.messages import HumanMessage
 
-    from langgraph_memory.eval.grading import judge_probe
+    from langgraph_memory.eval.grading import JudgeRequest, judge_probe
 
     context = "\n".join(f"- {line}" for line in lines) or "(nothing found)"
     reply = model.invoke(
         [HumanMessage(f"Memories:\n{context}\n\nAnswer briefly: {question.text}")]
     ).text
     try:
-        verdict = judge_probe(
-            judge,
-            question=question.text,
-            lines=lines,
-            needs={},
-            forbidden={},
-            answer=reply,
-            reference_answer=question.answer,
-        )
+        request = JudgeRequest(question.text, lines, answer=reply, reference_answer=question.answer)
+        verdict = judge_probe(judge, request)
     except ModelOutputError:
         return None
     return float(bool(verdict.answer_correct))

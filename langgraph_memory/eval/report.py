@@ -213,8 +213,8 @@ def render_markdown(
         ]
         out += [_kind_row("**all**", result.overall), ""]
         if result.users_without_memories:
-            names = ", ".join(result.users_without_memories)
-            out += [f"Users with no memories at the end: {names}.", ""]
+            empty = ", ".join(result.users_without_memories)
+            out += [f"Users with no memories at the end: {empty}.", ""]
         for user, found in result.privacy_leaks_outside_checkpoints.items():
             # Locations only: the report itself must not repeat the raw identifiers.
             places = sorted({loc for locations in found.values() for loc in locations})

@@ -12,6 +12,7 @@ validates it and asks once more with ``JUDGE_RETRY`` when it is malformed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 JUDGE_PROMPT_VERSION = "exam-judge-1"
 
@@ -56,20 +57,28 @@ def _listing(items: Mapping[str, str]) -> str:
     return "\n".join(f"- {key}: {text}" for key, text in items.items()) or "(none)"
 
 
-def render_judge_request(
-    *,
-    question: str,
-    lines: Sequence[str],
-    needs: Mapping[str, str],
-    forbidden: Mapping[str, str],
-    answer: str | None = None,
-    reference_answer: str | None = None,
-) -> str:
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """What the judge grades for one probe.
+
+    ``needs`` / ``forbidden`` map fact ids to the facts' clean texts; ``answer`` is
+    the assistant's answer to grade (``None``: the recalled lines only).
+    """
+
+    question: str
+    lines: Sequence[str]
+    needs: Mapping[str, str] = field(default_factory=dict)
+    forbidden: Mapping[str, str] = field(default_factory=dict)
+    answer: str | None = None
+    reference_answer: str | None = None
+
+
+def render_judge_request(request: JudgeRequest) -> str:
     """The judge's user message for one probe.
 
     Example:
-        >>> print(render_judge_request(question="Dinner?", lines=["User is vegan"],
-        ...                            needs={"diet": "User is vegan"}, forbidden={}))
+        >>> print(render_judge_request(JudgeRequest("Dinner?", ["User is vegan"],
+        ...                                         needs={"diet": "User is vegan"})))
         ... # doctest: +ELLIPSIS
         Question: Dinner?
         <BLANKLINE>
@@ -79,13 +88,15 @@ def render_judge_request(
     """
     answer_part = (
         JUDGE_NO_ANSWER_PART
-        if answer is None
-        else JUDGE_ANSWER_PART.format(reference=reference_answer or "(none given)", answer=answer)
+        if request.answer is None
+        else JUDGE_ANSWER_PART.format(
+            reference=request.reference_answer or "(none given)", answer=request.answer
+        )
     )
     return JUDGE_REQUEST.format(
-        question=question,
-        lines="\n".join(f"- {line}" for line in lines) or "(no memory lines)",
-        needs=_listing(needs),
-        forbidden=_listing(forbidden),
+        question=request.question,
+        lines="\n".join(f"- {line}" for line in request.lines) or "(no memory lines)",
+        needs=_listing(request.needs),
+        forbidden=_listing(request.forbidden),
         answer_part=answer_part,
     )

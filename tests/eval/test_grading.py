@@ -12,6 +12,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from langgraph_memory.errors import ModelOutputError
 from langgraph_memory.eval.grading import (
+    JudgeRequest,
     gist_matches,
     grade_lines,
     judge_probe,
@@ -106,14 +107,14 @@ GOOD = '{"needs_present": {"allergy": true}, "forbidden_present": {"tiger": fals
 
 def _judge(responses: list[str], **kwargs: object) -> Any:
     model = FakeListChatModel(responses=responses)
-    args = {
-        "question": "今晚吃什么？",
-        "lines": ["用户对海鲜过敏"],
-        "needs": {"allergy": "用户对海鲜过敏"},
-        "forbidden": {"tiger": "用户养了一只老虎"},
-    }
-    args.update(kwargs)
-    return judge_probe(model, **args)  # type: ignore[arg-type]
+    request = JudgeRequest(
+        "今晚吃什么？",
+        ["用户对海鲜过敏"],
+        needs={"allergy": "用户对海鲜过敏"},
+        forbidden={"tiger": "用户养了一只老虎"},
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return judge_probe(model, request)
 
 
 def test_the_judge_parses_a_good_answer_first_time() -> None:
@@ -140,7 +141,7 @@ def test_the_judge_gives_up_after_two_malformed_answers() -> None:
 
 def test_the_judge_prompt_is_pinned_and_asks_for_every_id() -> None:
     model = FakeListChatModel(responses=[GOOD])
-    judge_probe(model, question="q", lines=[], needs={"allergy": "x"}, forbidden={"tiger": "y"})
+    judge_probe(model, JudgeRequest("q", [], needs={"allergy": "x"}, forbidden={"tiger": "y"}))
     assert "needs_present" in JUDGE_SYSTEM and "forbidden_present" in JUDGE_SYSTEM
 
 
