@@ -99,6 +99,10 @@ def _overview_rows(result: RunMetrics) -> list[tuple[str, str]]:
             "LLM calls per turn",
             f"{result.llm_calls_per_turn:.2f} ({result.run.llm_calls} calls, {result.run.turns} turns)",
         ),
+        (
+            "writer jobs unfinished / failed at the end",
+            f"{result.run.writer_jobs_unfinished} / {result.run.writer_jobs_failed}",
+        ),
         ("run time", f"{result.run.seconds:.1f} s"),
     ]
 

@@ -13,8 +13,11 @@ in ``additional_kwargs["created_at"]``. The agent node is ``ReplayChatModel``,
 which answers with the data's next assistant turn, deliberate errors included,
 so the memory system sees exactly the history the data describes. After each
 session the writer is drained: the writer's worker thread is not started and
-``drain()`` runs the session's queued jobs in the calling thread (what the
-worker does after its debounce, but deterministic).
+``run_pending(ignore_debounce=True)`` (what ``drain()`` does without a worker)
+runs the session's queued jobs in the calling thread: what the worker does
+after its debounce, but deterministic. A job that fails is retried by the
+queue's backoff on the replay clock, so at a later session's drain; jobs still
+unfinished or failed at the end are reported, not hidden.
 
 **Planting by seeding** (``plant="seed"``): the data's true facts are written
 straight into the store at their own times, superseded ones superseded by
@@ -268,6 +271,9 @@ class SystemRun:
     turns: int
     llm_calls: int
     seconds: float
+    # History jobs the writer had not finished / had given up on at the end of the run.
+    writer_jobs_unfinished: int = 0
+    writer_jobs_failed: int = 0
 
 
 def parse_recall_lines(text: str) -> tuple[str, ...]:
@@ -355,8 +361,8 @@ def _replay_user(
             message = _stamped(HumanMessage, turn.text, at, f"{user.user_id}-{session.id}-{index}")
             graph.invoke({"messages": [message]}, config)
             turns += 1
-        if writer is not None and not writer.drain(timeout=120):
-            raise TimeoutError(f"the memory writer did not drain after {user.user_id}/{session.id}")
+        if writer is not None:
+            writer.run_pending(ignore_debounce=True)
     return turns
 
 
@@ -509,6 +515,8 @@ def run_system(
             else:
                 turns += _replay_user(graph, agent, writer, user, clock)
                 tick(sum(1 for s in user.sessions for t in s.turns if t.role == "user"))
+        # What is left of the history's jobs (probe turns then stay queued on purpose).
+        left, failed = queue.unfinished(), len(queue.failed())
         observations = []
         for user, probe in probe_order(exam, seed):
             observations.append(_probe(graph, agent, user, probe, clock))
@@ -529,6 +537,8 @@ def run_system(
         turns=turns,
         llm_calls=counter.calls,
         seconds=time.perf_counter() - started,
+        writer_jobs_unfinished=left,
+        writer_jobs_failed=failed,
     )
 
 

@@ -77,3 +77,25 @@ def test_never_expiring_shows_expired_recall(
     assert expired >= {"paris", "tokyo-trip"}
     assert broken.overall.stale.get("expired", 0) >= 2
     assert normal.overall.stale.get("expired", 0) == 0
+
+
+class _FailingExtractor:
+    """Fails every batch: the exam must finish and say the writer's jobs did not."""
+
+    def extract(self, messages: object) -> list[object]:
+        raise RuntimeError("extractor down")
+
+    async def aextract(self, messages: object) -> list[object]:
+        raise RuntimeError("extractor down")
+
+
+def test_a_failing_writer_is_reported_not_hidden(exam: Exam, tmp_path: Path) -> None:
+    from langgraph_memory.eval.exam import select_users
+
+    small = select_users(exam, 1, 2)
+    system = MemorySystem("failing", extractor=lambda ctx: _FailingExtractor())
+    run = run_system(small, system, tmp_path / "failing")
+    assert run.writer_jobs_unfinished + run.writer_jobs_failed >= 1
+    assert all(n == 0 for n in run.memories_per_user.values())
+    seeded = run_system(small, MemorySystem("seeded", plant="seed"), tmp_path / "seeded")
+    assert (seeded.writer_jobs_unfinished, seeded.writer_jobs_failed) == (0, 0)
