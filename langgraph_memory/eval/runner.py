@@ -81,9 +81,9 @@ __all__ = [
 ]
 
 REPLAY_TAG = "langgraph-memory-exam-replay"
-# What the agent says in a probe session when no answer model is configured.
 # The "[user_stated, 2026-01-01]" tail of a rendered memory line.
 _PROVENANCE = re.compile(r" \[[^\[\]]*\]$")
+# What the agent says in a probe session when no answer model is configured.
 PROBE_REPLY = "(exam probe: no answer model configured)"
 # The graph's context budget, as in the README example.
 MAX_TOKENS = 8000
@@ -107,16 +107,23 @@ class ReplayChatModel(BaseChatModel):
 
     clock: Any = None
     tags: list[str] | None = Field(default_factory=lambda: [REPLAY_TAG])
-    _replies: deque[tuple[str | None, datetime | None]] = PrivateAttr(default_factory=deque)
+    _replies: deque[tuple[str | None, datetime | None, str | None]] = PrivateAttr(
+        default_factory=deque
+    )
     _answer_model: BaseChatModel | None = PrivateAttr(default=None)
 
     @property
     def _llm_type(self) -> str:
         return "exam-replay"
 
-    def queue(self, text: str | None, at: datetime | None = None) -> None:
-        """Queue the next reply; ``None`` lets the answer model (if any) answer instead."""
-        self._replies.append((text, at))
+    def queue(
+        self, text: str | None, at: datetime | None = None, message_id: str | None = None
+    ) -> None:
+        """Queue the next reply; ``None`` lets the answer model (if any) answer instead.
+
+        ``message_id`` makes replayed histories byte-for-byte repeatable (default: random).
+        """
+        self._replies.append((text, at, message_id))
 
     def use_answer_model(self, model: BaseChatModel | None) -> None:
         self._answer_model = model
@@ -128,14 +135,20 @@ class ReplayChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply, at = self._replies.popleft() if self._replies else (PROBE_REPLY, None)
+        reply, at, message_id = (
+            self._replies.popleft() if self._replies else (PROBE_REPLY, None, None)
+        )
         if at is not None and isinstance(self.clock, ManualClock):
             self.clock.set(at)
         text = PROBE_REPLY if reply is None else reply
         if reply is None and self._answer_model is not None:  # a probe: the answer model answers
             text = self._answer_model.invoke(messages).text
         stamp = {"created_at": at.isoformat()} if at is not None else {}
-        message = AIMessage(content=text, id=f"exam-ai-{uuid.uuid4().hex}", additional_kwargs=stamp)
+        message = AIMessage(
+            content=text,
+            id=message_id or f"exam-ai-{uuid.uuid4().hex}",
+            additional_kwargs=stamp,
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -356,7 +369,10 @@ def _replay_user(
                 continue
             at = session.turn_time(index)
             nxt = session.turns[index + 1] if index + 1 < len(session.turns) else None
-            agent.queue(nxt.text if nxt is not None else "OK.", session.turn_time(index + 1))
+            reply_id = f"{user.user_id}-{session.id}-{index + 1}"
+            agent.queue(
+                nxt.text if nxt is not None else "OK.", session.turn_time(index + 1), reply_id
+            )
             clock.set(at)
             message = _stamped(HumanMessage, turn.text, at, f"{user.user_id}-{session.id}-{index}")
             graph.invoke({"messages": [message]}, config)
@@ -373,7 +389,7 @@ def _probe(
     from langgraph_memory.wiring import RECALL_NODE
 
     clock.set(probe.at)
-    agent.queue(None, probe.at)
+    agent.queue(None, probe.at, f"{user.user_id}-probe-{probe.id}-reply")
     timer = _NodeTimer(RECALL_NODE)
     config = {
         "configurable": {
