@@ -468,9 +468,8 @@ def run_system(
     """
     from langgraph_memory.eval.privacy_scan import scan_identifiers
     from langgraph_memory.longterm import ChromaMemoryStore
-    from langgraph_memory.nodes import MemoryWriter
-    from langgraph_memory.nodes.queue import SqliteMemoryQueue
     from langgraph_memory.nodes.recall import flush_access_stats
+    from langgraph_memory.pipeline import MemoryWriter, SqliteMemoryQueue
     from langgraph_memory.session import SqliteSaver
     from langgraph_memory.wiring import MemoryState, add_memory_nodes
 
