@@ -19,7 +19,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
-    └── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    └── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
 """
 
 from __future__ import annotations
@@ -101,3 +102,7 @@ class ModelOutputError(LangGraphMemoryError, ValueError):
 
 class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
     """A memory-queue worker no longer holds the lease of the job it was running."""
+
+
+class ExamDataError(LangGraphMemoryError, ValueError):
+    """An exam data file (``langgraph_memory.eval``) is malformed: names the file, field and fix."""
