@@ -2,7 +2,7 @@
 
 Runs every user of ``langgraph_memory/eval/data/users`` through the configurations
 ``offline`` (the README wiring: ``RuleBasedExtractor`` + ``HashingEmbeddings``),
-``offline-minilm`` (skipped with the reason when the ``minilm`` extra is missing) and
+``offline-e5``, ``offline-minilm`` (skipped with the reason when the ``minilm`` extra is missing) and
 ``seeded`` (the true facts written straight into the store), and writes
 ``benchmarks/RESULTS-exam.md`` with ``benchmarks/exam-*.png``. ``--users N`` runs a
 sample; ``--out DIR`` writes somewhere else.
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no exam data in {args.data}; the exam's users land there", file=sys.stderr)
         return 2
     exam = select_users(load_exam(args.data), args.users, args.seed)
-    systems = standard_systems(["offline", "offline-minilm", "seeded"])
+    systems = standard_systems(["offline", "offline-e5", "offline-minilm", "seeded"])
     from tqdm import tqdm
 
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--configs",
         default=None,
-        help="comma-separated: offline, offline-minilm, seeded, model "
-        "(default: offline,offline-minilm,seeded, plus model with --model)",
+        help="comma-separated: offline, offline-e5, offline-minilm, seeded, model "
+        "(default: offline,offline-e5,offline-minilm,seeded, plus model with --model)",
     )
     parser.add_argument(
         "--model", default=None, help="chat model: 'provider:model' or 'module:factory'"
@@ -70,7 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = load_chat_model(args.model) if args.model else None
         judge_spec = args.judge_model or args.model
         judge = load_chat_model(judge_spec) if judge_spec else None
-        names = args.configs.split(",") if args.configs else ["offline", "offline-minilm", "seeded"]
+        names = (
+            args.configs.split(",")
+            if args.configs
+            else ["offline", "offline-e5", "offline-minilm", "seeded"]
+        )
         if model is not None and "model" not in names:
             names.append("model")
         # Probes are answered by the system's model (else the judge's), for answer grading.

