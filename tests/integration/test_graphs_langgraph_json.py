@@ -58,6 +58,17 @@ def dev_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 def test_langgraph_json_names_the_example_graphs() -> None:
     assert set(GRAPHS) == {"support", "assistant", "demo"}
     assert SPEC["dependencies"] == ["."]
+    assert SPEC["checkpointer"] == {"path": "./graphs/platform.py:checkpointer"}
+
+
+async def test_the_server_checkpointer_is_our_async_saver(dev_data_dir: Path) -> None:
+    from langgraph_memory import AsyncSqliteSaver
+
+    factory = _load(SPEC["checkpointer"]["path"])
+    async with factory() as saver:
+        assert isinstance(saver, AsyncSqliteSaver)
+        assert await saver.aget_tuple({"configurable": {"thread_id": "none"}}) is None
+    assert (dev_data_dir / "server" / "checkpoints.sqlite").exists()
 
 
 @pytest.mark.parametrize("graph_id", sorted(GRAPHS))
@@ -100,8 +111,8 @@ def test_langgraph_dev_serves_every_graph(tmp_path: Path) -> None:
         pytest.skip('langgraph-cli[inmem] is not installed (pip install "langgraph-cli[inmem]")')
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.pop("PYTHONPATH", None)  # as a user runs it: the dev server imports from its cwd
     env.update(
-        PYTHONPATH=str(ROOT),
         LANGGRAPH_MEMORY_DATA_DIR=str(tmp_path / "data"),
         LANGSMITH_TRACING="false",
         LANGGRAPH_CLI_NO_ANALYTICS="1",
@@ -116,6 +127,7 @@ def test_langgraph_dev_serves_every_graph(tmp_path: Path) -> None:
         stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
+    threads: list[str] = []
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -139,6 +151,7 @@ def test_langgraph_dev_serves_every_graph(tmp_path: Path) -> None:
             assert "__error__" not in state, (graph_id, state, log.name)
             assert state["messages"][0]["id"] == "langgraph-memory:recall"
             assert state["messages"][-1]["type"] == "ai", (graph_id, state["messages"][-1])
+            threads.append(thread)
     finally:
         server.terminate()
         try:
@@ -146,3 +159,12 @@ def test_langgraph_dev_serves_every_graph(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+    # The server stored those threads with our saver (langgraph.json "checkpointer").
+    assert "Using custom checkpointer: AsyncSqliteSaver" in (tmp_path / "server.log").read_text()
+    from langgraph_memory import SqliteSaver
+
+    with SqliteSaver.from_conn_string(
+        str(tmp_path / "data" / "server" / "checkpoints.sqlite")
+    ) as ours:
+        for thread in threads:
+            assert ours.get_tuple({"configurable": {"thread_id": thread}}) is not None, thread
