@@ -24,16 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr
 
-from graphs._models import block_lines, memory_lines
+from graphs._models import RecordingChatModel, block_lines, memory_lines
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 
 _NAME = re.compile(
-    r"\b(?:call(?:ed)?(?: me| the user)?|wants to be called|name is)\s+([A-Z][\w-]*)"
+    r"\b(?i:call(?:ed)?(?: me| the user)?|wants to be called|name is)\s+([A-Z][\w-]*)"
 )
 _PLAIN = re.compile(r"honorific|敬语|first name", re.IGNORECASE)
 
@@ -81,25 +79,15 @@ def address(view: PromptView, formal: str = "Hello") -> str:
     return f"Dear {name}," if name else f"{formal},"
 
 
-class RuleDrivenAgentModel(BaseChatModel):
+class RuleDrivenAgentModel(RecordingChatModel):
     """Offline chat model whose replies and tool calls come from ``decide``.
 
     Every prompt is kept in ``calls`` so tests can assert on what it received.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
-
-    @property
-    def calls(self) -> list[list[BaseMessage]]:
-        return self._calls
-
     @property
     def _llm_type(self) -> str:
         return "rule-driven-offline-model"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self  # the rules decide which tools to call
 
     def decide(self, view: PromptView) -> AIMessage:
         raise NotImplementedError

@@ -52,6 +52,14 @@ def _chat(module: str, data_dir: Path, thread: str, lines: list[str], **env: str
     return proc.stdout
 
 
+@pytest.mark.parametrize("module", ["graphs._scripted", "graphs.support", "graphs.assistant"])
+def test_docstring_examples_run(module: str) -> None:
+    import doctest
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
 def test_support_chat_remembers_instruction_order_and_channel(tmp_path: Path) -> None:
     data = tmp_path / "support"
     first = _chat(

@@ -58,7 +58,7 @@ def dev_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
 def test_langgraph_json_names_the_example_graphs() -> None:
     assert set(GRAPHS) == {"support", "assistant", "demo"}
     assert SPEC["dependencies"] == ["."]
-    assert SPEC["checkpointer"] == {"path": "./graphs/platform.py:checkpointer"}
+    assert SPEC["checkpointer"] == {"path": "./graphs/server.py:checkpointer"}
 
 
 async def test_the_server_checkpointer_is_our_async_saver(dev_data_dir: Path) -> None:
