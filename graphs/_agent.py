@@ -38,6 +38,7 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 
+from graphs._scripted import OFFLINE_BANNER
 from langgraph_memory import (
     ChromaMemoryStore,
     HashingEmbeddings,
@@ -52,10 +53,18 @@ from langgraph_memory.clock import Clock
 
 log = logging.getLogger("graphs")
 
-OFFLINE_BANNER = (
-    "[offline] This is a scripted, rule-driven stand-in model (no LLM): it calls the tools and "
-    "answers from the memory block. Set OPENAI_API_KEY (or OPENAI_BASE_URL) for a real model."
-)
+__all__ = [
+    "OFFLINE_BANNER",
+    "MemoryLayers",
+    "build_agent_graph",
+    "chat",
+    "choose_model",
+    "clean_model_errors",
+    "close_dev_graphs",
+    "dev_graph",
+    "online_model",
+    "run_chat",
+]
 
 
 @dataclass
@@ -351,7 +360,7 @@ def data_dir_for(name: str) -> Path:
 
 def dev_graph(
     name: str,
-    offline_model: Callable[[], BaseChatModel],
+    offline_model: Callable[..., BaseChatModel],
     build: Callable[[MemoryLayers, BaseChatModel, bool], Any],
 ) -> Any:
     """One graph (and one set of layers) per agent and data directory for this process.
@@ -365,7 +374,8 @@ def dev_graph(
     with _CACHE_LOCK:
         cached = _CACHE.get((name, data_dir))
         if cached is None:
-            model, offline = choose_model(offline_model)
+            # No terminal shows the banner under the server: the model's first reply does.
+            model, offline = choose_model(lambda: offline_model(announce=True))
             layers = MemoryLayers.open(
                 data_dir,
                 extractor=None if offline else model,

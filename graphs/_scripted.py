@@ -33,6 +33,11 @@ from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 _NAME = re.compile(
     r"\b(?i:call(?:ed)?(?: me| the user)?|wants to be called|name is)\s+([A-Z][\w-]*)"
 )
+OFFLINE_BANNER = (
+    "[offline] This is a scripted, rule-driven stand-in model (no LLM): it calls the tools and "
+    "answers from the memory block. Set OPENAI_API_KEY (or OPENAI_BASE_URL) for a real model."
+)
+
 _PLAIN = re.compile(r"honorific|敬语|first name", re.IGNORECASE)
 
 
@@ -82,8 +87,12 @@ def address(view: PromptView, formal: str = "Hello") -> str:
 class RuleDrivenAgentModel(RecordingChatModel):
     """Offline chat model whose replies and tool calls come from ``decide``.
 
-    Every prompt is kept in ``calls`` so tests can assert on what it received.
+    Every prompt is kept in ``calls`` so tests can assert on what it received. With
+    ``announce=True`` (the ``langgraph dev`` factories, where no terminal shows the
+    banner) the first reply of each conversation starts with ``OFFLINE_BANNER``.
     """
+
+    announce: bool = False
 
     @property
     def _llm_type(self) -> str:
@@ -116,4 +125,7 @@ class RuleDrivenAgentModel(RecordingChatModel):
     ) -> ChatResult:
         self._calls.append(list(messages))
         message = self.decide(PromptView.of(messages))
+        first_reply = not any(isinstance(m, AIMessage) and not m.tool_calls for m in messages)
+        if self.announce and first_reply and not message.tool_calls:
+            message = AIMessage(f"{OFFLINE_BANNER}\n{message.text}")
         return ChatResult(generations=[ChatGeneration(message=message)])

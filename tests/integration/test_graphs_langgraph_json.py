@@ -84,6 +84,12 @@ def test_each_graph_builds_from_langgraph_json(graph_id: str, dev_data_dir: Path
     assert {"memory_recall", "memory_extract", "memory_compress"} <= set(graph.get_graph().nodes)
     result = graph.invoke({"messages": [HumanMessage(FIRST_TURN)]}, config)
     assert result["messages"][-1].type == "ai" and result["messages"][-1].text
+    if graph_id != "demo":  # no terminal under the server: the first reply says what it is
+        from graphs._agent import OFFLINE_BANNER
+
+        assert result["messages"][-1].text.startswith(OFFLINE_BANNER + "\n")
+        second = graph.invoke({"messages": [HumanMessage("Thanks.")]}, config)
+        assert OFFLINE_BANNER not in second["messages"][-1].text
     # The factory is called for every run: it must hand back the same graph and layers.
     again = factory(config) if params else factory()
     assert (asyncio.run(again) if inspect.iscoroutine(again) else again) is graph
