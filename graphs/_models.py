@@ -45,6 +45,20 @@ class RecordingChatModel(BaseChatModel):
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
         return self
 
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        """The answer to one prompt (the subclass's rules)."""
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=self.reply(list(messages)))])
+
 
 class ScriptedChatModel(RecordingChatModel):
     """Answers with the next step of ``script`` and records each prompt in ``calls``.
@@ -86,16 +100,8 @@ class ScriptedChatModel(RecordingChatModel):
             return step
         raise TypeError(f"ScriptedChatModel: unsupported script step {step!r}")
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self._calls.append(list(messages))
-        message = self._next_step(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        return self._next_step(messages)
 
 
 def block_lines(messages: Sequence[BaseMessage], message_id: str) -> list[str]:
@@ -132,15 +138,8 @@ class MemoryAwareChatModel(RecordingChatModel):
     def _llm_type(self) -> str:
         return "memory-aware-offline-model"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self._calls.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.answer(messages)))])
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        return AIMessage(self.answer(messages))
 
     @staticmethod
     def answer(messages: Sequence[BaseMessage]) -> str:

@@ -23,9 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 
 from graphs._models import RecordingChatModel, block_lines, memory_lines
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
@@ -116,16 +114,9 @@ class RuleDrivenAgentModel(RecordingChatModel):
             ],
         )
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self._calls.append(list(messages))
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
         message = self.decide(PromptView.of(messages))
         first_reply = not any(isinstance(m, AIMessage) and not m.tool_calls for m in messages)
         if self.announce and first_reply and not message.tool_calls:
             message = AIMessage(f"{OFFLINE_BANNER}\n{message.text}")
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return message
