@@ -62,6 +62,7 @@ from langgraph_memory.session._channels import (
     ranges_length,
     ranges_to_json,
 )
+from langgraph_memory.session._owner import OwnerCache, config_user_id, ownership_refused
 from langgraph_memory.session._reads import (
     ChunkStore,
     LazyChannelValues,
@@ -424,6 +425,8 @@ class ListQuery:
     before_id: str | None
     metadata_filter: Mapping[str, Any] | None
     limit: int | None
+    # (thread id, user id) to check before the first page (session/_owner.py).
+    owner: tuple[str, str] | None = None
 
 
 class ListPager:
@@ -538,6 +541,7 @@ class SaverCore:
         self.cache = ListCache(cache_size)
         self.retention = retention
         self.activity = ThreadActivity()
+        self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
         # Dialects whose write lock covers the whole database may skip the
         # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
@@ -574,6 +578,42 @@ class SaverCore:
             (version, name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
         )
         return True
+
+    # ---------------------------------------------------------------- ownership
+
+    def owner_check(self, config: RunnableConfig | None) -> tuple[str, str] | None:
+        """(thread id, user id) to check before this call, or ``None`` when the call
+        names no user or no thread, or this process confirmed that user recently."""
+        user_id = config_user_id(config)
+        if user_id is None:
+            return None
+        configurable = config.get("configurable") if config else None
+        raw_thread = configurable.get("thread_id") if isinstance(configurable, Mapping) else None
+        if raw_thread is None:
+            return None
+        thread_id = parse_thread_id(raw_thread)
+        if self.owners.confirmed(thread_id, user_id):
+            return None
+        return thread_id, user_id
+
+    def owner_txn(self, thread_id: str, user_id: str, *, claim: bool) -> Txn[bool]:
+        """Check (and, for a write, claim) the thread's owner; True once ``user_id``
+        is its owner. Raises ``ThreadOwnershipError`` for another user's thread."""
+        sql = self.sql
+        if claim:
+            now = time.time()
+            yield Execute(sql.CLAIM_THREAD_OWNER, (thread_id, now, now, user_id))
+        rows = yield Fetch(sql.SELECT_THREAD_OWNER, (thread_id,))
+        owner = rows[0][0] if rows else None
+        if owner is None:
+            return False  # unowned (a read, or a tombstoned thread): nothing to confirm
+        if owner != user_id:
+            raise ownership_refused(thread_id, owner, user_id)
+        return True
+
+    def owned_threads_txn(self, user_id: str) -> Txn[list[str]]:
+        rows = yield Fetch(self.sql.SELECT_OWNED_THREADS, (user_id,))
+        return [str(r[0]) for r in rows]
 
     # ---------------------------------------------------------------- put
 
@@ -1117,7 +1157,15 @@ class SaverCore:
             raise ConfigurationError(f"filter={filter!r}; use a mapping of metadata key -> value.")
         # Validate filter keys now, before any page is read.
         self.sql.metadata_predicates(filter or {})
-        return ListQuery(thread_id, ns, checkpoint_id, before_id, filter or None, limit)
+        owner = None
+        if thread_id is not None:
+            owner = self.owner_check(config)
+        elif config_user_id(config) is not None:
+            raise ConfigurationError(
+                "list() with a user_id but no thread_id would list every user's threads; "
+                "pass the thread_id, or call threads_of_user(user_id) and list each."
+            )
+        return ListQuery(thread_id, ns, checkpoint_id, before_id, filter or None, limit, owner)
 
     def list_page_txn(
         self, q: ListQuery, after_key: tuple[str, str, str] | None, page_size: int
@@ -1315,6 +1363,7 @@ class SaverCore:
         sql = self.sql
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
+        self.owners.forget(tid)
         for stmt in (
             sql.DELETE_THREAD_CHECKPOINTS,
             sql.DELETE_THREAD_WRITES,
@@ -1329,6 +1378,7 @@ class SaverCore:
     def undelete_thread_txn(self, thread_id: str) -> Txn[None]:
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
+        self.owners.forget(tid)
         yield Execute(self.sql.CLEAR_TOMBSTONE, (tid,))
 
     def delete_for_runs_txn(self, run_ids: Sequence[str]) -> Txn[int]:

@@ -554,6 +554,7 @@ class AsyncSqliteSaver(AsyncShell):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._check_owner(self._core.owner_check(config), claim=False)
         # Queued like a write: concurrent get_tuple calls (runs starting together)
         # and pending writes share one hop to aiosqlite's thread.
         loaded = await self._enqueue(lambda: self._core.get_tuple_txn(config), read=True)
@@ -579,6 +580,7 @@ class AsyncSqliteSaver(AsyncShell):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = await self._write(lambda: self._core.put_txn(prepared))
         saved = self._core.finish_put(prepared, outcome)
@@ -609,6 +611,7 @@ class AsyncSqliteSaver(AsyncShell):
             ThreadDeletedError: the thread was deleted; it stays deleted (a
                 queued write refused this way is logged and dropped instead).
         """
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         # may_wait is False for the writes of a step that got an error or
         # interrupt write (the core's EndedSteps): no put follows that step.

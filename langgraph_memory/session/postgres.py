@@ -704,6 +704,7 @@ class PostgresSaver(SyncShell):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
+        self._check_owner(self._core.owner_check(config), claim=False)
         key = parse_config(config)
         if key.thread_id in self._deferred.unsettled:
             self._store_deferred()  # read-your-writes
@@ -750,6 +751,7 @@ class PostgresSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         async_commit = self._set_local_async_commit
         if self._deferred.items:
@@ -786,6 +788,7 @@ class PostgresSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         deferred = self._deferred
         if FAST.fast_writes(prepared):

@@ -563,6 +563,7 @@ class AsyncPostgresSaver(AsyncShell):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._check_owner(self._core.owner_check(config), claim=False)
         key = parse_config(config)
         if key.thread_id in self._group_commit.unsettled:
             await self._group_commit.drain()  # read-your-writes
@@ -601,6 +602,7 @@ class AsyncPostgresSaver(AsyncShell):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = await self._group_commit.submit(prepared)
         if outcome is None:
@@ -627,6 +629,7 @@ class AsyncPostgresSaver(AsyncShell):
         a ``call_later`` timer 0.1 s later, stores them first. Errors,
         interrupts, other modes and direct calls are stored before this returns.
         """
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         group = self._group_commit
         if FAST.fast_writes(prepared):

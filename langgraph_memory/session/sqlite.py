@@ -831,6 +831,7 @@ class SqliteSaver(SyncShell):
             ...     saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
             True
         """
+        self._check_owner(self._core.owner_check(config), claim=False)
         loaded = self._read(lambda: self._core.get_tuple_txn(config))
         return self._core.build_tuple(loaded)
 
@@ -861,6 +862,7 @@ class SqliteSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
         saved = self._core.finish_put(prepared, outcome)
@@ -888,6 +890,7 @@ class SqliteSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         fast = self._core.writes_rows(prepared)
         if prepared.may_wait and fast is not None:
