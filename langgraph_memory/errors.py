@@ -14,6 +14,7 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── InvalidConnectionError(TypeError)        a connection object we cannot use
     ├── InvalidCheckpointError(ValueError)       a checkpoint / metadata / write a saver refuses
     ├── InputTooLargeError(ValueError)           an id or text above its documented size limit
+    ├── InvalidMemoryError(ValueError)           a MemoryRecord field of the wrong type or range
     ├── ThreadDeletedError(RuntimeError)         write to a deleted (tombstoned) thread
     ├── ThreadOwnershipError(PermissionError)    a thread used by a user who does not own it
     ├── CheckpointStorageError(RuntimeError)     the database refused after retries
@@ -64,6 +65,10 @@ class InvalidCheckpointError(LangGraphMemoryError, ValueError):
 
 class InputTooLargeError(LangGraphMemoryError, ValueError):
     """An id or a text is longer than its documented limit (see ``langgraph_memory.limits``)."""
+
+
+class InvalidMemoryError(LangGraphMemoryError, ValueError):
+    """A ``MemoryRecord`` field has the wrong type or is out of range."""
 
 
 class ThreadOwnershipError(LangGraphMemoryError, PermissionError):

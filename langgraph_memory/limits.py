@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from langgraph_memory.errors import ConfigurationError, InputTooLargeError
+from langgraph_memory.errors import ConfigurationError, InputTooLargeError, InvalidMemoryError
 
 __all__ = [
     "MAX_CHECKPOINT_ID_BYTES",
@@ -84,16 +84,20 @@ def check_id_bytes(name: str, value: str, limit: int) -> str:
 def check_memory_text(text: object, *, what: str = "memory text") -> str:
     """``text`` if it is a non-blank string of at most ``MAX_MEMORY_TEXT_CHARS`` characters.
 
+    Raises:
+        InvalidMemoryError: not a string, blank, or holding a lone surrogate.
+        InputTooLargeError: longer than ``MAX_MEMORY_TEXT_CHARS``.
+
     Example:
         >>> check_memory_text("User is vegetarian")
         'User is vegetarian'
     """
     if not isinstance(text, str):
-        raise ConfigurationError(
+        raise InvalidMemoryError(
             f"{what}={text!r} ({type(text).__name__}); pass the memory as a string."
         )
     if not text.strip():
-        raise ConfigurationError(
+        raise InvalidMemoryError(
             f"{what}={text!r} is empty; a memory needs a non-blank text such as "
             "'User is vegetarian'."
         )
@@ -106,7 +110,7 @@ def check_memory_text(text: object, *, what: str = "memory text") -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ConfigurationError(
+        raise InvalidMemoryError(
             f"{what}={_shown(text)} contains a lone surrogate at position {exc.start}; "
             "pass valid Unicode text."
         ) from None

@@ -46,6 +46,11 @@ from langgraph_memory.errors import (
     MigrationError,
     ThreadDeletedError,
 )
+from langgraph_memory.limits import (
+    MAX_CHECKPOINT_ID_BYTES,
+    MAX_CHECKPOINT_NS_BYTES,
+    MAX_THREAD_ID_BYTES,
+)
 from langgraph_memory.session._channels import (
     ENCODING_EMPTY,
     ENCODING_ITEMS,
@@ -61,6 +66,17 @@ from langgraph_memory.session._channels import (
     ranges_from_json,
     ranges_length,
     ranges_to_json,
+)
+from langgraph_memory.session._inputs import (
+    check_before,
+    check_filter,
+    check_limit,
+    check_put_arguments,
+    check_text,
+    check_writes,
+    checked_id,
+    checked_key,
+    serialization_refused,
 )
 from langgraph_memory.session._owner import OwnerCache, config_user_id, ownership_refused
 from langgraph_memory.session._reads import (
@@ -233,7 +249,7 @@ def parse_thread_id(thread_id: Any) -> str:
         raise ConfigurationError(
             "thread_id='' is empty; pass a non-empty string, e.g. 'user-42-chat'."
         )
-    return text
+    return checked_id("thread_id", text, MAX_THREAD_ID_BYTES)
 
 
 def parse_config(config: RunnableConfig | None, *, what: str = "config") -> CheckpointKey:
@@ -251,6 +267,7 @@ def parse_config(config: RunnableConfig | None, *, what: str = "config") -> Chec
             and type(ns) is str
             and (checkpoint_id is None or type(checkpoint_id) is str)
         ):
+            checked_key(thread_id, ns, checkpoint_id or None)
             return CheckpointKey(thread_id, ns, checkpoint_id or None)
     if not isinstance(config, Mapping):
         raise ConfigurationError(
@@ -274,6 +291,7 @@ def parse_config(config: RunnableConfig | None, *, what: str = "config") -> Chec
         raise ConfigurationError(
             f"{what} checkpoint_id={checkpoint_id!r} must be a string id returned by put()."
         )
+    checked_key(thread_id, ns, checkpoint_id or None)
     return CheckpointKey(thread_id, ns, checkpoint_id or None)
 
 
@@ -587,7 +605,7 @@ class SaverCore:
         user_id = config_user_id(config)
         if user_id is None:
             return None
-        configurable = config.get("configurable") if config else None
+        configurable = config.get("configurable") if isinstance(config, Mapping) else None
         raw_thread = configurable.get("thread_id") if isinstance(configurable, Mapping) else None
         if raw_thread is None:
             return None
@@ -625,20 +643,29 @@ class SaverCore:
         new_versions: ChannelVersions,
     ) -> PreparedPut:
         key = parse_config(config)
+        check_put_arguments(checkpoint, metadata, new_versions)
         checkpoint_id = checkpoint.get("id")
         if not isinstance(checkpoint_id, str) or not checkpoint_id:
             raise ConfigurationError(
                 f"checkpoint id {checkpoint_id!r} must be a non-empty string (LangGraph's uuid6 id)."
             )
+        checked_id("checkpoint id", checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
         values = checkpoint.get("channel_values") or {}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions") or {}
         inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
         if inline:
             body[INLINE_VALUES_KEY] = inline
-        type_, blob = self.serde.dumps_typed(body)
+        try:
+            type_, blob = self.serde.dumps_typed(body)
+        except (TypeError, ValueError) as exc:
+            raise serialization_refused("the checkpoint", body, exc) from exc
         meta = get_serializable_checkpoint_metadata(config, metadata)
-        meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+        try:
+            meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError) as exc:
+            raise serialization_refused("metadata", metadata, exc) from exc
+        check_text("metadata", meta_text)
         run_id = meta.get("run_id")
         now = time.time()
         prepared: list[PreparedValue] = []
@@ -660,7 +687,10 @@ class SaverCore:
                     pv.next_seq = cached.guess_next_seq()
                 prepared.append(pv)
             else:
-                v_type, v_blob = self.serde.dumps_typed(value)
+                try:
+                    v_type, v_blob = self.serde.dumps_typed(value)
+                except (TypeError, ValueError) as exc:
+                    raise serialization_refused(f"channel {channel!r}", value, exc) from exc
                 prepared.append(PreparedValue(channel, ver, ENCODING_VALUE, v_type, v_blob))
         return PreparedPut(
             key=key,
@@ -683,7 +713,10 @@ class SaverCore:
         new_items = plan.new_items
         for start in range(0, len(new_items), MAX_CHUNK_ITEMS):
             part = list(new_items[start : start + MAX_CHUNK_ITEMS])
-            c_type, c_blob = self.serde.dumps_typed(part)
+            try:
+                c_type, c_blob = self.serde.dumps_typed(part)
+            except (TypeError, ValueError) as exc:
+                raise serialization_refused(f"an item of channel {channel!r}", part, exc) from exc
             chunks.append((start, len(part), c_type, c_blob))
         return PreparedValue(
             channel, version, ENCODING_ITEMS, plan=plan, chunks=chunks, value=value
@@ -920,9 +953,13 @@ class SaverCore:
             raise ConfigurationError(
                 "put_writes() needs config.configurable.checkpoint_id (the config put() returned)."
             )
+        writes = check_writes(writes, task_id, task_path)
         rows: list[tuple[Any, ...]] = []
         for idx, (channel, value) in enumerate(writes):
-            w_type, w_blob = self.serde.dumps_typed(value)
+            try:
+                w_type, w_blob = self.serde.dumps_typed(value)
+            except (TypeError, ValueError) as exc:
+                raise serialization_refused(f"the write to {channel!r}", value, exc) from exc
             rows.append(
                 (
                     key.thread_id,
@@ -1139,24 +1176,35 @@ class SaverCore:
     ) -> ListQuery:
         thread_id = ns = checkpoint_id = None
         if config is not None:
-            configurable = config.get("configurable") or {}
+            configurable = (
+                (config.get("configurable") or {}) if isinstance(config, Mapping) else None
+            )
+            if not isinstance(configurable, Mapping):
+                raise ConfigurationError(
+                    f"list() config={config!r} is not a RunnableConfig; pass None or "
+                    "{'configurable': {'thread_id': ...}}."
+                )
             if configurable.get("thread_id") is not None:
                 thread_id = parse_thread_id(configurable["thread_id"])
             raw_ns = configurable.get("checkpoint_ns")
             if raw_ns is not None:
                 if not isinstance(raw_ns, str):
                     raise ConfigurationError(f"checkpoint_ns={raw_ns!r} must be a string.")
-                ns = raw_ns
+                ns = checked_id("checkpoint_ns", raw_ns, MAX_CHECKPOINT_NS_BYTES)
             checkpoint_id = configurable.get("checkpoint_id") or None
-        before_id = None
-        if before is not None:
-            before_id = (before.get("configurable") or {}).get("checkpoint_id") or None
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise ConfigurationError(f"limit={limit!r}; use a positive integer or None.")
+            if checkpoint_id is not None:
+                if not isinstance(checkpoint_id, str):
+                    raise ConfigurationError(
+                        f"checkpoint_id={checkpoint_id!r} must be a string id returned by put()."
+                    )
+                checked_id("checkpoint_id", checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
+        before_id = check_before(before)
+        limit = check_limit(limit)
         if filter is not None and not isinstance(filter, Mapping):
             raise ConfigurationError(f"filter={filter!r}; use a mapping of metadata key -> value.")
-        # Validate filter keys now, before any page is read.
+        # Validate filter keys and values now, before any page is read.
         self.sql.metadata_predicates(filter or {})
+        check_filter(filter or {})
         owner = None
         if thread_id is not None:
             owner = self.owner_check(config)

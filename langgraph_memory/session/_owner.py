@@ -45,7 +45,7 @@ def config_user_id(config: Mapping[str, Any] | None) -> str | None:
         >>> config_user_id({"configurable": {"thread_id": "t"}}) is None
         True
     """
-    if not config:
+    if not config or not isinstance(config, Mapping):
         return None
     configurable = config.get("configurable")
     if not isinstance(configurable, Mapping):
