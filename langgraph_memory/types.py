@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langgraph_memory.errors import InvalidMemoryError
-from langgraph_memory.limits import MAX_USER_ID_CHARS, check_memory_text
+from langgraph_memory.limits import check_memory_text
 
 # Memory ids are uuid4 hex (32 characters) unless a caller picks its own.
 MAX_MEMORY_ID_CHARS = 256
@@ -169,10 +169,7 @@ def _validate_record(record: MemoryRecord) -> None:
         raise _refuse(
             "id", record.id, f"a non-empty string of at most {MAX_MEMORY_ID_CHARS} characters"
         )
-    if not isinstance(record.user_id, str) or len(record.user_id) > MAX_USER_ID_CHARS:
-        raise _refuse(
-            "user_id", record.user_id, f"a string of at most {MAX_USER_ID_CHARS} characters"
-        )
+    # user_id is left to the store, which fails closed on a missing or crafted id.
     for name in ("key", "superseded_by", "origin_thread_id"):
         value = getattr(record, name)
         if value is not None and (not isinstance(value, str) or len(value) > MAX_MEMORY_ID_CHARS):

@@ -54,6 +54,10 @@ CONNECTION_PRAGMAS = (
     "PRAGMA foreign_keys = OFF",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA wal_autocheckpoint = 8000",
+    # Deleted rows and freed pages are overwritten with zeros, so a deleted
+    # thread's text does not linger in free pages until vacuum() (issue 18).
+    # Measured on the 20x50 chat benchmark: see docs/session-storage.md.
+    "PRAGMA secure_delete = ON",
 )
 SET_WAL = "PRAGMA journal_mode = WAL"
 # Lets `vacuum()` give pages back without rewriting the whole file. Only takes

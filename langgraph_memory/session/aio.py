@@ -621,9 +621,11 @@ class AsyncSqliteSaver(AsyncShell):
         await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread and tombstone its id (see ``SqliteSaver.delete_thread``)."""
+        """Delete the thread and tombstone its id, leaving none of its rows in the
+        files (see ``SqliteSaver.delete_thread``)."""
         await self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
+        await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist``; shares connection,

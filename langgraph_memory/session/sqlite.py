@@ -919,9 +919,16 @@ class SqliteSaver(SyncShell):
 
         A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
         call :meth:`undelete_thread` to reuse the id deliberately.
+
+        Nothing of the thread stays in the files: ``secure_delete`` zeroes the
+        deleted rows and freed pages, and the write-ahead log, whose older
+        frames still hold the rows, is checkpointed and truncated (when another
+        connection is reading, SQLite truncates it at the next checkpoint that
+        finds no reader; ``vacuum()`` forces one). The tombstone keeps the id.
         """
         self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
+        self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def undelete_thread(self, thread_id: str) -> None:
         """Remove a deleted thread's tombstone so the id can be used again (starting empty).

@@ -31,7 +31,6 @@ from langgraph_memory.types import MemoryRecord, MemorySource, MemoryStatus, Mem
         ({"source": "gossip"}, InvalidMemoryError, "'user_stated'"),
         ({"status": 3}, InvalidMemoryError, "status=3"),
         ({"id": ""}, InvalidMemoryError, "id=''"),
-        ({"user_id": None}, InvalidMemoryError, "user_id=None"),
         ({"access_count": -1}, InvalidMemoryError, "access_count=-1"),
         ({"created_at": "2026-01-01"}, InvalidMemoryError, "created_at='2026-01-01'"),
         ({"valid_to": 5}, InvalidMemoryError, "valid_to=5"),
