@@ -86,6 +86,7 @@ from langgraph_memory.session._reads import (
     RawValue,
     msgpack_array_header,
 )
+from langgraph_memory.session._redaction import MessageRedactor
 from langgraph_memory.session._retention import (
     CheckpointSkeleton,
     StorageStats,
@@ -538,6 +539,7 @@ class SaverCore:
         cache_size: lists remembered per (thread, ns, channel) for delta puts and
             cache-served reads; 0 disables the cache.
         retention: what to keep; ``None`` keeps everything.
+        redactor: redacts the messages of values and writes before they are stored.
     """
 
     def __init__(
@@ -547,6 +549,7 @@ class SaverCore:
         *,
         cache_size: int = 256,
         retention: RetentionPolicy | None = None,
+        redactor: MessageRedactor | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigurationError(f"cache_size={cache_size!r}; use an integer >= 0.")
@@ -558,6 +561,8 @@ class SaverCore:
         self.serde = serde
         self.cache = ListCache(cache_size)
         self.retention = retention
+        # The savers' redact_messages option (session/_redaction.py).
+        self.redactor = redactor
         self.activity = ThreadActivity()
         self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
@@ -651,6 +656,8 @@ class SaverCore:
             )
         checked_id("checkpoint id", checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
         values = checkpoint.get("channel_values") or {}
+        if self.redactor is not None:
+            values = {ch: self.redactor.value(v) for ch, v in values.items()}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions") or {}
         inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
@@ -956,6 +963,8 @@ class SaverCore:
         writes = check_writes(writes, task_id, task_path)
         rows: list[tuple[Any, ...]] = []
         for idx, (channel, value) in enumerate(writes):
+            if self.redactor is not None:
+                value = self.redactor.value(value)
             try:
                 w_type, w_blob = self.serde.dumps_typed(value)
             except (TypeError, ValueError) as exc:

@@ -32,7 +32,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -49,6 +49,7 @@ from langgraph_memory.session._core import (
     Txn,
 )
 from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
@@ -199,6 +200,9 @@ class AsyncSqliteSaver(AsyncShell):
             Prefer :meth:`from_conn_string`, which owns its connection.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
 
     Example:
@@ -227,6 +231,7 @@ class AsyncSqliteSaver(AsyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -236,7 +241,13 @@ class AsyncSqliteSaver(AsyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self.conn = conn
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = SaverCore(
+            SQL,
+            self.serde,
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
+        )
         self._busy_timeout_ms = busy_timeout_ms
         self._retry_seconds = retry_seconds
         self._lock = asyncio.Lock()
@@ -264,6 +275,7 @@ class AsyncSqliteSaver(AsyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -274,6 +286,7 @@ class AsyncSqliteSaver(AsyncShell):
             conn_string: a file path, ``file:`` URI, or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried.
@@ -294,6 +307,7 @@ class AsyncSqliteSaver(AsyncShell):
                 conn,
                 serde=serde,
                 retention=retention,
+                redact_messages=redact_messages,
                 cache_size=cache_size,
                 busy_timeout_ms=busy_timeout_ms,
                 retry_seconds=retry_seconds,

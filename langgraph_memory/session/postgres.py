@@ -31,7 +31,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -52,6 +52,7 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -288,6 +289,9 @@ class PostgresSaver(SyncShell):
             transactions. Prefer :meth:`from_conn_string`, which owns its pool.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode (autocommit
@@ -323,6 +327,7 @@ class PostgresSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -337,6 +342,7 @@ class PostgresSaver(SyncShell):
             connections,
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,
@@ -348,6 +354,7 @@ class PostgresSaver(SyncShell):
         *,
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
         cache_size: int,
         pipeline: bool,
         synchronous_commit: bool,
@@ -359,7 +366,11 @@ class PostgresSaver(SyncShell):
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
         self._core = SaverCore(
-            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+            SQL,
+            CompressedDicts(self.serde),
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
         )
         self._latest = FAST.LatestVersions()
         self._deferred = _DeferredWrites()
@@ -382,6 +393,7 @@ class PostgresSaver(SyncShell):
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
     ) -> Iterator[PostgresSaver]:
         """Open a saver with its own connection pool, set up, closed on exit.
@@ -416,6 +428,7 @@ class PostgresSaver(SyncShell):
             connect_timeout: seconds to wait for the first connection.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
 
         Yields:
@@ -445,6 +458,7 @@ class PostgresSaver(SyncShell):
             _Connections(pool=pool, conn=None, owns=True),
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,

@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -52,6 +52,7 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.postgres import (
@@ -298,6 +299,9 @@ class AsyncPostgresSaver(AsyncShell):
             autocommit mode. Prefer :meth:`from_conn_string`, which owns its pool.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode.
         synchronous_commit: wait for the WAL flush at each commit; see
@@ -335,6 +339,7 @@ class AsyncPostgresSaver(AsyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -347,7 +352,11 @@ class AsyncPostgresSaver(AsyncShell):
             owns=False,
         )
         self._core = SaverCore(
-            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+            SQL,
+            CompressedDicts(self.serde),
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
         )
         self._pipeline = bool(pipeline)
         # Each write transaction asks for an asynchronous commit, unless our
@@ -375,6 +384,7 @@ class AsyncPostgresSaver(AsyncShell):
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver with its own async connection pool, set up, closed on exit.
@@ -409,6 +419,7 @@ class AsyncPostgresSaver(AsyncShell):
                 pool,
                 serde=serde,
                 retention=retention,
+                redact_messages=redact_messages,
                 cache_size=cache_size,
                 pipeline=pipeline,
                 synchronous_commit=synchronous_commit,

@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -47,6 +47,7 @@ from langgraph_memory.session._core import (
     drive,
 )
 from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -545,6 +546,9 @@ class SqliteSaver(SyncShell):
             which owns its connections.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
 
@@ -570,6 +574,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -581,6 +586,7 @@ class SqliteSaver(SyncShell):
             ),
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -591,6 +597,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
         cache_size: int,
         retry_seconds: float,
     ) -> None:
@@ -598,7 +605,13 @@ class SqliteSaver(SyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self._connections = connections
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = SaverCore(
+            SQL,
+            self.serde,
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
+        )
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
         # Held by reference so a with_allowlist() clone shares the same queue.
@@ -613,6 +626,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -623,6 +637,7 @@ class SqliteSaver(SyncShell):
             conn_string: a file path, ``file:`` URI, or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried before
@@ -656,6 +671,7 @@ class SqliteSaver(SyncShell):
             connections,
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )

@@ -49,8 +49,12 @@ async def test_delete_thread_leaves_no_text_in_any_file(harness: Harness) -> Non
         for turn in range(12):
             # Long and short texts: list items in chunks, scalars inline, an overflow page.
             note = f"{secret} turn {turn} " + ("padding " * (600 if turn == 3 else 4))
-            await harness.invoke(graph, {"notes": [note]}, {"configurable": {"thread_id": "doomed"}})
-            await harness.invoke(graph, {"notes": [f"{kept} {turn}"]}, {"configurable": {"thread_id": "kept"}})
+            await harness.invoke(
+                graph, {"notes": [note]}, {"configurable": {"thread_id": "doomed"}}
+            )
+            await harness.invoke(
+                graph, {"notes": [f"{kept} {turn}"]}, {"configurable": {"thread_id": "kept"}}
+            )
         assert _files_containing(directory, secret.encode())  # it was written
         await harness.call(saver, "delete_thread", "doomed")
         assert _files_containing(directory, secret.encode()) == []
