@@ -70,6 +70,10 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 
+# The poisoning defence lives in its own module (this one is redaction); both
+# are privacy's public API.
+from langgraph_memory.poisoning import is_instruction_override, neutralize_markup
+
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
@@ -79,6 +83,8 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "fingerprint_user_id",
+    "is_instruction_override",
+    "neutralize_markup",
     "redact",
     "redact_for_log",
     "redact_messages",

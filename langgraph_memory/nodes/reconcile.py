@@ -44,6 +44,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     RECONCILE_RETRY_TEMPLATE,
@@ -764,7 +765,7 @@ class Reconciler:
         """The store's view around each candidate (2 searches per candidate)."""
         contexts: list[CandidateContext] = []
         history: list[MemoryRecord] | None = None
-        for cand in candidates:
+        for cand in map(flag_override, candidates):  # overrides become flagged events
             similar = self.store.search_memories(user_id, cand.text, limit=self.neighbours)
             keyed: Sequence[MemoryRecord] = ()
             if cand.key and cand.forget:
@@ -791,7 +792,7 @@ class Reconciler:
         """Async twin of ``gather``."""
         contexts: list[CandidateContext] = []
         history: list[MemoryRecord] | None = None
-        for cand in candidates:
+        for cand in map(flag_override, candidates):  # overrides become flagged events
             similar = await self.store.asearch_memories(user_id, cand.text, limit=self.neighbours)
             keyed: Sequence[MemoryRecord] = ()
             if cand.key and cand.forget:
