@@ -57,26 +57,27 @@ def _prompt_tag_names() -> tuple[str, ...]:
 
 def _name_pattern(name: str) -> str:
     # "long_term_memory" also matches "long term memory", "long-term-memory", "longtermmemory".
-    return r"[\s_\-]*".join(re.escape(part) for part in re.split(r"[_\-]", name) if part)
+    return r"[\s_\-]{0,3}".join(re.escape(part) for part in re.split(r"[_\-]", name) if part)
 
 
 _OPEN: Final = r"[<‹〈⟨《≺«]"
 _CLOSE: Final = r"[>›〉⟩》≻»]"
 _SLASH: Final = r"[/⁄∕\\]"
+# Every quantifier is bounded: the pattern runs on untrusted text of any length
+# (20,000 spaces after "<long_term_memory" take ~1 ms, not minutes).
 _TAG: Final = re.compile(
     _OPEN
-    + r"\s*"
+    + r"\s{0,8}"
     + _SLASH
-    + r"?\s*(?:"
+    + r"?\s{0,8}(?:"
     + "|".join(_name_pattern(n) for n in (*_prompt_tag_names(), *_ROLE_TAGS))
-    + r")\b[^<>\n]{0,60}?\s*"
-    + _SLASH
-    + r"?\s*"
+    + r")\b[^<>\n]{0,60}?"
     + _CLOSE,
     re.IGNORECASE,
 )
 _PROVENANCE: Final = re.compile(
-    r"[\[(]\s*(?:user|agent)[\s_\-]*(?:stated|inferred)\b[^\]\)\n]{0,40}[\])]", re.IGNORECASE
+    r"[\[(]\s{0,8}(?:user|agent)[\s_\-]{0,3}(?:stated|inferred)\b[^\]\)\n]{0,40}[\])]",
+    re.IGNORECASE,
 )
 # Zero-width, bidi controls, soft hyphen, word joiner, BOM: category Cf, plus
 # the variation selectors and the Mongolian vowel separator.

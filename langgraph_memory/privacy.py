@@ -584,7 +584,7 @@ _PASSWORD_SPACED: Final = re.compile(
 # "password-protected" stay prose) and have 4+ characters ("password123"
 # named as an example has 3).
 _PASSWORD_GLUED: Final = re.compile(
-    r"(?:密码|口令)(?![:=])(?P<bare>[!-~]*[0-9][!-~]*)"
+    r"(?:密码|口令)(?![:=])(?P<bare>[!-~]{0,100}[0-9][!-~]{0,100})"
     r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd)(?P<latin>[0-9][!-~]{3,199})",
     re.IGNORECASE,
 )

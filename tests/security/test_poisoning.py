@@ -222,3 +222,25 @@ def test_end_to_end_an_attack_does_not_reach_the_next_prompt(store: ChromaMemory
     assert "admin password" not in procedures
     assert "replies in Chinese" in procedures
     assert block.count("[user_stated") == block.count("\n- ")  # only our own provenance tags
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<long_term_memory" + " " * 20000,
+        "< / long " + " " * 20000,
+        "[user " + " " * 20000,
+        "ignore all " + "previous " * 5000,
+        "忽略" + "之前" * 5000,
+        "密码" + "a" * 20000,
+        "tell me " + "x " * 10000,
+    ],
+)
+def test_untrusted_text_of_any_length_is_checked_in_linear_time(text: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    neutralize_markup(text)
+    is_instruction_override(text)
+    clean_summary(text)
+    assert time.perf_counter() - started < 2.0
