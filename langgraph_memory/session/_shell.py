@@ -22,16 +22,19 @@ import asyncio
 import threading
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from functools import partial
+from types import ModuleType
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
 from langgraph_memory.session._core import ListQuery, SaverCore, Txn
 from langgraph_memory.session._owner import check_owner_id
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats
 from langgraph_memory.session._versions import next_version
 
@@ -114,6 +117,23 @@ class _DialectHooks(_SaverBase):
     def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
         """The serializer the core encodes and decodes with."""
         return serde
+
+    @staticmethod
+    def _new_core(
+        sql: ModuleType,
+        serde: SerializerProtocol,
+        cache_size: int,
+        retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
+    ) -> SaverCore:
+        """The core of a saver built from its constructor's arguments."""
+        return SaverCore(
+            sql,
+            serde,
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
+        )
 
     def _clone_with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
         clone = super().with_allowlist(extra_allowlist)

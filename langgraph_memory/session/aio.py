@@ -44,12 +44,10 @@ from langgraph_memory.session._core import (
     Execute,
     Fetch,
     PreparedWrites,
-    SaverCore,
     Statement,
     Txn,
 )
 from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
-from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
@@ -241,13 +239,7 @@ class AsyncSqliteSaver(AsyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self.conn = conn
-        self._core = SaverCore(
-            SQL,
-            self.serde,
-            cache_size=cache_size,
-            retention=retention,
-            redactor=message_redactor(redact_messages),
-        )
+        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
         self._busy_timeout_ms = busy_timeout_ms
         self._retry_seconds = retry_seconds
         self._lock = asyncio.Lock()

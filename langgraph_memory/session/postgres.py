@@ -52,7 +52,6 @@ from langgraph_memory.session._core import (
 )
 from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
-from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -365,12 +364,8 @@ class PostgresSaver(SyncShell):
         # Each write transaction asks for an asynchronous commit, unless our
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
-        self._core = SaverCore(
-            SQL,
-            CompressedDicts(self.serde),
-            cache_size=cache_size,
-            retention=retention,
-            redactor=message_redactor(redact_messages),
+        self._core = self._new_core(
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
         )
         self._latest = FAST.LatestVersions()
         self._deferred = _DeferredWrites()

@@ -46,13 +46,11 @@ from langgraph_memory.session._core import (
     ExecuteMany,
     Fetch,
     PreparedWrites,
-    SaverCore,
     Txn,
     parse_config,
 )
 from langgraph_memory.session._deferred import DEFERRED_WRITES_MAX_DELAY, log_dropped
 from langgraph_memory.session._pg_serde import CompressedDicts
-from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import SweepReport
 from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.postgres import (
@@ -351,12 +349,8 @@ class AsyncPostgresSaver(AsyncShell):
             conn=conn if kind == "conn" else None,  # type: ignore[arg-type]
             owns=False,
         )
-        self._core = SaverCore(
-            SQL,
-            CompressedDicts(self.serde),
-            cache_size=cache_size,
-            retention=retention,
-            redactor=message_redactor(redact_messages),
+        self._core = self._new_core(
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
         )
         self._pipeline = bool(pipeline)
         # Each write transaction asks for an asynchronous commit, unless our

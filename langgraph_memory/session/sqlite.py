@@ -47,7 +47,6 @@ from langgraph_memory.session._core import (
     drive,
 )
 from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
-from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
@@ -605,13 +604,7 @@ class SqliteSaver(SyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self._connections = connections
-        self._core = SaverCore(
-            SQL,
-            self.serde,
-            cache_size=cache_size,
-            retention=retention,
-            redactor=message_redactor(redact_messages),
-        )
+        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
         # Held by reference so a with_allowlist() clone shares the same queue.
