@@ -45,6 +45,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     RECONCILE_RETRY_TEMPLATE,
@@ -188,6 +189,17 @@ def key_matches(record_key: str | None, key: str) -> bool:
     return record_key is not None and (record_key == key or record_key.startswith(key + "."))
 
 
+def forget_covers(record: MemoryRecord, key: str) -> bool:
+    """A forget request for ``key`` covers its slot, sub-slots, and evidence turns on its topic.
+
+    Evidence (a raw user turn, ``evidence.<digest>``) has no slot of its own, so
+    "forget my address" also deletes the raw turns that talk about an address.
+    """
+    return key_matches(record.key, key) or (
+        is_evidence_key(record.key) and mentions_topic(record.text, key)
+    )
+
+
 # --- planning (pure) -------------------------------------------------------------
 
 
@@ -225,9 +237,7 @@ def _keyed_op(
         return None
     if cand.forget:
         targets = tuple(
-            r.id
-            for r in ctx.same_key
-            if key_matches(r.key, key) and r.status != MemoryStatus.DELETED
+            r.id for r in ctx.same_key if forget_covers(r, key) and r.status != MemoryStatus.DELETED
         )
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
         if not targets and not planned:
@@ -769,7 +779,7 @@ class Reconciler:
     ) -> CandidateContext:
         own = [s for s in similar if s.record.status == MemoryStatus.ACTIVE]
         if cand.forget and cand.key:
-            keyed = [r for r in keyed if key_matches(r.key, cand.key)]
+            keyed = [r for r in keyed if forget_covers(r, cand.key)]
         else:
             keyed = [r for r in keyed if r.key == cand.key and r.status == MemoryStatus.ACTIVE]
         return CandidateContext(cand, tuple(keyed), tuple(own))

@@ -110,7 +110,7 @@ def match_specific(segment: str) -> Match | None:
 
 _REMEMBER: Final = re.compile(
     r"^(?:please\s+|and\s+|also\s+)?(?:remember|keep in mind|note|make a note|don't forget|do not forget)"
-    r"\s*(?:that\s+|:\s*|,\s*)?(.+)$"
+    r"(?!\s+to\b)\s*(?:that\s+|:\s*|,\s*)?(.+)$"
     r"|^(?:请|你要|要|帮我)?(?:记住|记一下|记得|别忘了|不要忘了|记下)[，,：:]?\s*(.+)$",
     re.IGNORECASE,
 )

@@ -32,7 +32,7 @@ EVENTS: Final[tuple[tuple[str, str], ...]] = (
         "hotel",
     ),
     (
-        r"\brestaurant\b|\btable for\b|\bdinner reservation\b|\bbooked a table\b|餐厅|饭店|订座|订位|订了位|包间|订桌",
+        r"\brestaurant\b|\btable for\b|\bdinner reservation\b|\b(?:booked|reserved|book|reserve|got) a table\b|\btable at\b|餐厅|饭店|订座|订位|订了位|包间|订桌",
         "restaurant",
     ),
     (r"\binterview\b|面试", "interview"),
@@ -61,7 +61,7 @@ STATES: Final[tuple[tuple[str, str], ...]] = (
     (r"working from home|\bwfh\b|在家办公|居家办公", "status.work_location"),
     (r"\bbusy\b|\bin meetings\b|很忙|忙|开会", "status.busy"),
     (
-        r"\b(?:i'?m|i am|i'll be|i will be|staying)\s+(?:\w+\s+)?in\s+[A-Z]|我(?:都|会|将)?在[\u3400-\u9fff]{2,}",
+        r"\b(?:i'?m|i am|i'll be|i will be|staying)\s+(?:\w+\s+)?in\s+[A-Z]|我[^，,。]{0,8}?(?:都|会|将|要)?在[\u3400-\u9fff]{2,}",
         "status.location",
     ),
 )

@@ -59,7 +59,8 @@ def mentions_topic(text: str, key: str) -> bool:
 
 _EN_FORGET: Final = re.compile(
     r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|stop remembering|don'?t (?:remember|keep|store|save)|"
-    r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store))\s+"
+    r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
+    r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
     r"(?:about\s+|that\s+|what you know about\s+|everything (?:about|you know about)\s+|all about\s+)?(.+)$",
     re.IGNORECASE,
 )

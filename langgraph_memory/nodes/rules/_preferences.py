@@ -136,6 +136,8 @@ _STYLE_EN: Final = re.compile(
 
 
 def rule_instruction(segment: str) -> Match | None:
+    if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
+        return None  # a one-off reminder ("don't forget to bring snacks")
     m = re.match(
         r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
         r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"

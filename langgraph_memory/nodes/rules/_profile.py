@@ -67,6 +67,7 @@ _NOT_NAMES: Final = frozenset(
 def _en_name(text: str) -> str | None:
     """ "Ann Lee and I need ..." -> "Ann Lee" (up to three words, none a stop word)."""
     words: list[str] = []
+    text = re.split(r"[,;!?，。]|\.(?:\s|$)", text, maxsplit=1)[0]
     for word in re.findall(r"[A-Za-z][\w.'-]*", text)[:4]:
         if word.lower() in _NAME_STOP or len(words) == 3:
             break
@@ -76,7 +77,7 @@ def _en_name(text: str) -> str | None:
     return " ".join(w[:1].upper() + w[1:] for w in words)
 
 
-_ZH_NAME: Final = r"([\u4e00-\u9fff·]{2,4}?|[A-Za-z][\w'-]{1,20})"
+_ZH_NAME: Final = r"([\u4e00-\u9fff·]{2,4}?|[A-Za-z][A-Za-z'-]{1,20})"
 _ZH_NAME_END: Final = (
     r"(?=[，,。.！!？?\s]|$|就行|就好|就可以|即可|好了|吧|啊|呀|哈|想|要|今年|来自|住|在|是|的|"
     r"我|请|有|因为|现在|打算|准备|需要|刚|又|也|平时|一般|，)"
