@@ -62,6 +62,7 @@ from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
+    first_person,
     has_cjk,
     is_question,
     segments,
@@ -148,9 +149,11 @@ def read_turn(text: str, now: datetime) -> _Turn:
             elif states_something(sentence) and not is_question(sentence, sentence):
                 turn.residue.append(sentence)
             continue
+        about_user = False
         for segment in segments(sentence):
             if is_question(segment, sentence):
                 continue
+            was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(match_clause(segment), segment, now)
             if found is not None:
                 turn.facts.append(found)
@@ -159,7 +162,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     event = with_time(None, segment, now)
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
-            elif states_something(segment):
+            elif states_something(segment, about_user=was_about_user):
                 turn.residue.append(segment)
     return turn
 

@@ -132,9 +132,20 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_TIME_WORDS: Final = re.compile(
+    r"\d+|\b(?:until|till|til|from|on|by|through|thru|next|this|the|end|of|week|weekend|month|year|"
+    r"morning|afternoon|evening|night|tomorrow|today|tonight|back|returning|at|in|"
+    r"mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"[月日号周星期礼拜天一二三四五六七八九十今明后下上这本个早晚午点半]|回来|返回|回国|入住|退房|之前|以前|为止|直到|一直|到|至|从|截至",
+    re.IGNORECASE,
+)
+
+
 def _time_only(piece: str) -> bool:
-    """ "到周五", "next Friday", "this week": a time that qualifies its neighbour."""
+    """ "到周五", "next Friday", "12号回来": a time that qualifies its neighbour."""
     if len(piece) > 24 or re.search(r"\b(?:i|my|we|our)\b|我", piece, re.IGNORECASE):
+        return False
+    if len(_TIME_WORDS.sub("", piece).strip(TRIM + " ")) > 2:
         return False
     probe = datetime(2026, 1, 5, tzinfo=UTC)  # any moment: only "is there a time?" matters
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
@@ -276,11 +287,19 @@ _SMALL_TALK: Final = re.compile(
 )
 
 
-def states_something(segment: str) -> bool:
-    """Worth keeping as evidence: first person, not small talk, long enough to carry a fact."""
+def first_person(segment: str) -> bool:
+    return bool(_FIRST_PERSON.search(segment))
+
+
+def states_something(segment: str, *, about_user: bool = False) -> bool:
+    """Worth keeping as evidence: about the user, not small talk, long enough to carry a fact.
+
+    ``about_user``: an earlier segment of the sentence had the user as subject
+    (Chinese drops it after the first clause: "我住在北京，在医院当护士").
+    """
     if _SMALL_TALK.match(segment) and len(segment) < 30:
         return False
-    if not _FIRST_PERSON.search(segment):
+    if not (about_user or _FIRST_PERSON.search(segment)):
         return False
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
     return size >= 4
