@@ -17,6 +17,13 @@ A job runs in stages, each saved under the job's lease: candidates (one
 extract call), the plan (at most one reconcile call), then each op. A worker
 that dies is replaced by the next one, which resumes at the saved stage; ops
 are applied idempotently, so nothing is applied twice and nothing is lost.
+
+Forgetting is scheduled too (``SweepPolicy``): every ``interval`` of *memory
+time* (the writer's clock, so a replayed history sweeps as it goes) the
+worker, or ``submit`` in sync mode, runs ``store.expire_due`` (time-boxed
+facts whose ``expires_at`` passed become ``expired``) and
+``store.archive_stale`` (decay: low-importance memories idle for long are
+archived). ``writer.sweep()`` runs one sweep now, for a cron-style job.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import uuid
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Literal
 
@@ -52,7 +60,7 @@ from langgraph_memory.types import LongTermMemory, MemoryOp
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MemoryWriter", "WriteReceipt"]
+__all__ = ["MemoryWriter", "SweepPolicy", "SweepReport", "WriteReceipt"]
 
 WriterMode = Literal["background", "sync"]
 
@@ -65,6 +73,70 @@ class WriteReceipt:
     ops: tuple[MemoryOp, ...] = ()
     # False when every message had been submitted before (nothing queued twice).
     queued: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPolicy:
+    """When and how the writer applies expiry and decay to the store.
+
+    Args:
+        interval: memory time between sweeps (the writer's clock; default 1 hour).
+        expire: run ``store.expire_due`` (default ``True``).
+        archive: run ``store.archive_stale`` (default ``True``).
+        archive_threshold: decayed importance below which an idle memory is
+            archived (``importance * 0.5 ** (idle_days / half_life)``; default 0.05).
+        archive_min_idle_days: never archive what was used or updated more
+            recently than this (default 90 days).
+        archive_half_life_days: half-life of the decay (default 180 days). Conservative
+            on purpose: a safety fact (importance 0.95) said once and never recalled is
+            archived only after ~2 years (0.95 * 0.5 ** (765 / 180) < 0.05), a raw
+            evidence turn (0.3) after ~15 months; the store's own default half-life (30
+            days) would archive an unrecalled allergy after four months.
+
+    Example:
+        >>> from datetime import timedelta
+        >>> SweepPolicy(interval=timedelta(minutes=10)).archive_min_idle_days
+        90.0
+        >>> SweepPolicy(interval=timedelta(0))
+        Traceback (most recent call last):
+        ...
+        langgraph_memory.errors.ConfigurationError: SweepPolicy(interval=datetime.timedelta(0)); use a positive timedelta, e.g. timedelta(hours=1), or sweep=None to turn sweeping off.
+    """
+
+    interval: timedelta = timedelta(hours=1)
+    expire: bool = True
+    archive: bool = True
+    archive_threshold: float = 0.05
+    archive_min_idle_days: float = 90.0
+    archive_half_life_days: float = 180.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.interval, timedelta) or self.interval <= timedelta(0):
+            raise ConfigurationError(
+                f"SweepPolicy(interval={self.interval!r}); use a positive timedelta, e.g. "
+                "timedelta(hours=1), or sweep=None to turn sweeping off."
+            )
+        if not 0.0 <= self.archive_threshold <= 1.0:
+            raise ConfigurationError(
+                f"SweepPolicy(archive_threshold={self.archive_threshold!r}); use a value between 0 and 1."
+            )
+        if self.archive_half_life_days <= 0:
+            raise ConfigurationError(
+                f"SweepPolicy(archive_half_life_days={self.archive_half_life_days!r}); use days > 0."
+            )
+        if self.archive_min_idle_days < 0:
+            raise ConfigurationError(
+                f"SweepPolicy(archive_min_idle_days={self.archive_min_idle_days!r}); use days >= 0."
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class SweepReport:
+    """What one sweep did: when (memory time) and how many memories it expired / archived."""
+
+    at: datetime
+    expired: int = 0
+    archived: int = 0
 
 
 class MemoryWriter:
@@ -83,7 +155,9 @@ class MemoryWriter:
         worker_id: Name of this writer's worker in leases (default: random).
         clock: Stamps messages that carry no ``created_at`` and the memories reconcile
             creates (``langgraph_memory.clock``; default the UTC wall clock). Queue
-            leases and debounce keep real time.
+            leases and debounce keep real time; the sweep follows this clock.
+        sweep: When to apply expiry and decay (``SweepPolicy``; default every hour of
+            memory time); ``None`` turns the scheduled sweep off (``sweep()`` still works).
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -117,6 +191,7 @@ class MemoryWriter:
         poll_interval: float = 0.2,
         worker_id: str | None = None,
         clock: Clock | None = None,
+        sweep: SweepPolicy | None = SweepPolicy(),  # noqa: B008 - frozen, immutable
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -149,6 +224,69 @@ class MemoryWriter:
         self._written_lock = threading.Lock()
         self._current: Job | None = None
         self._heartbeat: threading.Thread | None = None
+        if sweep is not None and not isinstance(sweep, SweepPolicy):
+            raise ConfigurationError(
+                f"MemoryWriter(sweep={sweep!r}); pass a SweepPolicy(...) or None."
+            )
+        self.sweep_policy = sweep
+        self._next_sweep: datetime | None = None  # memory time; None: sweep at the first chance
+        self._sweep_lock = threading.Lock()
+        self.last_sweep: SweepReport | None = None
+
+    # sweeping (expiry and decay) --------------------------------------------------
+
+    def sweep(self) -> SweepReport:
+        """Apply expiry and decay to the whole store now (memory time ``now(clock)``).
+
+        Stores without ``expire_due`` / ``archive_stale`` are left alone.
+
+        Example:
+            >>> import tempfile
+            >>> from langgraph_memory.embeddings import HashingEmbeddings
+            >>> from langgraph_memory.longterm import ChromaMemoryStore
+            >>> from langgraph_memory.nodes.rules import RuleBasedExtractor
+            >>> store = ChromaMemoryStore.embedded(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
+            >>> writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync")
+            >>> (writer.sweep().expired, writer.sweep().archived)
+            (0, 0)
+            >>> store.close()
+        """
+        policy = self.sweep_policy or SweepPolicy()
+        at = clock_now(self.clock)
+        expire = getattr(self.store, "expire_due", None)
+        archive = getattr(self.store, "archive_stale", None)
+        expired = expire(now=at) if policy.expire and callable(expire) else 0
+        archived = (
+            archive(
+                threshold=policy.archive_threshold,
+                min_idle_days=policy.archive_min_idle_days,
+                half_life_days=policy.archive_half_life_days,
+                now=at,
+            )
+            if policy.archive and callable(archive)
+            else 0
+        )
+        report = SweepReport(at, int(expired), int(archived))
+        self.last_sweep = report
+        if expired or archived:
+            logger.info("memory writer: sweep expired %d and archived %d memories", expired, archived)
+        return report
+
+    def _maybe_sweep(self) -> SweepReport | None:
+        """Sweep when the policy's interval of memory time has passed; never raises."""
+        policy = self.sweep_policy
+        if policy is None:
+            return None
+        with self._sweep_lock:
+            at = clock_now(self.clock)
+            if self._next_sweep is not None and at < self._next_sweep:
+                return None
+            self._next_sweep = at + policy.interval
+            try:
+                return self.sweep()
+            except Exception:  # a failing sweep must not fail a turn or kill the worker
+                logger.exception("memory writer: the expiry/decay sweep failed; retrying next interval")
+                return None
 
     # submitting -------------------------------------------------------------------
 
@@ -220,6 +358,7 @@ class MemoryWriter:
             ops = self.reconciler.reconcile(user_id, candidates, thread_id=thread_id, seed=seed)
             self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
+            self._maybe_sweep()
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = self.queue.enqueue(user_id, thread_id, safe)
         if job_id is None:
@@ -227,6 +366,7 @@ class MemoryWriter:
         if self.mode == "background":
             return WriteReceipt(job_id)
         done = self.run_job(job_id, reraise=True)  # sync mode: the caller sees failures
+        self._maybe_sweep()
         return WriteReceipt(job_id, tuple(done or ()))
 
     async def asubmit(
@@ -246,6 +386,7 @@ class MemoryWriter:
             )
             self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
+            await asyncio.to_thread(self._maybe_sweep)
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = await self.queue.aenqueue(user_id, thread_id, safe)
         if job_id is None:
@@ -253,6 +394,7 @@ class MemoryWriter:
         if self.mode == "background":
             return WriteReceipt(job_id)
         done = await asyncio.to_thread(lambda: self.run_job(job_id, reraise=True))
+        await asyncio.to_thread(self._maybe_sweep)
         return WriteReceipt(job_id, tuple(done or ()))
 
     # running jobs -----------------------------------------------------------------
@@ -345,6 +487,7 @@ class MemoryWriter:
     def _work(self) -> None:
         queue = self._require_queue()
         while not self._stop.is_set():
+            self._maybe_sweep()
             try:
                 job = queue.claim(self.worker_id)
             except Exception:  # a locked/broken database must not kill the worker

@@ -173,7 +173,7 @@ def test_product_name_corrected_last_week_is_right_this_week(build: Any) -> None
         raw = json.loads(extractor._next_step(prompt).text)
         transcript = prompt[-1].text
         for memory in raw["memories"]:
-            line = re.search(rf"\[{memory['message_ids'][0]}\] user: (.*)", transcript)
+            line = re.search(rf"\[{memory['message_ids'][0]}\] user(?: \([^)]*\))?: (.*)", transcript)
             name = re.search(r"product is called (\w[\w ]*?)[.,]", line.group(1) if line else "")
             memory["text"] = f"The user's product is called {name.group(1) if name else '?'}"
         return json.dumps(raw)
