@@ -236,8 +236,14 @@ def _keyed_op(
     if key is None:
         return None
     if cand.forget:
+        # The slot's versions, plus evidence turns on the topic among the neighbours.
+        nearby = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
         targets = tuple(
-            r.id for r in ctx.same_key if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+            dict.fromkeys(
+                r.id
+                for r in (*ctx.same_key, *nearby)
+                if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+            )
         )
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
         if not targets and not planned:
@@ -779,7 +785,7 @@ class Reconciler:
     ) -> CandidateContext:
         own = [s for s in similar if s.record.status == MemoryStatus.ACTIVE]
         if cand.forget and cand.key:
-            keyed = [r for r in keyed if forget_covers(r, cand.key)]
+            keyed = [r for r in keyed if key_matches(r.key, cand.key)]
         else:
             keyed = [r for r in keyed if r.key == cand.key and r.status == MemoryStatus.ACTIVE]
         return CandidateContext(cand, tuple(keyed), tuple(own))

@@ -20,10 +20,12 @@ are applied idempotently, so nothing is applied twice and nothing is lost.
 
 Forgetting is scheduled too (``SweepPolicy``): every ``interval`` of *memory
 time* (the writer's clock, so a replayed history sweeps as it goes) the
-worker, or ``submit`` in sync mode, runs ``store.expire_due`` (time-boxed
-facts whose ``expires_at`` passed become ``expired``) and
-``store.archive_stale`` (decay: low-importance memories idle for long are
-archived). ``writer.sweep()`` runs one sweep now, for a cron-style job.
+background worker runs ``store.expire_due`` (time-boxed facts whose
+``expires_at`` passed become ``expired``) and ``store.archive_stale`` (decay:
+low-importance memories idle for long are archived). Without a worker (sync
+mode), call ``writer.maybe_sweep()`` after turns or from a scheduler, or
+``writer.sweep()`` from a cron-style job. Searches hide expired facts even
+before a sweep; the sweep makes the state explicit and applies decay.
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ class MemoryWriter:
             creates (``langgraph_memory.clock``; default the UTC wall clock). Queue
             leases and debounce keep real time; the sweep follows this clock.
         sweep: When to apply expiry and decay (``SweepPolicy``; default every hour of
-            memory time); ``None`` turns the scheduled sweep off (``sweep()`` still works).
+            memory time) for the background worker and ``maybe_sweep()``; ``None`` is
+            ``SweepPolicy()``, ``False`` turns the scheduled sweep off (``sweep()`` still works).
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -191,7 +194,7 @@ class MemoryWriter:
         poll_interval: float = 0.2,
         worker_id: str | None = None,
         clock: Clock | None = None,
-        sweep: SweepPolicy | None = SweepPolicy(),  # noqa: B008 - frozen, immutable
+        sweep: SweepPolicy | Literal[False] | None = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -224,11 +227,14 @@ class MemoryWriter:
         self._written_lock = threading.Lock()
         self._current: Job | None = None
         self._heartbeat: threading.Thread | None = None
-        if sweep is not None and not isinstance(sweep, SweepPolicy):
+        if sweep is not None and sweep is not False and not isinstance(sweep, SweepPolicy):
             raise ConfigurationError(
-                f"MemoryWriter(sweep={sweep!r}); pass a SweepPolicy(...) or None."
+                f"MemoryWriter(sweep={sweep!r}); pass a SweepPolicy(...), None for the "
+                "default policy, or False to turn the scheduled sweep off."
             )
-        self.sweep_policy = sweep
+        self.sweep_policy: SweepPolicy | None = (
+            None if sweep is False else (sweep or SweepPolicy())
+        )
         self._next_sweep: datetime | None = None  # memory time; None: sweep at the first chance
         self._sweep_lock = threading.Lock()
         self.last_sweep: SweepReport | None = None
@@ -272,8 +278,13 @@ class MemoryWriter:
             logger.info("memory writer: sweep expired %d and archived %d memories", expired, archived)
         return report
 
-    def _maybe_sweep(self) -> SweepReport | None:
-        """Sweep when the policy's interval of memory time has passed; never raises."""
+    def maybe_sweep(self) -> SweepReport | None:
+        """Sweep when the policy's interval of memory time has passed; never raises.
+
+        The background worker calls it on every loop. A sync-mode writer has no
+        worker: call it from your own scheduler, or after each turn (it returns
+        ``None`` at once until the interval has passed).
+        """
         policy = self.sweep_policy
         if policy is None:
             return None
@@ -358,7 +369,6 @@ class MemoryWriter:
             ops = self.reconciler.reconcile(user_id, candidates, thread_id=thread_id, seed=seed)
             self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
-            self._maybe_sweep()
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = self.queue.enqueue(user_id, thread_id, safe)
         if job_id is None:
@@ -366,7 +376,6 @@ class MemoryWriter:
         if self.mode == "background":
             return WriteReceipt(job_id)
         done = self.run_job(job_id, reraise=True)  # sync mode: the caller sees failures
-        self._maybe_sweep()
         return WriteReceipt(job_id, tuple(done or ()))
 
     async def asubmit(
@@ -386,7 +395,6 @@ class MemoryWriter:
             )
             self._mark_written(user_id, thread_id, safe)
             self.audit_log.extend((user_id, thread_id, op) for op in ops)
-            await asyncio.to_thread(self._maybe_sweep)
             return WriteReceipt(None, tuple(ops), queued=False)
         job_id = await self.queue.aenqueue(user_id, thread_id, safe)
         if job_id is None:
@@ -394,7 +402,6 @@ class MemoryWriter:
         if self.mode == "background":
             return WriteReceipt(job_id)
         done = await asyncio.to_thread(lambda: self.run_job(job_id, reraise=True))
-        await asyncio.to_thread(self._maybe_sweep)
         return WriteReceipt(job_id, tuple(done or ()))
 
     # running jobs -----------------------------------------------------------------
@@ -487,7 +494,7 @@ class MemoryWriter:
     def _work(self) -> None:
         queue = self._require_queue()
         while not self._stop.is_set():
-            self._maybe_sweep()
+            self.maybe_sweep()
             try:
                 job = queue.claim(self.worker_id)
             except Exception:  # a locked/broken database must not kill the worker

@@ -39,20 +39,21 @@ def statuses(store: ChromaMemoryStore) -> dict[str, MemoryStatus]:
     return {r.text: r.status for r in store.list_memories(U, include_history=True)}
 
 
-def test_sync_writer_sweeps_once_per_interval_of_memory_time(
+def test_maybe_sweep_runs_once_per_interval_of_memory_time(
     store: ChromaMemoryStore, clock: ManualClock
 ) -> None:
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock)
     writer.submit(U, "t", [HumanMessage("I'm in Tokyo this week", id="h1")])
-    first = writer.last_sweep
-    assert first is not None and first.at == MONDAY  # the first submit sweeps at once
+    first = writer.maybe_sweep()
+    assert first is not None and first.at == MONDAY  # the first call sweeps at once
     clock.advance(timedelta(minutes=30))
     writer.submit(U, "t", [HumanMessage("I'm allergic to soy", id="h2")])
-    assert writer.last_sweep is first  # within the interval: no second sweep
+    assert writer.maybe_sweep() is None and writer.last_sweep is first  # within the interval
 
     clock.set(datetime(2026, 12, 8, 9, 0, tzinfo=UTC))  # the week is over
     writer.submit(U, "t", [HumanMessage("I like jazz", id="h3")])
-    assert writer.last_sweep is not None and writer.last_sweep.expired == 1
+    report = writer.maybe_sweep()
+    assert report is not None and report.expired == 1
     (tokyo,) = [t for t in statuses(store) if "Tokyo" in t]
     assert statuses(store)[tokyo] is MemoryStatus.EXPIRED
     assert statuses(store)["User is allergic to soy"] is MemoryStatus.ACTIVE
@@ -102,12 +103,11 @@ def test_background_worker_sweeps_on_its_own(
 
 def test_sweep_off_and_bad_policies(store: ChromaMemoryStore, clock: ManualClock) -> None:
     writer = MemoryWriter(
-        store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock, sweep=None
+        store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock, sweep=False
     )
     writer.submit(U, "t", [HumanMessage("I'm in Tokyo this week", id="h1")])
     clock.advance(timedelta(days=30))
-    writer.submit(U, "t", [HumanMessage("I like jazz", id="h2")])
-    assert writer.last_sweep is None
+    assert writer.maybe_sweep() is None and writer.last_sweep is None
     assert writer.sweep().expired == 1  # a cron-style job can still sweep
     with pytest.raises(ConfigurationError, match="positive timedelta"):
         SweepPolicy(interval=timedelta(0))
