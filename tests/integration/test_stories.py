@@ -122,7 +122,7 @@ def scripted_extractor(rules: list[tuple[str, dict[str, Any]]]) -> ScriptedChatM
     def answer(prompt: list[BaseMessage]) -> str:
         transcript = prompt[-1].text
         memories = []
-        for alias, role, text in re.findall(r"\[(m\d+)\] (user|assistant|tool): (.*)", transcript):
+        for alias, role, text in re.findall(r"\[(m\d+)\] (user|assistant|tool)(?: \([^)]*\))?: (.*)", transcript):
             for pattern, memory in rules:
                 if re.search(pattern, text, re.IGNORECASE) and memory.get("role", "user") == role:
                     item = {k: v for k, v in memory.items() if k != "role"}
