@@ -200,25 +200,25 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
     m = _EN_RANGE.search(clause)
     if m:
         if m.group(1):
-            month, day = _EN_MONTHS[m.group(1).lower()[:3]], int(m.group(3))
+            month, last = _EN_MONTHS[m.group(1).lower()[:3]], int(m.group(3))
         else:
-            month, day = _EN_MONTHS[m.group(6).lower()[:3]], int(m.group(5))
-        found = _future_date(now, month, day)
+            month, last = _EN_MONTHS[m.group(6).lower()[:3]], int(m.group(5))
+        found = _future_date(now, month, last)
         if found is not None:
             return _day_end(found, now)
     for m in _EN_END.finditer(clause):
         tail = m.group(1)
         if re.match(r"(?:the\s+)?end of\b", tail, re.IGNORECASE):
             continue
-        day = _explicit_date(tail, now) or _weekday_in(tail, now) or _ordinal_day(tail, now)
-        if day is not None:
-            return _day_end(day, now)
+        end = _explicit_date(tail, now) or _weekday_in(tail, now) or _ordinal_day(tail, now)
+        if end is not None:
+            return _day_end(end, now)
     m = _ZH_END.search(clause)
     if m:
         text = m.group(0)
-        day = _explicit_date(text, now) or _named_day(text, now)
-        if day is not None:
-            return _day_end(day, now)
+        zh_end = _explicit_date(text, now) or _named_day(text, now)
+        if zh_end is not None:
+            return _day_end(zh_end, now)
     return None
 
 

@@ -159,6 +159,7 @@ def _aware(value: str | None, tz: tzinfo = UTC) -> datetime | None:
     """An ISO string as an aware datetime; naive values (and bare dates) are in ``tz``."""
     return parse_time(value, tz) if value else None
 
+
 Category = Literal[
     "preference", "identity", "business_fact", "correction", "event", "procedure",
     "forget", "chit_chat", "other",
@@ -192,7 +193,9 @@ class ExtractedMemory(BaseModel):
     @field_validator("event_time", "expires_at", mode="before")
     @classmethod
     def _iso_time(cls, value: Any) -> Any:
-        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "null", "none")):
+        if value is None or (
+            isinstance(value, str) and value.strip().lower() in ("", "null", "none")
+        ):
             return None
         if not isinstance(value, str) or parse_time(value) is None:
             raise ValueError(

@@ -232,9 +232,7 @@ class MemoryWriter:
                 f"MemoryWriter(sweep={sweep!r}); pass a SweepPolicy(...), None for the "
                 "default policy, or False to turn the scheduled sweep off."
             )
-        self.sweep_policy: SweepPolicy | None = (
-            None if sweep is False else (sweep or SweepPolicy())
-        )
+        self.sweep_policy: SweepPolicy | None = None if sweep is False else (sweep or SweepPolicy())
         self._next_sweep: datetime | None = None  # memory time; None: sweep at the first chance
         self._sweep_lock = threading.Lock()
         self.last_sweep: SweepReport | None = None
@@ -275,7 +273,9 @@ class MemoryWriter:
         report = SweepReport(at, int(expired), int(archived))
         self.last_sweep = report
         if expired or archived:
-            logger.info("memory writer: sweep expired %d and archived %d memories", expired, archived)
+            logger.info(
+                "memory writer: sweep expired %d and archived %d memories", expired, archived
+            )
         return report
 
     def maybe_sweep(self) -> SweepReport | None:
@@ -296,7 +296,9 @@ class MemoryWriter:
             try:
                 return self.sweep()
             except Exception:  # a failing sweep must not fail a turn or kill the worker
-                logger.exception("memory writer: the expiry/decay sweep failed; retrying next interval")
+                logger.exception(
+                    "memory writer: the expiry/decay sweep failed; retrying next interval"
+                )
                 return None
 
     # submitting -------------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_a_move_never_leaves_the_old_city_current(
 ) -> None:
     say(writer, clock, first, "h1")
     active = store.list_memories(U)
-    assert any(is_evidence_key(r.key) and "nurse" in r.text or "护士" in r.text for r in active)
+    assert any((is_evidence_key(r.key) and "nurse" in r.text) or "护士" in r.text for r in active)
     say(writer, clock, move, "h2")
     # Neither the old fact nor any evidence holds the old city as current.
     assert not any(old in r.text for r in store.list_memories(U))

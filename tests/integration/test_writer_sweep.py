@@ -42,7 +42,9 @@ def statuses(store: ChromaMemoryStore) -> dict[str, MemoryStatus]:
 def test_maybe_sweep_runs_once_per_interval_of_memory_time(
     store: ChromaMemoryStore, clock: ManualClock
 ) -> None:
-    writer = MemoryWriter(store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock)
+    writer = MemoryWriter(
+        store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock
+    )
     writer.submit(U, "t", [HumanMessage("I'm in Tokyo this week", id="h1")])
     first = writer.maybe_sweep()
     assert first is not None and first.at == MONDAY  # the first call sweeps at once
@@ -62,7 +64,9 @@ def test_maybe_sweep_runs_once_per_interval_of_memory_time(
 def test_decay_archives_idle_evidence_but_keeps_safety_facts(
     store: ChromaMemoryStore, clock: ManualClock
 ) -> None:
-    writer = MemoryWriter(store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock)
+    writer = MemoryWriter(
+        store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock
+    )
     writer.submit(
         U, "t", [HumanMessage("I'm allergic to soy. I'm a keen birdwatcher on weekends", id="h1")]
     )

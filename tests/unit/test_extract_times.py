@@ -79,7 +79,9 @@ def test_the_model_resolves_relative_dates_from_the_transcript_time() -> None:
             event(event_time=tomorrow.isoformat(), expires_at=None, text="Interview tomorrow")
         )
 
-    (c,) = extractor(ScriptedChatModel(replies=[resolve])).extract(turn("I have an interview tomorrow"))
+    (c,) = extractor(ScriptedChatModel(replies=[resolve])).extract(
+        turn("I have an interview tomorrow")
+    )
     assert c.event_time == datetime(2026, 12, 2, tzinfo=SHANGHAI)  # SAID + 1 day, not CLOCK_NOW + 1
 
 

@@ -94,8 +94,8 @@ def rule_forget(segment: str) -> Match | None:
         topic = re.sub(r"\s+(?:from (?:your|the) (?:records?|memory|files?|system)|please|anymore|any more|now)\b.*$",
                        "", topic, flags=re.IGNORECASE).strip(TRIM)  # fmt: skip
         key = forget_key(topic)
-        personal = _EN_PERSONAL.match(topic) or (
-            key is not None and re.search(r"\b(?:old|my)\b", topic)
+        personal = bool(_EN_PERSONAL.match(topic)) or (
+            key is not None and re.search(r"\b(?:old|my)\b", topic) is not None
         )
         if topic and personal:
             return Match(
@@ -117,8 +117,8 @@ def rule_forget(segment: str) -> Match | None:
         if not topic:
             return None
         key = forget_key(topic)
-        personal = "我" in segment[: m.end()] or key is not None
-        if personal and not re.match(r"^(?:这个|那个)?(?:文件|图片|照片|邮件|记录|订单)$", topic):
+        mine = "我" in segment[: m.end()] or key is not None
+        if mine and not re.match(r"^(?:这个|那个)?(?:文件|图片|照片|邮件|记录|订单)$", topic):
             return Match(
                 f"用户要求忘记：{to_third_person(topic).strip(TRIM)}",
                 key=key,

@@ -53,14 +53,100 @@ _ZH_REL_LABEL: Final = {
 }  # fmt: skip
 
 _NAME_STOP: Final = frozenset(
-    "and but so i i'm im my from here calling speaking please thanks thank by the a an "
-    "with at in on for to who which that is was will would just also really not".split()
+    [
+        "and",
+        "but",
+        "so",
+        "i",
+        "i'm",
+        "im",
+        "my",
+        "from",
+        "here",
+        "calling",
+        "speaking",
+        "please",
+        "thanks",
+        "thank",
+        "by",
+        "the",
+        "a",
+        "an",
+        "with",
+        "at",
+        "in",
+        "on",
+        "for",
+        "to",
+        "who",
+        "which",
+        "that",
+        "is",
+        "was",
+        "will",
+        "would",
+        "just",
+        "also",
+        "really",
+        "not",
+    ]
 )
 _NOT_NAMES: Final = frozenset(
-    "sorry fine good ok okay here back home ready done sure glad happy tired busy sick "
-    "allergic vegan vegetarian looking calling writing trying going planning interested "
-    "new just not still also afraid worried pregnant diabetic chinese english american "
-    "british french german japanese korean a an the in at on from so very really".split()
+    [
+        "sorry",
+        "fine",
+        "good",
+        "ok",
+        "okay",
+        "here",
+        "back",
+        "home",
+        "ready",
+        "done",
+        "sure",
+        "glad",
+        "happy",
+        "tired",
+        "busy",
+        "sick",
+        "allergic",
+        "vegan",
+        "vegetarian",
+        "looking",
+        "calling",
+        "writing",
+        "trying",
+        "going",
+        "planning",
+        "interested",
+        "new",
+        "just",
+        "not",
+        "still",
+        "also",
+        "afraid",
+        "worried",
+        "pregnant",
+        "diabetic",
+        "chinese",
+        "english",
+        "american",
+        "british",
+        "french",
+        "german",
+        "japanese",
+        "korean",
+        "a",
+        "an",
+        "the",
+        "in",
+        "at",
+        "on",
+        "from",
+        "so",
+        "very",
+        "really",
+    ]
 )
 
 
@@ -278,7 +364,26 @@ def rule_diet(segment: str) -> Match | None:
 
 _EN_PLACE: Final = r"([A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,3})"
 _PLACE_STOP: Final = frozenset(
-    "now with for since last recently because and but so this next a an the with my our".split()
+    [
+        "now",
+        "with",
+        "for",
+        "since",
+        "last",
+        "recently",
+        "because",
+        "and",
+        "but",
+        "so",
+        "this",
+        "next",
+        "a",
+        "an",
+        "the",
+        "with",
+        "my",
+        "our",
+    ]
 )
 
 
@@ -329,9 +434,13 @@ def rule_location(segment: str) -> Match | None:
         r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?=[了啦，,。！!]|$|的|住|工作|上班|生活|附近|这边|那边|现在|已经|定居)",
         segment,
     )
-    if m and re.search(r"住|搬|定居|生活|安家", m.group(0) + segment[m.end() : m.end() + 3]):
-        if not re.search(r"不|没", segment[: m.start() + 2]) and "出差" not in segment:
-            return Match(f"用户住在{m.group(1)}", key="address.city", importance=0.75)
+    if (
+        m
+        and re.search(r"住|搬|定居|生活|安家", m.group(0) + segment[m.end() : m.end() + 3])
+        and not re.search(r"不|没", segment[: m.start() + 2])
+        and "出差" not in segment
+    ):
+        return Match(f"用户住在{m.group(1)}", key="address.city", importance=0.75)
     m = re.search(r"我(?:的)?(?:家乡|老家)(?:是|在)([\u4e00-\u9fff]{2,8})", segment) or re.search(
         r"\bi'?m (?:originally )?from\s+" + _EN_PLACE, segment, re.IGNORECASE
     )

@@ -186,9 +186,46 @@ ADVERBS: Final = (
 
 # Modals and common past tenses take no "s".
 _NO_S: Final = frozenset(
-    "will can could would should must may might shall went had got made took came saw told said "
-    "bought paid sent left lost found gave kept met ran sold spent thought wrote flew ate drank "
-    "was were did".split()
+    [
+        "will",
+        "can",
+        "could",
+        "would",
+        "should",
+        "must",
+        "may",
+        "might",
+        "shall",
+        "went",
+        "had",
+        "got",
+        "made",
+        "took",
+        "came",
+        "saw",
+        "told",
+        "said",
+        "bought",
+        "paid",
+        "sent",
+        "left",
+        "lost",
+        "found",
+        "gave",
+        "kept",
+        "met",
+        "ran",
+        "sold",
+        "spent",
+        "thought",
+        "wrote",
+        "flew",
+        "ate",
+        "drank",
+        "was",
+        "were",
+        "did",
+    ]
 )
 
 
