@@ -29,7 +29,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Final
 
-__all__ = ["bound_of", "moment_of", "stated_end"]
+__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end"]
 
 _EN_WEEKDAYS: Final = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
@@ -148,7 +148,54 @@ def _named_day(clause: str, now: datetime) -> date | None:
     m = re.search(r"\b(?:on\s+|this\s+|by\s+|until\s+|till\s+)?" + _EN_WEEKDAY + r"\b", lowered)
     if m:
         return _next_weekday(now, _EN_WEEKDAYS[m.group(1)])
-    return _explicit_date(clause, now)
+    explicit = _explicit_date(clause, now)
+    if explicit is not None:
+        return explicit
+    m = re.search(r"\b(?:on\s+)?the\s+(\d{1,2}(?:st|nd|rd|th))\b", lowered)
+    return _ordinal_day(m.group(1), now) if m else None
+
+
+_MONTH_ONLY: Final = re.compile(
+    rf"\b(?:in|during|for|this|next|early|late|mid)[- ]{_EN_MONTH}(?!\s*\d)|(?<![\d/])(\d{{1,2}})月份?(?![\d日号])"
+    r"|([一二三四五六七八九十]{1,3})月份",
+    re.IGNORECASE,
+)
+_ZH_MONTHS: Final = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+                     "九": 9, "十": 10, "十一": 11, "十二": 12}  # fmt: skip
+
+
+def month_of(clause: str, now: datetime) -> date | None:
+    """The first day of a month named without a day ("in April", "4月份", "next month").
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+        >>> month_of("a trip to Japan in April", now).isoformat()
+        '2027-04-01'
+        >>> month_of("下个月去成都", now).isoformat()
+        '2026-12-01'
+    """
+    today = now.date()
+    if re.search(r"\bnext month\b|下个?月", clause, re.IGNORECASE):
+        return date(today.year + (today.month == 12), today.month % 12 + 1, 1)
+    m = _MONTH_ONLY.search(clause)
+    if m is None:
+        return None
+    if m.group(1):
+        month = _EN_MONTHS[m.group(1).lower()[:3]]
+    elif m.group(2):
+        month = int(m.group(2))
+    else:
+        month = _ZH_MONTHS.get(m.group(3), 0)
+    if not 1 <= month <= 12:
+        return None
+    year = today.year if month >= today.month else today.year + 1
+    return date(year, month, 1)
+
+
+def month_end(day: date, now: datetime) -> datetime:
+    """The first moment after the month of ``day``."""
+    return _day_start(date(day.year + (day.month == 12), day.month % 12 + 1, 1), now)
 
 
 _EN_UNTIL: Final = re.compile(r"\b(?:until|till|til|through|thru|by)\s+(.+)$", re.IGNORECASE)
@@ -319,4 +366,5 @@ def moment_of(clause: str, now: datetime) -> datetime | None:
     if re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", clause.lower()):
         today = now.date()
         return _day_start(today - timedelta(days=today.weekday()) + timedelta(days=7), now)
-    return None
+    month = month_of(clause, now)
+    return _day_start(month, now) if month is not None else None

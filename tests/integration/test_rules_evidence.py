@@ -53,7 +53,7 @@ def recalled(store: ChromaMemoryStore, query: str) -> list[str]:
     ("first", "move", "old", "new"),
     [
         (
-            "I live in Beijing and I work as a nurse at a children's hospital",
+            "I live in Beijing and I volunteer at a children's hospital",
             "I moved to Shanghai last month, the commute is fine",
             "Beijing",
             "Shanghai",
@@ -72,7 +72,9 @@ def test_a_move_never_leaves_the_old_city_current(
 ) -> None:
     say(writer, clock, first, "h1")
     active = store.list_memories(U)
-    assert any((is_evidence_key(r.key) and "nurse" in r.text) or "护士" in r.text for r in active)
+    assert any(
+        is_evidence_key(r.key) and ("hospital" in r.text or "医院" in r.text) for r in active
+    )
     say(writer, clock, move, "h2")
     # Neither the old fact nor any evidence holds the old city as current.
     assert not any(old in r.text for r in store.list_memories(U))

@@ -190,8 +190,8 @@ class RuleBasedExtractor:
         >>> ex = RuleBasedExtractor()
         >>> [(c.key, c.text) for c in ex.extract([HumanMessage("my budget is 3000", id="m1")])]
         [('budget', "User's budget is 3000")]
-        >>> [c.text for c in ex.extract([HumanMessage("I'm a nurse on night shifts", id="m2")])]
-        ["User said: I'm a nurse on night shifts"]
+        >>> [c.text for c in ex.extract([HumanMessage("I volunteer at a shelter", id="m2")])]
+        ['User said: I volunteer at a shelter']
     """
 
     def __init__(

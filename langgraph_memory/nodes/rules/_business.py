@@ -50,7 +50,9 @@ def rule_budget(segment: str) -> Match | None:
         + r"|(?:最多|顶多|最高)(?:只)?(?:能)?(?:花|出|付|接受)"
         + AMOUNT
         + r"|(?:花费|开销|价位|价格)(?:控制在|不超过|在)"
-        + AMOUNT,
+        + AMOUNT
+        + r"|预算[^\d$¥￥€£一二两三四五六七八九十]{0,8}?"
+        r"([一二两三四五六七八九十]+[百千万][一二两三四五六七八九十百千万]*(?:块钱?|元)?)",
         segment,
     )
     if m and not re.search(r"不是", segment[: m.start()]):
@@ -103,7 +105,7 @@ def rule_membership(segment: str) -> Match | None:
         r"(?:level\s+|tier\s+)?(?:is|was changed to|changed to|was upgraded to|is now)\s+(?:now\s+)?(?:the\s+)?"
         r"([\w-]+(?:\s+[\w-]+)?)"
         r"|\bi (?:have|'ve got|got|just got)\s+(?:a|an|the)\s+([\w-]+)\s+(?:membership|subscription|plan)\b"
-        r"|\b(?:i|we)\s+(?:just\s+)?(?:upgraded|downgraded|switched)\s+(?:my \w+ )?to\s+(?:the\s+)?([\w-]+(?:\s+[\w-]+)?)"
+        r"|\b(?:i|we)(?:'ve| have)?\s+(?:just\s+)?(?:upgraded|downgraded|switched|moved)\s+(?:my \w+ )?to\s+(?:the\s+)?([\w-]+(?:\s+[\w-]+)?)"
         r"\s+(?:plan|tier|membership|level)",
         segment,
         re.IGNORECASE,
@@ -114,7 +116,7 @@ def rule_membership(segment: str) -> Match | None:
             return Match(f"User's membership is {level}", key="membership", importance=0.75)
     m = re.search(
         r"我(?:现在)?是(?:你们的?)?([\u4e00-\u9fffA-Za-z0-9]{1,6}?)会员"
-        r"|会员(?:等级|级别)?(?:是|为|现在是|升级到|升到|升级成|变成)了?([\u4e00-\u9fffA-Za-z0-9]{1,6})"
+        r"|会员(?:等级|级别|卡)?(?:是|为|现在是|升级到|升到|升级成|变成)了?([\u4e00-\u9fffA-Za-z0-9]{1,6})"
         r"|(?:升级|升)(?:成|到|为)了?([\u4e00-\u9fffA-Za-z0-9]{1,6}?)会员",
         segment,
     )
@@ -225,10 +227,77 @@ def rule_my_attribute(segment: str) -> Match | None:
     return None
 
 
+_OCCUPATIONS_EN: Final = (
+    r"nurse|teacher|doctor|physician|surgeon|dentist|engineer|software engineer|developer|programmer|"
+    r"designer|lawyer|accountant|student|chef|cook|driver|manager|consultant|architect|pharmacist|"
+    r"researcher|scientist|professor|journalist|writer|photographer|freelancer|sales rep|"
+    r"salesperson|shop owner|business owner|small business owner|retiree|pilot|police officer|"
+    r"firefighter|electrician|plumber|farmer|vet|veterinarian|therapist|translator|data scientist"
+)
+_OCCUPATIONS_ZH: Final = (
+    r"护士|老师|教师|医生|大夫|工程师|程序员|设计师|律师|会计|学生|研究生|大学生|厨师|司机|经理|顾问|"
+    r"建筑师|药剂师|研究员|科学家|教授|记者|作家|摄影师|自由职业者?|销售|公务员|老板|店主|退休|飞行员|"
+    r"警察|消防员|电工|农民|兽医|翻译|产品经理|运营|会计师|客服|创业者"
+)
+
+
+def rule_occupation(segment: str) -> Match | None:
+    m = re.search(
+        rf"\bi(?:'m| am) (?:an? |the )?((?:\w+ )?(?:{_OCCUPATIONS_EN}))\b|\bi work as (?:an? )?(.+)$"
+        r"|\bi (?:run|own) (?:an? |my own )(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\bnot\b|n't\b|no longer|used to", segment[: m.end()], re.IGNORECASE):
+        if m.group(3):
+            return Match(f"User runs {en_value(m.group(3), 8)}", key="occupation", importance=0.7)
+        job = en_value(m.group(1) or m.group(2), 6)
+        if job:
+            return Match(f"User works as {job}", key="occupation", importance=0.7)
+    m = re.search(
+        rf"我(?:是|现在是|目前是)(?:一名|一个|个)?((?:[\u4e00-\u9fff]{{0,4}})(?:{_OCCUPATIONS_ZH}))"
+        r"|我(?:是)?做([\u4e00-\u9fff]{1,8}?)的(?:$|，)|我在([\u4e00-\u9fffA-Za-z]{2,12}?)(?:工作|上班|实习)",
+        segment,
+    )
+    if m and not re.search(r"不是|没有", segment[: m.start() + 3]):
+        if m.group(3):
+            return Match(f"用户在{m.group(3)}工作", key="workplace", importance=0.7)
+        job = m.group(1) or f"做{m.group(2)}的"
+        return Match(f"用户是{job}", key="occupation", importance=0.7)
+    return None
+
+
+def rule_promise(segment: str) -> Match | None:
+    """What the user says the business promised them: "you promised me a refund"."""
+    m = re.search(
+        r"\b(?:you|your (?:agent|colleague|team|support)|the agent|they)\s+(?:promised|said (?:you|they) would|"
+        r"agreed to|told me (?:you|they) would|guaranteed)\s+(?:me\s+)?(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:
+        what = en_value(m.group(1), 14)
+        if what:
+            return Match(
+                f"User was promised {what}", key=f"promise.{slug(what)[:30]}", importance=0.75
+            )
+    m = re.search(
+        r"(?:你们|客服|你)(?:之前|上次|已经)?(?:答应|承诺|保证|说好)(?:了|过)?(?:我|给我)?(.+)$",
+        segment,
+    )
+    if m:
+        what = zh_value(m.group(1), 24)
+        if what:
+            return Match(f"用户被承诺：{what}", key=f"promise.{slug(what)[:30]}", importance=0.75)
+    return None
+
+
 BUSINESS_RULES: Final = (
     rule_budget,
     rule_group_size,
     rule_membership,
     rule_order,
+    rule_promise,
+    rule_occupation,
 )
 LATE_RULES: Final = (rule_purchase, rule_my_attribute)

@@ -19,7 +19,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end
+from langgraph_memory.nodes._rules_time import (
+    bound_of,
+    moment_of,
+    month_end,
+    month_of,
+    stated_end,
+)
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import has_cjk, sentence_case, to_third_person
 from langgraph_memory.types import MemoryType
@@ -45,11 +51,13 @@ EVENTS: Final[tuple[tuple[str, str], ...]] = (
     (r"\bconcert\b|\bshow\b|\bgame\b|\bmatch\b|演唱会|音乐会|演出|话剧|比赛", "show"),
     (r"\bdelivery\b|\bpackage\b|\bparcel\b|\barriv(?:e|es|ing)\b|包裹|快递|送达|到货", "delivery"),
     (r"\bmeeting\b|会议|开会", "meeting"),
+    (r"\bdinner\b|\blunch\b|\bbrunch\b|吃饭|晚饭|午饭|晚餐|午餐", "meal"),
     (r"\bparty\b|聚会|派对|聚餐", "party"),
     (r"\bmove out\b|\bmoving\b|搬家", "move"),
     (
         r"\btrip\b|\bvacation\b|\bholiday\b|\btravel(?:l?ing)? to\b|(?-i:\b(?:going|heading|off) to [A-Z])"
-        r"|\bvisiting\b|旅行|旅游|度假|出差|去[\u4e00-\u9fff]{2,6}(?:玩|旅游|出差|度假|看)",
+        r"|\bvisiting\b|旅行|旅游|度假|出差|去[\u4e00-\u9fff]{2,6}(?:玩|旅游|出差|度假|看|一趟)"
+        r"|(?:去|飞|到)[\u4e00-\u9fff]{2,4}$",
         "trip",
     ),
 )
@@ -78,6 +86,12 @@ _RECURRING: Final = re.compile(
 )
 
 
+_BOOKED: Final = re.compile(
+    r"\b(?:dinner|lunch|table|reservation|reserved|booked|party|trip|flight)\b|订|聚餐|吃饭|派对",
+    re.IGNORECASE,
+)
+
+
 def topic(clause: str, table: tuple[tuple[str, str], ...]) -> str | None:
     for pattern, name in table:
         if re.search(pattern, clause, re.IGNORECASE):
@@ -95,6 +109,8 @@ def _event_end(clause: str, moment: datetime, now: datetime) -> datetime:
     end = stated_end(clause, now)
     if end is not None and end > moment:
         return end
+    if month_of(clause, now) is not None and _named_day_absent(clause, now):
+        return month_end(moment.date(), now)  # "in April" / "下个月": the whole month
     if (
         re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", clause.lower())
         and moment.weekday() == 0
@@ -103,6 +119,18 @@ def _event_end(clause: str, moment: datetime, now: datetime) -> datetime:
         if vague is not None and vague > moment:
             return vague
     return moment + timedelta(days=1)
+
+
+def _named_day_absent(clause: str, now: datetime) -> bool:
+    """No day more precise than a month: "in April", not "on 3 April"."""
+    return moment_of(_MONTH_WORDS.sub("", clause), now) is None
+
+
+_MONTH_WORDS: Final = re.compile(
+    r"\b(?:in|during|for|this|next|early|late|mid)[- ](?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)"
+    r"[a-z]*\.?(?!\s*\d)|\bnext month\b|下个?月|(?<![\d/])\d{1,2}月份?(?![\d日号])|[一二三四五六七八九十]{1,3}月份",
+    re.IGNORECASE,
+)
 
 
 def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
@@ -115,7 +143,7 @@ def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
     dated_event = (
         event is not None
         and not _UNTIL_OR_NEGATION.search(clause)
-        and not _RECURRING.search(clause)
+        and not (_RECURRING.search(clause) and not _BOOKED.search(clause))
     )
     if dated_event and (found is None or found.key is None or found.weak):
         moment = moment_of(clause, now)

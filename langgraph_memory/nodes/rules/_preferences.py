@@ -141,7 +141,7 @@ def rule_instruction(segment: str) -> Match | None:
     m = re.match(
         r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
         r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"
-        r"address me|speak|talk|give me|send me|show me|list|put|include|start|end|sign)\b\s*(.*)$",
+        r"address me|speak|talk|give me|send me|show me|list|put|include|start|end|sign|only)\b\s*(.*)$",
         segment,
         re.IGNORECASE,
     )
@@ -159,6 +159,7 @@ def rule_instruction(segment: str) -> Match | None:
                 "avoid",
                 "no more",
                 "no need to",
+                "only",
             )
             or _STANDING_EN.search(segment)
             or (
@@ -185,7 +186,8 @@ def rule_instruction(segment: str) -> Match | None:
             )
     m = re.search(
         r"\b(?:i'?d like you to|i want you to|i need you to|i'd prefer (?:it )?if you|i prefer (?:that )?you|"
-        r"can you (?:please )?|could you (?:please )?|please)\s+((?:always|never|not|stop|keep|use|reply|respond|answer|write|address|call)\b.*)$",
+        r"can you(?: please)?|could you(?: please)?|would you(?: please)?|please)\s+"
+        r"((?:always|never|not|stop|keep|use|reply|respond|answer|write|address|call|only)\b.*)$",
         segment,
         re.IGNORECASE,
     )

@@ -221,6 +221,22 @@ def rule_name(segment: str) -> Match | None:
 
 
 def rule_allergy(segment: str) -> Match | None:
+    # "my daughter is 6 and she's allergic to sesame": the pronoun is the relative.
+    m = re.search(
+        rf"\bmy ({_EN_REL})\b.{{0,40}}?\b(?:she|he|they)(?:'s| is| are|'re)\s+"
+        r"(?:also\s+|very\s+|severely\s+)?allergic to\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.IGNORECASE):
+        relative = _EN_RELATIVES[m.group(1).lower()]
+        what = en_value(m.group(2))
+        if what:
+            return Match(
+                f"User's {relative} is allergic to {what}",
+                key=f"allergy.{relative}.{slug(what)}",
+                importance=0.95,
+            )
     m = re.search(
         rf"\bmy ({_EN_REL})(?:'s)?\s+(?:is|are|has|have|'s)\s+(?:also\s+|very\s+|severely\s+|deathly\s+)?"
         r"(?:allergic to\s+(.+)$|an?\s+(?:severe\s+|bad\s+|mild\s+)?(.+?)\s+allergy\b)"
@@ -430,7 +446,7 @@ def rule_location(segment: str) -> Match | None:
     if m:
         return Match(f"用户住在{zh_value(m.group(1))}", key="address.city", importance=0.75)
     m = re.search(
-        r"我(?:们)?(?:家)?(?:现在|目前|已经|刚刚?|最近)?(?:住在|搬到了?|搬去了?|定居在|定居|生活在|安家在|在)"
+        r"(?:^|我)(?:们)?(?:家)?(?:现在|目前|已经|刚刚?|最近)?(?:住在|搬到了?|搬去了?|定居在|定居|生活在|安家在|在)"
         r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?=[了啦，,。！!]|$|的|住|工作|上班|生活|附近|这边|那边|现在|已经|定居)",
         segment,
     )
