@@ -308,3 +308,23 @@ def test_evidence_is_marked_and_excluded_from_rule_keys() -> None:
         [HumanMessage("I'm doing night shifts this week", id="m2")]
     )
     assert [c.expires_at for c in week] == [NOW.replace(hour=0) + timedelta(days=7)]
+
+
+def test_assistant_commitments_are_opt_in_and_agent_inferred() -> None:
+    reply = AIMessage(
+        "I've issued a refund of $30, it will arrive by Friday. Since you are vegan, enjoy!",
+        id="a1",
+    )
+    zh = AIMessage("好的，已为您补发一个充电器，预计三天内送达。您是素食者吗？", id="a2")
+    assert RULES.extract([reply, zh]) == []  # off by default
+    keeping = RuleBasedExtractor(clock=lambda: NOW, evidence=False, commitments=True)
+    refund, charger = keeping.extract([reply, zh])
+    assert refund.text.startswith("Assistant committed: issued a refund of $30")
+    assert (
+        refund.source.value == "agent_inferred" and refund.key and refund.key.startswith("promise.")
+    )
+    assert refund.event_time is not None and refund.event_time.date() == date(2026, 12, 4)
+    assert charger.text.startswith("客服承诺：补发一个充电器")
+    # Questions and offers are not commitments; claims about the user never are.
+    offer = AIMessage("Would you like me to book a table? I could send you a voucher.", id="a3")
+    assert keeping.extract([offer]) == []

@@ -45,10 +45,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
@@ -56,6 +56,7 @@ from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
 from langgraph_memory.nodes._rules_time import bound_of
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
+from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import mentions_topic
 from langgraph_memory.nodes.rules._match import Match
@@ -184,6 +185,13 @@ class RuleBasedExtractor:
         evidence: also keep each user turn's unexplained statements as one
             low-importance episodic evidence memory (default ``True``; see the
             module docstring for why it never serves a stale value).
+        commitments: also keep what the assistant committed to ("I've issued a
+            refund of $30") as ``agent_inferred`` episodic memories. Off by default:
+            rules cannot tell a real commitment from an assistant's mistaken one
+            ("booked a table for 6" when the user said 4), and an assistant's words
+            must never be served as the user's facts; turn it on where the
+            assistant's replies come from a trusted system. Its claims about the
+            user are never kept either way.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -202,6 +210,7 @@ class RuleBasedExtractor:
         confidence: float = 0.9,
         clock: Clock | None = None,
         evidence: bool = True,
+        commitments: bool = False,
     ) -> None:
         if not 0.0 <= min_importance <= 1.0:
             raise ConfigurationError(
@@ -216,6 +225,7 @@ class RuleBasedExtractor:
         self.confidence = confidence
         self.clock = clock or wall_clock
         self.evidence = evidence
+        self.commitments = commitments
 
     def _candidate(
         self, found: Match, message_id: str, said: datetime, text: str | None = None
@@ -247,12 +257,36 @@ class RuleBasedExtractor:
         )
         return self._candidate(found, message_id, said, text=text[:500])
 
+    def _commitments(
+        self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
+    ) -> list[CandidateMemory]:
+        try:
+            text = redact_text(message_text(message), self.policy)
+        except RedactionRejectedError:
+            return []
+        said = message_time(message, self.clock)
+        out: list[CandidateMemory] = []
+        for sentence in sentences(text):
+            found = commitment(sentence)
+            if found is None or (found.key, found.text) in seen:
+                continue
+            seen.add((found.key, found.text))
+            dated = with_time(None, sentence, said)
+            if dated is not None and dated.event_time is not None:
+                found = replace(found, event_time=dated.event_time, expires_at=dated.expires_at)
+            candidate = self._candidate(found, message_id, said, text=found.text[:500])
+            # The assistant said it: a commitment, never a user-stated fact.
+            out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))
+        return out
+
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Candidates from the human messages of ``messages`` (in order)."""
         ids = message_ids_for(messages)
         out: list[CandidateMemory] = []
         seen: set[tuple[str | None, str]] = set()
         for message, message_id in zip(messages, ids, strict=True):
+            if isinstance(message, AIMessage) and self.commitments:
+                out.extend(self._commitments(message, message_id, seen))
             if not isinstance(message, HumanMessage):
                 continue
             try:
