@@ -16,7 +16,7 @@ import re
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
-from langgraph_memory.nodes.rules._text import TRIM, sentence_case, slug, to_third_person
+from langgraph_memory.nodes.rules._text import TRIM, sentence_case, slug, to_third_person, word_set
 from langgraph_memory.types import MemoryType
 
 NEGATED: Final = re.compile(
@@ -52,101 +52,16 @@ _ZH_REL_LABEL: Final = {
     "brother": "兄弟", "sister": "姐妹", "grandmother": "奶奶", "grandfather": "爷爷",
 }  # fmt: skip
 
-_NAME_STOP: Final = frozenset(
-    [
-        "and",
-        "but",
-        "so",
-        "i",
-        "i'm",
-        "im",
-        "my",
-        "from",
-        "here",
-        "calling",
-        "speaking",
-        "please",
-        "thanks",
-        "thank",
-        "by",
-        "the",
-        "a",
-        "an",
-        "with",
-        "at",
-        "in",
-        "on",
-        "for",
-        "to",
-        "who",
-        "which",
-        "that",
-        "is",
-        "was",
-        "will",
-        "would",
-        "just",
-        "also",
-        "really",
-        "not",
-    ]
+_NAME_STOP: Final = word_set(
+    "and but so i i'm im my from here calling speaking please thanks thank by the a "
+    "an with at in on for to who which that is was will would just also really not"
 )
-_NOT_NAMES: Final = frozenset(
-    [
-        "sorry",
-        "fine",
-        "good",
-        "ok",
-        "okay",
-        "here",
-        "back",
-        "home",
-        "ready",
-        "done",
-        "sure",
-        "glad",
-        "happy",
-        "tired",
-        "busy",
-        "sick",
-        "allergic",
-        "vegan",
-        "vegetarian",
-        "looking",
-        "calling",
-        "writing",
-        "trying",
-        "going",
-        "planning",
-        "interested",
-        "new",
-        "just",
-        "not",
-        "still",
-        "also",
-        "afraid",
-        "worried",
-        "pregnant",
-        "diabetic",
-        "chinese",
-        "english",
-        "american",
-        "british",
-        "french",
-        "german",
-        "japanese",
-        "korean",
-        "a",
-        "an",
-        "the",
-        "in",
-        "at",
-        "on",
-        "from",
-        "so",
-        "very",
-        "really",
-    ]
+_NOT_NAMES: Final = word_set(
+    "sorry fine good ok okay here back home ready done sure glad happy tired busy "
+    "sick allergic vegan vegetarian looking calling writing trying going planning "
+    "interested new just not still also afraid worried pregnant diabetic chinese "
+    "english american british french german japanese korean a an the in at on from so "
+    "very really"
 )
 
 
@@ -379,27 +294,8 @@ def rule_diet(segment: str) -> Match | None:
 
 
 _EN_PLACE: Final = r"([A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,3})"
-_PLACE_STOP: Final = frozenset(
-    [
-        "now",
-        "with",
-        "for",
-        "since",
-        "last",
-        "recently",
-        "because",
-        "and",
-        "but",
-        "so",
-        "this",
-        "next",
-        "a",
-        "an",
-        "the",
-        "with",
-        "my",
-        "our",
-    ]
+_PLACE_STOP: Final = word_set(
+    "now with for since last recently because and but so this next a an the with my our"
 )
 
 

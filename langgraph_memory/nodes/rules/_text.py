@@ -87,6 +87,11 @@ _CANTONESE_MAP: Final = (
 )  # fmt: skip
 
 
+def word_set(text: str) -> frozenset[str]:
+    """A word list written as one string: ``word_set("a an the")``."""
+    return frozenset(text.split())
+
+
 def has_cjk(text: str) -> bool:
     return bool(CJK.search(text))
 
@@ -185,47 +190,10 @@ ADVERBS: Final = (
 
 
 # Modals and common past tenses take no "s".
-_NO_S: Final = frozenset(
-    [
-        "will",
-        "can",
-        "could",
-        "would",
-        "should",
-        "must",
-        "may",
-        "might",
-        "shall",
-        "went",
-        "had",
-        "got",
-        "made",
-        "took",
-        "came",
-        "saw",
-        "told",
-        "said",
-        "bought",
-        "paid",
-        "sent",
-        "left",
-        "lost",
-        "found",
-        "gave",
-        "kept",
-        "met",
-        "ran",
-        "sold",
-        "spent",
-        "thought",
-        "wrote",
-        "flew",
-        "ate",
-        "drank",
-        "was",
-        "were",
-        "did",
-    ]
+_NO_S: Final = word_set(
+    "will can could would should must may might shall went had got made took came saw "
+    "told said bought paid sent left lost found gave kept met ran sold spent thought "
+    "wrote flew ate drank was were did"
 )
 
 
