@@ -135,39 +135,43 @@ def rule_name(segment: str) -> Match | None:
     return None
 
 
-def rule_allergy(segment: str) -> Match | None:
+_EN_RELATIVE_ALLERGY: Final = (
     # "my daughter is 6 and she's allergic to sesame": the pronoun is the relative.
-    m = re.search(
+    re.compile(
         rf"\bmy ({_EN_REL})\b.{{0,40}}?\b(?:she|he|they)(?:'s| is| are|'re)\s+"
         r"(?:also\s+|very\s+|severely\s+)?allergic to\s+(.+)$",
-        segment,
         re.IGNORECASE,
-    )
-    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.IGNORECASE):
-        relative = _EN_RELATIVES[m.group(1).lower()]
-        what = en_value(m.group(2))
-        if what:
-            return Match(
-                f"User's {relative} is allergic to {what}",
-                key=f"allergy.{relative}.{slug(what)}",
-                importance=0.95,
-            )
-    m = re.search(
+    ),
+    re.compile(
         rf"\bmy ({_EN_REL})(?:'s)?\s+(?:is|are|has|have|'s)\s+(?:also\s+|very\s+|severely\s+|deathly\s+)?"
         r"(?:allergic to\s+(.+)$|an?\s+(?:severe\s+|bad\s+|mild\s+)?(.+?)\s+allergy\b)"
         rf"|\bmy ({_EN_REL})(?:'s)?\s+(.+?)\s+allergy\b",
-        segment,
         re.IGNORECASE,
-    )
-    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.IGNORECASE):
-        relative = _EN_RELATIVES[(m.group(1) or m.group(4)).lower()]
-        what = en_value(m.group(2) or m.group(3) or m.group(5))
+    ),
+)
+
+
+def _relative_allergy(segment: str) -> Match | None:
+    for pattern in _EN_RELATIVE_ALLERGY:
+        m = pattern.search(segment)
+        if m is None or re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.I):
+            continue
+        groups = m.groups()
+        relative = _EN_RELATIVES[(groups[0] or groups[3 if len(groups) > 3 else 0]).lower()]
+        what = en_value(next((g for g in groups[1:] if g and g.lower() not in _EN_RELATIVES), ""))
         if what:
             return Match(
                 f"User's {relative} is allergic to {what}",
                 key=f"allergy.{relative}.{slug(what)}",
                 importance=0.95,
             )
+    return None
+
+
+def rule_allergy(segment: str) -> Match | None:
+    found = _relative_allergy(segment)
+    if found is not None:
+        return found
     m = re.search(
         r"\b(?:i'?m|i am)\s+(?:also\s+|very\s+|severely\s+|deathly\s+|mildly\s+|really\s+)?allergic to\s+(.+)$"
         r"|\bi have an?\s+(?:severe\s+|bad\s+|mild\s+|serious\s+)?(.+?)\s+allergy\b"
