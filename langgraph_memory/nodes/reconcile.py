@@ -48,6 +48,7 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
+from langgraph_memory.nodes.rules._evidence import shares_salient_term, updates
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
@@ -159,6 +160,21 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
     )
 
 
+def _forget_topic(cand: CandidateMemory) -> str:
+    return re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
+
+
+def _evidence_on(topic: str, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """Active evidence turns that share a salient term with ``topic``."""
+    return [
+        r
+        for r in records
+        if is_evidence_key(r.key)
+        and r.status == MemoryStatus.ACTIVE
+        and shares_salient_term(topic, r.text)
+    ]
+
+
 # --- planning (pure) -------------------------------------------------------------
 
 
@@ -199,9 +215,14 @@ def _keyed_op(
         nearby = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
         targets = tuple(
             dict.fromkeys(
-                r.id
-                for r in (*ctx.same_key, *nearby)
-                if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+                [
+                    *(
+                        r.id
+                        for r in (*ctx.same_key, *nearby)
+                        if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+                    ),
+                    *(r.id for r in _evidence_on(_forget_topic(cand), nearby)),
+                ]
             )
         )
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
@@ -270,8 +291,15 @@ def _offline_op(
     cand = ctx.candidate
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
     if cand.forget:
-        topic = re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
-        targets = tuple(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold)
+        topic = _forget_topic(cand)
+        targets = tuple(
+            dict.fromkeys(
+                [
+                    *(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold),
+                    *(r.id for r in _evidence_on(topic, active)),
+                ]
+            )
+        )
         if not targets:
             return MemoryOp(
                 "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
@@ -280,6 +308,18 @@ def _offline_op(
             "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
+    if cand.source is MemorySource.USER_STATED and updates(cand.text):
+        # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
+        # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
+        stale = [r for _, r in scored if r in _evidence_on(cand.text, active)][:2]
+        if stale and not (scored and scored[0][0] >= duplicate_threshold):
+            return MemoryOp(
+                "supersede",
+                cand,
+                tuple(r.id for r in stale),
+                "an update: the older raw statements on the same topic are superseded",
+                result_id_for(seed, index),
+            )
     if scored and scored[0][0] >= duplicate_threshold:
         similarity, record = scored[0]
         upgrade = (

@@ -46,14 +46,14 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
-from langgraph_memory.nodes._rules_time import bound_of
+from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import commitment
@@ -248,6 +248,11 @@ class RuleBasedExtractor:
         joined = "；".join(residue) if has_cjk("".join(residue)) else "; ".join(residue)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"
         bound = bound_of(joined, said)
+        if bound is None:
+            # A plan with a date ("we fly out on the 3rd") is over once its day has passed.
+            moment = moment_of(joined, said)
+            if moment is not None and moment > said:
+                bound = stated_end(joined, said) or moment + timedelta(days=1)
         found = Match(
             text,
             MemoryType.EPISODIC,

@@ -271,13 +271,16 @@ def is_question(segment: str, sentence_raw: str) -> bool:
 
 
 HYPOTHETICAL: Final = re.compile(
-    r"\b(?:if i (?:were|was|had|am|ever)|if i'?d|what if|suppose|supposing|imagine|imagining|"
-    r"hypothetically|let'?s say|say i|in theory|pretend|would i|i wish i|if only i)\b"
-    r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我",
+    r"\b(?:if i (?:were|was|had|am|ever|could|won)|if i'?d|if we (?:were|had|won)|what if|suppose|supposing|"
+    r"imagine|imagining|hypothetically|let'?s say|say i|in theory|pretend|would i|i wish i|if only i|"
+    r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play)\b"
+    r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子",
     re.IGNORECASE,
 )
 JOKE: Final = re.compile(
-    r"\b(?:just kidding|jk|kidding|joking|lol i'?m|j/k)\b|开玩笑|逗你的?|骗你的|说着玩的|哈哈.{0,4}假的",
+    r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
+    r"just a joke|only joking|lol no|haha no|obviously not|as if)\b"
+    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈.{0,4}假的|瞎说的|随便说说|说笑的|不是真的|逗你玩",
     re.IGNORECASE,
 )
 _FIRST_PERSON: Final = re.compile(
