@@ -299,6 +299,16 @@ def first_person(segment: str) -> bool:
     return bool(_FIRST_PERSON.search(segment))
 
 
+# "I'm not vegetarian", "我不是VIP": a denial (often of an assistant's mistake). Kept
+# raw it would still hold the denied word, and a reader matching words sees the claim.
+_DENIAL: Final = re.compile(
+    r"\b(?:i'?m not|i am not|i'?m no|we'?re not|i'?ve never|i have never|i never said|i didn'?t say|"
+    r"that'?s not (?:true|right|correct)|not true|that'?s wrong|you'?re wrong|no,? i)\b"
+    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我",
+    re.IGNORECASE,
+)
+
+
 def states_something(segment: str, *, about_user: bool = False) -> bool:
     """Worth keeping as evidence: about the user, not small talk, long enough to carry a fact.
 
@@ -306,6 +316,8 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     (Chinese drops it after the first clause: "我住在北京，在医院当护士").
     """
     if _SMALL_TALK.match(segment) and len(segment) < 30:
+        return False
+    if _DENIAL.search(segment):
         return False
     if not (about_user or _FIRST_PERSON.search(segment)):
         return False
