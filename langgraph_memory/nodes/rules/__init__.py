@@ -63,6 +63,7 @@ from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
+    TENTATIVE,
     first_person,
     has_cjk,
     is_question,
@@ -152,7 +153,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             continue
         about_user = False
         for segment in segments(sentence):
-            if is_question(segment, sentence):
+            if is_question(segment, sentence) or TENTATIVE.search(segment):
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(match_clause(segment), segment, now)

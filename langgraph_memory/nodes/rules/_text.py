@@ -273,14 +273,16 @@ def is_question(segment: str, sentence_raw: str) -> bool:
 HYPOTHETICAL: Final = re.compile(
     r"\b(?:if i (?:were|was|had|am|ever|could|won)|if i'?d|if we (?:were|had|won)|what if|suppose|supposing|"
     r"imagine|imagining|hypothetically|let'?s say|say i|in theory|pretend|would i|i wish i|if only i|"
-    r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play)\b"
-    r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子",
+    r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
+    r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
+    r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
+    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票",
     re.IGNORECASE,
 )
 JOKE: Final = re.compile(
     r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
-    r"just a joke|only joking|lol no|haha no|obviously not|as if)\b"
-    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈.{0,4}假的|瞎说的|随便说说|说笑的|不是真的|逗你玩",
+    r"just a joke|only joking|lol|lmao|rofl|haha+|hehe|obviously not|as if)\b|/s\b|[😂🤣😜😝😆🙃]"
+    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈|嘿嘿|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛",
     re.IGNORECASE,
 )
 _FIRST_PERSON: Final = re.compile(
@@ -291,6 +293,15 @@ _SMALL_TALK: Final = re.compile(
     r"good (?:morning|evening|night)|bye|see you|no problem|yes|yeah|yep|no|nope|lol|haha|"
     r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good))\b"
     r"|^(?:你好|您好|谢谢|多谢|好的|好|嗯|行|可以|没问题|哈哈|再见|拜拜|知道了|明白了|收到|不用了|算了|不知道)",
+    re.IGNORECASE,
+)
+
+
+# Not a fact yet: "I might switch to...", "maybe I'll...", "我考虑换...", "说不定".
+TENTATIVE: Final = re.compile(
+    r"\b(?:might|maybe i|maybe we|perhaps|thinking (?:about|of)|considering|not sure (?:if|whether)|"
+    r"wondering (?:if|whether)|probably not|could be|if possible)\b"
+    r"|可能会|也许|说不定|考虑|想想|或许|不一定|犹豫|纠结要不要|打算要不要",
     re.IGNORECASE,
 )
 
