@@ -320,6 +320,14 @@ _DENIAL: Final = re.compile(
 )
 
 
+_CHANGE: Final = re.compile(
+    r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
+    r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
+    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了",
+    re.IGNORECASE,
+)
+
+
 def states_something(segment: str, *, about_user: bool = False) -> bool:
     """Worth keeping as evidence: about the user, not small talk, long enough to carry a fact.
 
@@ -330,6 +338,8 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return False
     if _DENIAL.search(segment):
         return False
+    if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
+        return True
     if not (about_user or _FIRST_PERSON.search(segment)):
         return False
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
