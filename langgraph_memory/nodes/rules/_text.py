@@ -249,8 +249,9 @@ _QUESTION_START: Final = re.compile(
 _QUESTION_END: Final = re.compile(r"[吗呢么嘛]$|[?？]$|(?:好不好|行不行|对不对|是不是|可以吗)$")
 # Polite requests are questions in form but state nothing about the user.
 _POLITE_IMPERATIVE: Final = re.compile(
-    r"^(?:can|could|would|will) you (?:please )?(?:always|never|remember|forget|delete|"
-    r"stop|not|call me|reply|respond|answer|use|keep|make sure|note)\b",
+    r"^(?:can|could|would|will) (?:you|we|i) (?:please )?(?:always|never|remember|forget|delete|"
+    r"stop|not|call me|reply|respond|answer|use|keep|make sure|note|change|move|switch|update|"
+    r"reschedule|push|make it|cancel|upgrade|downgrade)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)",
     re.IGNORECASE,
 )
 
@@ -340,6 +341,8 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return False
     if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
         return True
+    if len(CJK.findall(segment)) >= 6 and not _SMALL_TALK.match(segment):
+        return True  # Chinese drops the subject: "孩子下周三开学" is still the user's news
     if not (about_user or _FIRST_PERSON.search(segment)):
         return False
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
