@@ -341,8 +341,6 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return False
     if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
         return True
-    if len(CJK.findall(segment)) >= 6 and not _SMALL_TALK.match(segment):
-        return True  # Chinese drops the subject: "孩子下周三开学" is still the user's news
     if not (about_user or _FIRST_PERSON.search(segment)):
         return False
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
