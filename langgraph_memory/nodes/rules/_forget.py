@@ -58,7 +58,8 @@ def mentions_topic(text: str, key: str) -> bool:
 
 
 _EN_FORGET: Final = re.compile(
-    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|stop remembering|don'?t (?:remember|keep|store|save)|"
+    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|get rid of|stop remembering|stop storing|"
+    r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
     r"(?:about\s+|that\s+|what you know about\s+|everything (?:about|you know about)\s+|all about\s+)?(.+)$",
@@ -73,10 +74,11 @@ _EN_NOT_FORGET: Final = re.compile(
     r"\b(?:don'?t|do not|never) forget\b|\bi forgot\b|\bforgot (?:my|to|the)\b|\bforget it\b",
     re.IGNORECASE,
 )
-_ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|去掉)"
+_ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|别记了|不用记了|忘了吧)"
 # "删除我的预算" / "不要再记着我的预算了": the verb, then the topic.
 _ZH_FORGET_AFTER: Final = re.compile(
-    r"(?:忘记|忘掉|删除|删掉|清除|清掉|不要再记住?|别再记住?|不要再记着|别再记着|别记住?|不要记住?|不要记得|别记得)"
+    r"(?:忘记|忘掉|删除|删掉|清除|清掉|抹去|不要再记住?|别再记住?|不要再记着|别再记着|别记住?|不要记住?|不要记得|别记得|"
+    r"不用记住?|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除)"
     r"(?:掉)?(?:我的|关于我的?|我)?(.+)$"
 )
 # "帮我把地址删掉" / "我的电话忘掉吧": the topic, then the verb.
@@ -94,8 +96,10 @@ def rule_forget(segment: str) -> Match | None:
         topic = re.sub(r"\s+(?:from (?:your|the) (?:records?|memory|files?|system)|please|anymore|any more|now)\b.*$",
                        "", topic, flags=re.IGNORECASE).strip(TRIM)  # fmt: skip
         key = forget_key(topic)
-        personal = bool(_EN_PERSONAL.match(topic)) or (
-            key is not None and re.search(r"\b(?:old|my)\b", topic) is not None
+        personal = (
+            bool(_EN_PERSONAL.match(topic))
+            or key is not None
+            or re.search(r"\bi (?:gave|told|mentioned|said|shared)\b|\bmy\b", topic) is not None
         )
         if topic and personal:
             return Match(
