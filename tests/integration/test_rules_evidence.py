@@ -108,3 +108,47 @@ def test_time_bound_evidence_expires_with_the_sweep(
     clock.set(datetime(2026, 12, 7, 0, 1, tzinfo=UTC))
     assert recalled(store, "night shifts mornings") == []
     assert store.expire_due(U) == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "update", "old", "new"),
+    [
+        ("I'm on the 50GB mobile data package", "I switched to the unlimited data package",
+         "50GB", "unlimited"),
+        ("周末我一般去游泳馆游泳", "现在周末改成去健身房了，不去游泳馆", "游泳馆游泳", "健身房"),
+    ],
+)  # fmt: skip
+def test_an_update_supersedes_the_raw_turn_it_updates(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    update: str,
+    old: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, update, "h2")
+    active = [r.text for r in store.list_memories(U)]
+    assert any(new in t for t in active), active
+    assert not any(old in t and new not in t for t in active), active
+    history = store.list_memories(U, include_history=True)
+    assert any(old in r.text and r.superseded_by for r in history)
+
+
+def test_forget_deletes_evidence_sharing_a_term_with_the_request(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "I keep my bicycle in the basement storage room", "h1")
+    say(writer, clock, "please forget what I said about my bicycle", "h2")
+    assert not any(
+        "bicycle" in r.text for r in store.list_memories(U) if not r.key or "forget" not in r.text
+    )
+
+
+def test_evidence_never_keeps_a_number_the_redactor_missed(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "the code on my locker tag reads 12345 678901 A", "h1")
+    texts = [r.text for r in store.list_memories(U, include_history=True)]
+    assert texts and not any("678901" in t for t in texts), texts

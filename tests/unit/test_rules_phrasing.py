@@ -328,3 +328,28 @@ def test_assistant_commitments_are_opt_in_and_agent_inferred() -> None:
     # Questions and offers are not commitments; claims about the user never are.
     offer = AIMessage("Would you like me to book a table? I could send you a voucher.", id="a3")
     assert keeping.extract([offer]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I might switch to the premium plan next year",
+        "maybe I'll move to Berlin someday",
+        "我在考虑换成年卡",
+        "I'm the king of England lol",
+        "我是亿万富翁哈哈",
+        "I wish I lived in Hawaii",
+        "要是我住在海边就好了",
+    ],
+)
+def test_tentative_wishful_and_laughing_statements_stay_out(text: str) -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    assert found == [], found
+
+
+def test_change_requests_phrased_as_questions_count() -> None:
+    (event,) = facts("Can we move the dinner to Saturday?")
+    assert event.key == "event.meal" and event.event_time is not None
+    assert event.event_time.date() == date(2026, 12, 5)
+    (zh,) = facts("能不能把面试改到周四")
+    assert zh.key == "event.interview"

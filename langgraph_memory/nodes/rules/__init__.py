@@ -118,6 +118,27 @@ _CORRECTION_SHAPE = re.compile(
 )
 
 
+# Seven or more digits in one run (spaces, hyphens, brackets allowed), optionally after a
+# letter: an identifier the redactor did not know ("12345 678901", "A123456(7)"). Evidence
+# keeps raw words, so it never keeps such a run; dates and prices do not match (a date
+# has 8 digits but is kept by the ISO exception; prices break at the decimal point).
+_LONG_NUMBER = re.compile(r"(?<![\w-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?")
+
+
+def mask_long_numbers(text: str) -> str:
+    """Mask digit runs of 7+ digits that the redactor left ("[NUMBER]").
+
+    Example:
+        >>> mask_long_numbers("my card 12345 678901, flight 2026-12-12, budget $1,299.99")
+        'my card [NUMBER], flight 2026-12-12, budget $1,299.99'
+    """
+
+    def _mask(m: re.Match[str]) -> str:
+        return "[NUMBER]" if sum(ch.isdigit() for ch in m.group(0)) >= 7 else m.group(0)
+
+    return _LONG_NUMBER.sub(_mask, text)
+
+
 def _only_a_joke_marker(sentence: str) -> bool:
     return len(JOKE.sub("", sentence).strip(" ,.!~，。！哈")) <= 3
 
@@ -247,6 +268,7 @@ class RuleBasedExtractor:
 
     def _evidence(self, residue: list[str], message_id: str, said: datetime) -> CandidateMemory:
         joined = "；".join(residue) if has_cjk("".join(residue)) else "; ".join(residue)
+        joined = mask_long_numbers(joined)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"
         bound = bound_of(joined, said)
         if bound is None:

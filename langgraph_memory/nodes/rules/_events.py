@@ -92,6 +92,10 @@ _BOOKED: Final = re.compile(
 )
 
 
+# "能不能改到周四" asks; its 不 negates nothing.
+_ASKING: Final = re.compile(r"能不能|可不可以|要不要|是不是|行不行|好不好|会不会")
+
+
 def topic(clause: str, table: tuple[tuple[str, str], ...]) -> str | None:
     for pattern, name in table:
         if re.search(pattern, clause, re.IGNORECASE):
@@ -142,7 +146,7 @@ def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
     # or recurring habit: neither is a dated event.
     dated_event = (
         event is not None
-        and not _UNTIL_OR_NEGATION.search(clause)
+        and not _UNTIL_OR_NEGATION.search(_ASKING.sub("", clause))
         and not (_RECURRING.search(clause) and not _BOOKED.search(clause))
     )
     if dated_event and (found is None or found.key is None or found.weak):
