@@ -27,11 +27,21 @@ user turn that state something about the user (first person, not a greeting,
 not a question) become ONE low-importance episodic "evidence" memory
 ("User said: ..."), so recall can still find them. Its key is
 ``evidence.<turn digest>``: unique per turn, so it never supersedes a fact, and
-it is recognisable (``is_evidence_key``). It never serves a superseded value
-as current because a segment a rule turned into a keyed fact is *not* part of
-the evidence: the keyed fact alone carries that value and is superseded by the
-next one. A forget request also deletes the evidence turns that mention its
-topic, and evidence with a time bound ("this week ...") expires like a fact.
+it is recognisable (``is_evidence_key``). What keeps it from serving an old
+value as current:
+
+- a segment a rule turned into a fact is *not* part of the evidence: the keyed
+  fact alone carries that value and is superseded by the next one;
+- denials ("I'm not vegetarian"), questions, jokes, hypotheticals and tentative
+  statements ("I might switch ...") are left out;
+- an update ("I switched to ...", "改成", "搬到") supersedes the older evidence
+  that shares a salient term with it, a forget request deletes the evidence on
+  its topic, and dated evidence expires (``_evidence.py``; reconcile applies it);
+- digit runs the redactor missed are masked.
+
+Its limit, measured on the planted-fact exam: an update that shares no word
+with the turn it updates, and carries no update marker, leaves the old raw turn
+active (stale recall). ``evidence=False`` trades recall for that risk.
 
 Example:
     >>> from langchain_core.messages import HumanMessage
