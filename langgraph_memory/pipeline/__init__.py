@@ -21,7 +21,7 @@ from langgraph_memory.pipeline.queue import (
     PostgresMemoryQueue,
     SqliteMemoryQueue,
 )
-from langgraph_memory.pipeline.sweep import SweepPolicy, SweepReport, Sweeper
+from langgraph_memory.pipeline.sweep import Sweeper, SweepPolicy, SweepReport
 from langgraph_memory.pipeline.writer import MemoryWriter, WriteReceipt
 
 __all__ = [
