@@ -6,7 +6,7 @@
   file, ``PostgresMemoryQueue`` in the checkpoint database): idempotent per
   message, debounced per thread, ordered per user, leased, retried, resumable;
 * ``_queue_sql.py``: every statement of the queue, named;
-* ``sweep.py``: the scheduled sweep (``SweepPolicy``): expiry and decay applied
+* ``sweep.py``: the scheduled sweep (``MemorySweepPolicy``): expiry and decay applied
   to the store on an interval of memory time, run by the writer's worker.
 
 Candidates and ops travel through the queue as ``CandidateMemory.to_dict()`` /
@@ -21,7 +21,7 @@ from langgraph_memory.pipeline.queue import (
     PostgresMemoryQueue,
     SqliteMemoryQueue,
 )
-from langgraph_memory.pipeline.sweep import Sweeper, SweepPolicy, SweepReport
+from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.pipeline.writer import MemoryWriter, WriteReceipt
 
 __all__ = [
@@ -29,11 +29,11 @@ __all__ = [
     "Job",
     "JobInfo",
     "MemoryQueue",
+    "MemorySweepPolicy",
+    "MemorySweepReport",
     "MemoryWriter",
     "PostgresMemoryQueue",
     "SqliteMemoryQueue",
-    "SweepPolicy",
-    "SweepReport",
     "Sweeper",
     "WriteReceipt",
 ]

@@ -19,7 +19,7 @@ Example:
     >>> from langgraph_memory.longterm import ChromaMemoryStore
     >>> clock = ManualClock(datetime(2026, 12, 1, tzinfo=UTC))
     >>> store = ChromaMemoryStore.embedded(tempfile.mkdtemp(), embeddings=HashingEmbeddings())
-    >>> sweeper = Sweeper(store, SweepPolicy(interval=timedelta(hours=1)), clock=clock)
+    >>> sweeper = Sweeper(store, MemorySweepPolicy(interval=timedelta(hours=1)), clock=clock)
     >>> sweeper.maybe_sweep().expired, sweeper.maybe_sweep()
     (0, None)
     >>> clock.advance(timedelta(hours=1))
@@ -42,11 +42,11 @@ from langgraph_memory.errors import ConfigurationError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SweepPolicy", "SweepReport", "Sweeper"]
+__all__ = ["MemorySweepPolicy", "MemorySweepReport", "Sweeper"]
 
 
 @dataclass(frozen=True, slots=True)
-class SweepPolicy:
+class MemorySweepPolicy:
     """When and how expiry and decay are applied to the store.
 
     Args:
@@ -65,12 +65,12 @@ class SweepPolicy:
 
     Example:
         >>> from datetime import timedelta
-        >>> SweepPolicy(interval=timedelta(minutes=10)).archive_min_idle_days
+        >>> MemorySweepPolicy(interval=timedelta(minutes=10)).archive_min_idle_days
         90.0
-        >>> SweepPolicy(interval=timedelta(0))
+        >>> MemorySweepPolicy(interval=timedelta(0))
         Traceback (most recent call last):
         ...
-        langgraph_memory.errors.ConfigurationError: SweepPolicy(interval=datetime.timedelta(0)); use a positive timedelta, e.g. timedelta(hours=1), or sweep=False to turn sweeping off.
+        langgraph_memory.errors.ConfigurationError: MemorySweepPolicy(interval=datetime.timedelta(0)); use a positive timedelta, e.g. timedelta(hours=1), or sweep=False to turn sweeping off.
     """
 
     interval: timedelta = timedelta(hours=1)
@@ -83,27 +83,27 @@ class SweepPolicy:
     def __post_init__(self) -> None:
         if not isinstance(self.interval, timedelta) or self.interval <= timedelta(0):
             raise ConfigurationError(
-                f"SweepPolicy(interval={self.interval!r}); use a positive timedelta, e.g. "
+                f"MemorySweepPolicy(interval={self.interval!r}); use a positive timedelta, e.g. "
                 "timedelta(hours=1), or sweep=False to turn sweeping off."
             )
         if not 0.0 <= self.archive_threshold <= 1.0:
             raise ConfigurationError(
-                f"SweepPolicy(archive_threshold={self.archive_threshold!r}); "
+                f"MemorySweepPolicy(archive_threshold={self.archive_threshold!r}); "
                 "use a value between 0 and 1."
             )
         if self.archive_half_life_days <= 0:
             raise ConfigurationError(
-                f"SweepPolicy(archive_half_life_days={self.archive_half_life_days!r}); "
+                f"MemorySweepPolicy(archive_half_life_days={self.archive_half_life_days!r}); "
                 "use days > 0."
             )
         if self.archive_min_idle_days < 0:
             raise ConfigurationError(
-                f"SweepPolicy(archive_min_idle_days={self.archive_min_idle_days!r}); use days >= 0."
+                f"MemorySweepPolicy(archive_min_idle_days={self.archive_min_idle_days!r}); use days >= 0."
             )
 
 
 @dataclass(frozen=True, slots=True)
-class SweepReport:
+class MemorySweepReport:
     """What one sweep did: when (memory time) and how many memories it expired / archived."""
 
     at: datetime
@@ -112,7 +112,7 @@ class SweepReport:
 
 
 class Sweeper:
-    """Runs a ``SweepPolicy`` against a store; thread-safe.
+    """Runs a ``MemorySweepPolicy`` against a store; thread-safe.
 
     Args:
         store: any store; ``expire_due`` / ``archive_stale`` are used when it has them.
@@ -121,17 +121,17 @@ class Sweeper:
         clock: memory time (``langgraph_memory.clock``; default the UTC wall clock).
     """
 
-    def __init__(self, store: Any, policy: SweepPolicy | None, *, clock: Clock | None = None):
+    def __init__(self, store: Any, policy: MemorySweepPolicy | None, *, clock: Clock | None = None):
         self.store = store
         self.policy = policy
         self.clock = clock
-        self.last: SweepReport | None = None
+        self.last: MemorySweepReport | None = None
         self._next: datetime | None = None  # memory time; None: at the first chance
         self._lock = threading.Lock()
 
-    def sweep(self) -> SweepReport:
+    def sweep(self) -> MemorySweepReport:
         """Apply expiry and decay to the whole store now."""
-        policy = self.policy or SweepPolicy()
+        policy = self.policy or MemorySweepPolicy()
         at = clock_now(self.clock)
         expire = getattr(self.store, "expire_due", None)
         archive = getattr(self.store, "archive_stale", None)
@@ -146,13 +146,13 @@ class Sweeper:
             if policy.archive and callable(archive)
             else 0
         )
-        report = SweepReport(at, int(expired), int(archived))
+        report = MemorySweepReport(at, int(expired), int(archived))
         self.last = report
         if expired or archived:
             logger.info("memory sweep: expired %d and archived %d memories", expired, archived)
         return report
 
-    def maybe_sweep(self) -> SweepReport | None:
+    def maybe_sweep(self) -> MemorySweepReport | None:
         """Sweep when the policy's interval of memory time has passed; never raises."""
         if self.policy is None:
             return None

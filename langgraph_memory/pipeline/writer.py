@@ -18,7 +18,7 @@ extract call), the plan (at most one reconcile call), then each op. A worker
 that dies is replaced by the next one, which resumes at the saved stage; ops
 are applied idempotently, so nothing is applied twice and nothing is lost.
 
-Forgetting is scheduled too (``pipeline/sweep.py``): every ``SweepPolicy.interval``
+Forgetting is scheduled too (``pipeline/sweep.py``): every ``MemorySweepPolicy.interval``
 of memory time the background worker applies ``store.expire_due`` and
 ``store.archive_stale``. Without a worker (sync mode) call ``maybe_sweep()``
 after turns or from a scheduler, or ``sweep()`` from a cron-style job.
@@ -54,13 +54,13 @@ from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
 from langgraph_memory.nodes.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.nodes.reconcile import Reconciler
-from langgraph_memory.pipeline.sweep import Sweeper, SweepPolicy, SweepReport
+from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.types import LongTermMemory, MemoryOp
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MemoryWriter", "SweepPolicy", "SweepReport", "WriteReceipt"]
+__all__ = ["MemorySweepPolicy", "MemorySweepReport", "MemoryWriter", "WriteReceipt"]
 
 WriterMode = Literal["background", "sync"]
 
@@ -92,8 +92,8 @@ class MemoryWriter:
         clock: Stamps messages that carry no ``created_at`` and the memories reconcile
             creates (``langgraph_memory.clock``; default the UTC wall clock). Queue
             leases and debounce keep real time; the sweep follows this clock.
-        sweep: When to apply expiry and decay (``SweepPolicy``); ``None`` (default) is
-            ``SweepPolicy()`` (every hour of memory time), ``False`` turns the
+        sweep: When to apply expiry and decay (``MemorySweepPolicy``); ``None`` (default) is
+            ``MemorySweepPolicy()`` (every hour of memory time), ``False`` turns the
             scheduled sweep off (``sweep()`` still works).
 
     Raises:
@@ -128,7 +128,7 @@ class MemoryWriter:
         poll_interval: float = 0.2,
         worker_id: str | None = None,
         clock: Clock | None = None,
-        sweep: SweepPolicy | Literal[False] | None = None,
+        sweep: MemorySweepPolicy | Literal[False] | None = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -161,27 +161,27 @@ class MemoryWriter:
         self._written_lock = threading.Lock()
         self._current: Job | None = None
         self._heartbeat: threading.Thread | None = None
-        if sweep is not None and sweep is not False and not isinstance(sweep, SweepPolicy):
+        if sweep is not None and sweep is not False and not isinstance(sweep, MemorySweepPolicy):
             raise ConfigurationError(
-                f"MemoryWriter(sweep={sweep!r}); pass a SweepPolicy(...), None for the "
+                f"MemoryWriter(sweep={sweep!r}); pass a MemorySweepPolicy(...), None for the "
                 "default policy, or False to turn the scheduled sweep off."
             )
         self.sweeper = Sweeper(
-            store, None if sweep is False else (sweep or SweepPolicy()), clock=clock
+            store, None if sweep is False else (sweep or MemorySweepPolicy()), clock=clock
         )
 
     # sweeping (expiry and decay) --------------------------------------------------
 
     @property
-    def last_sweep(self) -> SweepReport | None:
+    def last_sweep(self) -> MemorySweepReport | None:
         """The latest sweep's report (``None`` before the first)."""
         return self.sweeper.last
 
-    def sweep(self) -> SweepReport:
+    def sweep(self) -> MemorySweepReport:
         """Apply expiry and decay to the whole store now, at ``now(clock)``."""
         return self.sweeper.sweep()
 
-    def maybe_sweep(self) -> SweepReport | None:
+    def maybe_sweep(self) -> MemorySweepReport | None:
         """Sweep if the policy's interval of memory time has passed (else ``None``); never raises.
 
         The background worker calls it on every loop; a sync-mode app calls it

@@ -16,7 +16,7 @@ from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes.queue import SqliteMemoryQueue
 from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
-from langgraph_memory.nodes.writer import MemoryWriter, SweepPolicy
+from langgraph_memory.nodes.writer import MemorySweepPolicy, MemoryWriter
 from langgraph_memory.types import MemoryStatus
 
 U = "dora"
@@ -88,7 +88,7 @@ def test_background_worker_sweeps_on_its_own(
         queue=queue,
         clock=clock,
         poll_interval=0.05,
-        sweep=SweepPolicy(interval=timedelta(hours=1), archive=False),
+        sweep=MemorySweepPolicy(interval=timedelta(hours=1), archive=False),
     )
     with writer:
         writer.submit(U, "t", [HumanMessage("这周我在出差", id="h1")])
@@ -114,8 +114,8 @@ def test_sweep_off_and_bad_policies(store: ChromaMemoryStore, clock: ManualClock
     assert writer.maybe_sweep() is None and writer.last_sweep is None
     assert writer.sweep().expired == 1  # a cron-style job can still sweep
     with pytest.raises(ConfigurationError, match="positive timedelta"):
-        SweepPolicy(interval=timedelta(0))
+        MemorySweepPolicy(interval=timedelta(0))
     with pytest.raises(ConfigurationError, match="between 0 and 1"):
-        SweepPolicy(archive_threshold=2.0)
-    with pytest.raises(ConfigurationError, match="SweepPolicy"):
+        MemorySweepPolicy(archive_threshold=2.0)
+    with pytest.raises(ConfigurationError, match="MemorySweepPolicy"):
         MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync", sweep=3600)  # type: ignore[arg-type]
