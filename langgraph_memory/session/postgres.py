@@ -420,6 +420,12 @@ class PostgresSaver(SyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection
+                (no such database, role or password; nothing listening). Raised
+                at once with libpq's reason, before any pool is opened.
         """
         options, session_async = pool_options(
             conn_string,
@@ -429,6 +435,10 @@ class PostgresSaver(SyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            psycopg.connect(conn_string, **PG.probe_kwargs(conn_string, connect_timeout)).close()
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
         pool = ConnectionPool(
             **options,
             configure=PG.configure_async_commit if session_async else None,

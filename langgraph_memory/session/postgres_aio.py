@@ -384,6 +384,11 @@ class AsyncPostgresSaver(AsyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection, at
+                once, with libpq's reason.
         """
         options, session_async = pool_options(
             conn_string,
@@ -393,6 +398,13 @@ class AsyncPostgresSaver(AsyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            probe = await psycopg.AsyncConnection.connect(
+                conn_string, **PG.probe_kwargs(conn_string, connect_timeout)
+            )
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
+        await probe.close()
         pool = AsyncConnectionPool(
             **options,
             configure=PG.aconfigure_async_commit if session_async else None,

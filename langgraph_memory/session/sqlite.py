@@ -9,10 +9,12 @@ worker thread, so one saver object serves both ``graph.invoke`` and
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -31,6 +33,7 @@ from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
+    DatabaseConnectionError,
     InvalidConnectionError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
@@ -94,12 +97,50 @@ def retry_delay(
     return backoff_delay(attempt)
 
 
-def check_conn_string(conn_string: Any) -> None:
+def resolve_conn_string(conn_string: Any) -> str:
+    """``from_conn_string``'s argument as the string ``sqlite3.connect`` takes.
+
+    Accepts ``str`` and ``os.PathLike`` (``pathlib.Path``, as the official saver
+    does). A file in a directory that does not exist fails here, naming the
+    path, instead of as SQLite's "unable to open database file" later.
+    """
+    if isinstance(conn_string, os.PathLike):
+        conn_string = os.fspath(conn_string)
+    if isinstance(conn_string, bytes):
+        conn_string = os.fsdecode(conn_string)
     if not isinstance(conn_string, str) or not conn_string:
         raise ConfigurationError(
             f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-            "or ':memory:'."
+            "(str or pathlib.Path) or ':memory:'."
         )
+    path = database_file(conn_string)
+    if path is not None:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise DatabaseConnectionError(
+                f"cannot create the SQLite database {path!r}: its directory {directory!r} "
+                f"does not exist; create it first (os.makedirs({directory!r}, exist_ok=True) "
+                "or `mkdir -p`)."
+            )
+    return conn_string
+
+
+def database_file(conn_string: str) -> str | None:
+    """The file a connection string opens (``None`` for an in-memory database)."""
+    if conn_string == ":memory:" or "mode=memory" in conn_string:
+        return None
+    if conn_string.startswith("file:"):
+        return urllib.parse.unquote(urllib.parse.urlparse(conn_string).path) or None
+    return conn_string
+
+
+def open_error(exc: sqlite3.Error, conn_string: str) -> DatabaseConnectionError:
+    """SQLite's "unable to open database file", with the path and what to check."""
+    path = database_file(conn_string) or conn_string
+    return DatabaseConnectionError(
+        f"SQLite could not open {path!r} ({exc}); check that the path is a file (not a "
+        "directory), that its directory exists and that this process may write there."
+    )
 
 
 def check_user_connection(conn: Any) -> None:
@@ -181,21 +222,28 @@ class _Connections:
 
     def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
         for pragma in SQL.CONNECTION_PRAGMAS:
-            if user and ("foreign_keys" in pragma or "wal_autocheckpoint" in pragma):
+            if user and any(
+                name in pragma for name in ("foreign_keys", "wal_autocheckpoint", "journal_size")
+            ):
                 continue  # leave the user's own settings alone
             conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
 
     def _open(self) -> sqlite3.Connection:
         assert self._path is not None
-        conn = sqlite3.connect(
-            self._path,
-            check_same_thread=False,
-            isolation_level=None,
-            timeout=self._busy_timeout_ms / 1000,
-            uri=self._uri,
-            cached_statements=256,
-        )
-        self._configure(conn, user=False)
+        try:
+            conn = sqlite3.connect(
+                self._path,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=self._busy_timeout_ms / 1000,
+                uri=self._uri,
+                cached_statements=256,
+            )
+            self._configure(conn, user=False)
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise
+            raise open_error(exc, self._path) from exc
         return conn
 
     def _checkout(self) -> sqlite3.Connection:
@@ -609,7 +657,7 @@ class SqliteSaver(SyncShell):
     @contextmanager
     def from_conn_string(
         cls,
-        conn_string: str,
+        conn_string: str | os.PathLike[str],
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
@@ -620,7 +668,8 @@ class SqliteSaver(SyncShell):
         """Open a saver on a file path (or ``":memory:"``) that owns and closes its connections.
 
         Args:
-            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            conn_string: a file path (``str`` or ``pathlib.Path``), ``file:`` URI,
+                or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
             cache_size: see the class docstring.
@@ -630,8 +679,12 @@ class SqliteSaver(SyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            DatabaseConnectionError: the file's directory does not exist, or
+                SQLite cannot open the file.
         """
-        check_conn_string(conn_string)
+        conn_string = resolve_conn_string(conn_string)
         in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
         if in_memory:
             shared = sqlite3.connect(
