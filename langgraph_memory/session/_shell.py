@@ -19,6 +19,7 @@ transactions (``sweep``) written once as a generator of :data:`Step`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
 from functools import partial
@@ -30,11 +31,14 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
-from langgraph_memory.session._core import ListQuery, SaverCore, Txn
+from langgraph_memory.session._core import Fetch, ListQuery, SaverCore, Txn
 from langgraph_memory.session._retention import StorageStats
 from langgraph_memory.session._versions import next_version
 
 T = TypeVar("T")
+
+# Setup's warnings (an unmigrated official database); ``migrate`` silences it.
+setup_logger = logging.getLogger("langgraph_memory.session.setup")
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -85,11 +89,25 @@ def sweep_steps(
 def migration_steps(
     core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
 ) -> Iterator[Callable[[], Txn[Any]]]:
-    """The schema's transactions in order: the migrations table, then each
-    migration with its "applied" row (each step is one transaction)."""
+    """The schema's transactions in order: a look for the official saver's
+    tables, the migrations table, then each migration with its "applied" row
+    (each step is one transaction)."""
+    yield partial(official_tables_txn, core)
     yield core.migrations_table_txn
     for version, name, statements in migrations:
         yield partial(core.migration_txn, version, name, statements)
+
+
+def official_tables_txn(core: SaverCore) -> Txn[None]:
+    """Warn once when the database holds LangGraph's official checkpoint tables
+    and none of ours: an app switching savers would otherwise see its history
+    as empty, silently. The warning names ``langgraph-memory migrate``."""
+    from langgraph_memory.migrate._warning import unmigrated_warning
+
+    rows = yield Fetch(core.sql.SELECT_TABLE_NAMES)
+    message = unmigrated_warning({str(r[0]) for r in rows}, core.sql.DIALECT)
+    if message is not None:
+        setup_logger.warning(message)
 
 
 def check_prune_strategy(strategy: str) -> None:

@@ -86,6 +86,11 @@ CREATE TABLE IF NOT EXISTS lgm_schema_migrations (
     applied_at TEXT NOT NULL
 )"""
 SELECT_APPLIED_MIGRATIONS = "SELECT version FROM lgm_schema_migrations ORDER BY version"
+# Before the first migration: does the schema hold the official saver's tables
+# and none of ours? (setup then warns and names the migrate command.)
+SELECT_TABLE_NAMES = (
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+)
 INSERT_APPLIED_MIGRATION = (
     "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)"
 )
