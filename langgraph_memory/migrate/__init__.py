@@ -75,8 +75,11 @@ __all__ = [
     "OFFICIAL_POSTGRES_TABLES",
     "OFFICIAL_SQLITE_TABLES",
     "MigrationReport",
+    "RawWrite",
+    "copy_thread",
     "is_postgres_dsn",
     "migrate_official",
+    "parents_first",
     "unmigrated_warning",
 ]
 
