@@ -21,7 +21,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from functools import partial
 from typing import Any, TypeVar
 
@@ -29,9 +37,21 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.errors import (
+    CheckpointStorageError,
+    ConfigurationError,
+    MigrationError,
+    ThreadDeletedError,
+)
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
-from langgraph_memory.session._core import Fetch, ListQuery, SaverCore, Txn
+from langgraph_memory.session._core import (
+    Fetch,
+    ListQuery,
+    PreparedPut,
+    PutOutcome,
+    SaverCore,
+    Txn,
+)
 from langgraph_memory.session._retention import StorageStats
 from langgraph_memory.session._versions import next_version
 
@@ -201,6 +221,18 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
     def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
         return self._read(lambda: self._core.list_page_txn(query, after, size))
 
+    def _put_restarting(self, prepared: PreparedPut, store: Callable[[], PutOutcome]) -> PutOutcome:
+        """``store()`` the put; if the thread was deleted and this put starts a
+        new run on it (``SaverCore.restarts_thread``), restart the thread and
+        store it again. Any other put on a deleted thread stays refused."""
+        try:
+            return store()
+        except ThreadDeletedError:
+            if not self._core.restarts_thread(prepared):
+                raise
+        self._write(partial(self._core.restart_thread_txn, prepared))
+        return self._write(partial(self._core.put_txn, prepared))
+
     def _keep_last(self, thread_id: str) -> None:
         """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""
         keep = self._core.retention.keep_last  # type: ignore[union-attr]
@@ -307,6 +339,18 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
         self, query: ListQuery, after: tuple[str, str, str] | None, size: int
     ) -> Any:
         return await self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    async def _put_restarting(
+        self, prepared: PreparedPut, store: Callable[[], Awaitable[PutOutcome]]
+    ) -> PutOutcome:
+        """As ``SyncShell._put_restarting``."""
+        try:
+            return await store()
+        except ThreadDeletedError:
+            if not self._core.restarts_thread(prepared):
+                raise
+        await self._write(partial(self._core.restart_thread_txn, prepared))
+        return await self._write(partial(self._core.put_txn, prepared))
 
     async def _keep_last(self, thread_id: str) -> None:
         """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""

@@ -592,7 +592,9 @@ class AsyncSqliteSaver(AsyncShell):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        outcome = await self._put_restarting(
+            prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             await self._keep_last(prepared.key.thread_id)

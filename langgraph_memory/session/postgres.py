@@ -757,8 +757,11 @@ class PostgresSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         async_commit = self._set_local_async_commit
@@ -768,7 +771,9 @@ class PostgresSaver(SyncShell):
         else:
             outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
         if outcome is None:
-            outcome = self._write(lambda: self._core.put_txn(prepared))
+            outcome = self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)

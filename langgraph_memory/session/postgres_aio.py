@@ -616,7 +616,9 @@ class AsyncPostgresSaver(AsyncShell):
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = await self._group_commit.submit(prepared)
         if outcome is None:
-            outcome = await self._write(lambda: self._core.put_txn(prepared))
+            outcome = await self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)

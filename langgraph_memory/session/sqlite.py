@@ -911,11 +911,19 @@ class SqliteSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
+        outcome = self._put_restarting(
+            prepared,
+            lambda: self._write(
+                lambda: self._core.put_txn(prepared), self._core.put_rows(prepared)
+            ),
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             self._keep_last(prepared.key.thread_id)
