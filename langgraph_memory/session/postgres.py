@@ -817,8 +817,9 @@ class PostgresSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id (from any instance) raises
-        ``ThreadDeletedError``; call :meth:`undelete_thread` to reuse the id.
+        The next new run on this id (from any instance) starts a fresh thread;
+        a run that began before the delete gets ``ThreadDeletedError`` (see
+        ``SqliteSaver.delete_thread``).
         """
         self._write(PG.delete_thread_txn(self._core, thread_id))
         self._core.cache.discard_thread(str(thread_id))

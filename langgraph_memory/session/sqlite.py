@@ -975,28 +975,46 @@ class SqliteSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
-        call :meth:`undelete_thread` to reuse the id deliberately.
+        "Delete to reset" works as with LangGraph's savers: the next *new run*
+        on this id (its first checkpoint: root namespace, no parent) starts a
+        fresh thread. What the tombstone guards stays guarded: a run that began
+        before the delete (its puts have a parent, its writes a checkpoint, from
+        before) gets ``ThreadDeletedError``, before and after such a restart.
+
+        Example:
+            >>> from langgraph.checkpoint.base import empty_checkpoint
+            >>> from langgraph_memory.errors import ThreadDeletedError
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     fresh = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            ...     in_flight = saver.put(fresh, empty_checkpoint(), {}, {})
+            ...     saver.delete_thread("t")
+            ...     _ = saver.put(fresh, empty_checkpoint(), {}, {})  # a new run: fresh thread
+            ...     try:
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})  # the old run's next put
+            ...     except ThreadDeletedError:
+            ...         print("refused")
+            refused
         """
         self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
 
     def undelete_thread(self, thread_id: str) -> None:
-        """Remove a deleted thread's tombstone so the id can be used again (starting empty).
+        """Remove a deleted thread's tombstone so the id can be used again (starting
+        empty), by any write, including one whose run began before the delete.
 
         Example:
             >>> from langgraph.checkpoint.base import empty_checkpoint
             >>> from langgraph_memory.errors import ThreadDeletedError
             >>> with SqliteSaver.from_conn_string(":memory:") as saver:
             ...     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     in_flight = saver.put(config, empty_checkpoint(), {}, {})
             ...     saver.delete_thread("t")
             ...     try:
-            ...         saver.put(config, empty_checkpoint(), {}, {})
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})
             ...     except ThreadDeletedError:
             ...         print("refused")
             ...     saver.undelete_thread("t")
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     _ = saver.put(in_flight, empty_checkpoint(), {}, {})
             refused
         """
         self._write(lambda: self._core.undelete_thread_txn(thread_id))
