@@ -7,6 +7,7 @@ user code keeps working. Messages quote the bad value and say the fix.
 
     LangGraphMemoryError(Exception)
     ├── ConfigurationError(ValueError)          bad policy / constructor argument
+    │   └── EmbeddingModelMismatchError          store built with another embedding model
     ├── MissingUserIdError(KeyError)             no user id in Runtime context / configurable
     ├── InvalidUserIdError(ValueError)           malformed or crafted user id
     ├── InvalidNamespaceError(ValueError)        namespace outside the store's contract
@@ -19,7 +20,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
-    └── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    └── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
 """
 
 from __future__ import annotations
@@ -31,6 +33,22 @@ class LangGraphMemoryError(Exception):
 
 class ConfigurationError(LangGraphMemoryError, ValueError):
     """A constructor argument or policy value is out of range."""
+
+
+class EmbeddingModelMismatchError(ConfigurationError):
+    """A store's vectors were made by another embedding model than the one it was opened with.
+
+    Raised even when both models have the same dimension: vectors of two models
+    live in unrelated spaces, so comparing them ranks by noise. The message names
+    both models and the fixes (the recorded model, ``store.reembed(...)``, or a
+    new store). ``recorded`` and ``current`` hold the two
+    :class:`~langgraph_memory.longterm.embedding_identity.EmbeddingIdentity` values.
+    """
+
+    def __init__(self, message: str, *, recorded: object = None, current: object = None) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+        self.current = current
 
 
 class MissingUserIdError(LangGraphMemoryError, KeyError):
@@ -93,3 +111,7 @@ class ModelOutputError(LangGraphMemoryError, ValueError):
 
 class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
     """A memory-queue worker no longer holds the lease of the job it was running."""
+
+
+class ExamDataError(LangGraphMemoryError, ValueError):
+    """An exam data file (``langgraph_memory.eval``) is malformed: names the file, field and fix."""

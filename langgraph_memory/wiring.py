@@ -47,6 +47,7 @@ from langgraph.graph import MessagesState, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 
+from langgraph_memory.clock import Clock
 from langgraph_memory.config import check_int
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._messages import is_memory_message, state_messages
@@ -139,6 +140,7 @@ def add_memory_nodes(
     entry_sources: Sequence[str] = (START,),
     recall_options: Mapping[str, Any] | None = None,
     compress_options: Mapping[str, Any] | None = None,
+    clock: Clock | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Add recall before ``model_node`` and extract + compress at the end of each turn.
 
@@ -160,6 +162,8 @@ def add_memory_nodes(
         entry_sources: Recall is inserted on edges from these nodes into ``model_node``.
         recall_options: Extra keyword arguments for ``create_recall_node``.
         compress_options: Extra keyword arguments for ``create_compress_node``.
+        clock: "Now" for recall's recency and validity and compress's stamps
+            (``langgraph_memory.clock``; default: the store's own clock / the wall clock).
 
     Returns:
         The same builder, rewired (for chaining).
@@ -202,6 +206,7 @@ def add_memory_nodes(
         recall_kwargs = {
             "store": store,
             "prompt_budget_tokens": max_tokens,
+            "clock": clock,
             **(recall_options or {}),
         }
         builder.add_node(RECALL_NODE, create_recall_node(**recall_kwargs), input_schema=MemoryState)
@@ -227,6 +232,7 @@ def add_memory_nodes(
             "max_tokens": max_tokens,
             "writer": writer,
             "store": store,
+            "clock": clock,
             **(compress_options or {}),
         }
         builder.add_node(

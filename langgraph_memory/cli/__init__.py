@@ -247,7 +247,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             "this langgraph-memory has no exam runner (langgraph_memory.eval has no __main__); "
             "upgrade, or run the benchmarks in benchmarks/."
         )
-    return subprocess.call([sys.executable, "-m", "langgraph_memory.eval", *args.rest])
+    rest = args.rest[1:] if args.rest[:1] == ["--"] else args.rest
+    return subprocess.call([sys.executable, "-m", "langgraph_memory.eval", *rest])
 
 
 # ------------------------------------------------------------------ parser
@@ -342,6 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 error, 2 bad usage)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["eval"]:
+        # Everything after `eval` is the exam's own (its --help included).
+        argv = ["eval", "--", *argv[1:]]
     args = build_parser().parse_args(argv)
     try:
         status = args.handler(args)

@@ -27,6 +27,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +43,8 @@ from langchain_core.messages import (
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langgraph_memory.clock import Clock
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import check_int, check_number
 from langgraph_memory.errors import ConfigurationError, ModelOutputError
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
@@ -527,7 +530,7 @@ def compression_update(
 
 
 def _archive_record(
-    summary: str, user_id: str, thread_id: str, plan: CompressionPlan
+    summary: str, user_id: str, thread_id: str, plan: CompressionPlan, now: datetime
 ) -> MemoryRecord:
     # One archived summary per thread, overwritten as it rolls (stable id).
     digest = hashlib.sha256(f"{user_id}\x00{thread_id}".encode()).hexdigest()[:24]
@@ -538,6 +541,9 @@ def _archive_record(
         source=MemorySource.AGENT_INFERRED,  # a paraphrase never outranks the user's words
         importance=0.4,
         user_id=user_id,
+        created_at=now,
+        updated_at=now,
+        valid_from=now,
         origin_thread_id=thread_id,
         origin_message_ids=tuple(str(m.id) for m in plan.evicted if m.id),
     )
@@ -560,6 +566,7 @@ def create_compress_node(
     prompt: CompressPrompt | None = None,
     token_counter: TokenCounter = count_tokens_approximately,
     name: str = "compress",
+    clock: Clock | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create the ``compress`` node (sync and async).
 
@@ -584,6 +591,8 @@ def create_compress_node(
         prompt: Override the summariser prompt (``prompts.compress.CompressPrompt``).
         token_counter: Counts tokens of a message list (offline approximate by default).
         name: The runnable's name.
+        clock: Stamps the archived summary memory (``langgraph_memory.clock``; default
+            the UTC wall clock).
 
     Returns:
         A ``RunnableLambda`` returning ``{}`` below the trigger, else an update with
@@ -732,7 +741,7 @@ def create_compress_node(
             target = resolve_store(store, config)
             if target is None:
                 raise ConfigurationError("compress(archive_summary=True) needs a store.")
-            target.put_memory(_archive_record(summary, user_id, thread_id, found))
+            target.put_memory(_archive_record(summary, user_id, thread_id, found, clock_now(clock)))
         return compression_update(messages, found, summary, compress_prompt)
 
     async def acompress(state: Any, config: RunnableConfig) -> dict[str, Any]:
@@ -748,7 +757,9 @@ def create_compress_node(
             target = resolve_store(store, config)
             if target is None:
                 raise ConfigurationError("compress(archive_summary=True) needs a store.")
-            await target.aput_memory(_archive_record(summary, user_id, thread_id, found))
+            await target.aput_memory(
+                _archive_record(summary, user_id, thread_id, found, clock_now(clock))
+            )
         return compression_update(messages, found, summary, compress_prompt)
 
     return RunnableLambda(compress, afunc=acompress, name=name)

@@ -14,12 +14,9 @@ returns the new ``extracted_through``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -27,13 +24,14 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    RemoveMessage,
     SystemMessage,
     ToolMessage,
 )
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langgraph_memory.clock import Clock, message_time
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -41,16 +39,22 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes._context import resolve_thread_id, resolve_user_id
+from langgraph_memory.nodes._messages import (
+    message_ids_for,
+    message_text,
+    new_messages_since,
+    normalize_key,
+    parse_json_answer,
+    redact_text,
+)
 from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.prompts.extract import (
-    EXTRACT_RETRY_TEMPLATE,
-    EXTRACT_SYSTEM_PROMPT,
-    EXTRACT_USER_TEMPLATE,
+    ExtractPrompts,
 )
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
 if TYPE_CHECKING:
-    from langgraph_memory.nodes.writer import MemoryWriter
+    from langgraph_memory.pipeline.writer import MemoryWriter
 
 logger = logging.getLogger(__name__)
 
@@ -61,85 +65,19 @@ __all__ = [
     "LLMMemoryExtractor",
     "MemoryExtractor",
     "create_extract_node",
+    # Re-exported from nodes._messages (their home since 0.2) for earlier callers.
     "message_ids_for",
+    "message_text",
     "new_messages_since",
+    "normalize_key",
+    "parse_json_answer",
+    "redact_text",
 ]
 
 # Enough for a long user turn; a pasted document is not a memory.
 MAX_CHARS_PER_MESSAGE = 4000
 MAX_MEMORY_CHARS = 500
 MAX_MEMORIES_PER_ANSWER = 50
-_KEY_RE = re.compile(r"^[\w][\w.\-]{0,63}$")
-
-
-# --- helpers shared with rules.py / reconcile.py / writer.py --------------------
-
-
-def message_text(message: BaseMessage) -> str:
-    """The plain text of a message (text blocks only)."""
-    return message.text
-
-
-def message_ids_for(messages: Sequence[BaseMessage]) -> list[str]:
-    """Each message's id; a stable content digest for messages without one.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> message_ids_for([HumanMessage("hi", id="a"), HumanMessage("hi")])[0]
-        'a'
-    """
-    out: list[str] = []
-    for message in messages:
-        if message.id:
-            out.append(str(message.id))
-        else:
-            digest = hashlib.sha1(f"{message.type}\x00{message.text}".encode()).hexdigest()
-            out.append(f"msg-{digest[:16]}")
-    return out
-
-
-def redact_text(text: str, policy: PrivacyPolicy | None) -> str:
-    """``privacy.redact`` under ``policy``; raises ``RedactionRejectedError`` on ``reject``."""
-    return Redactor(policy).redact(text).text
-
-
-def normalize_key(key: str | None) -> str | None:
-    """A profile-slot key in canonical form, or ``None`` if it is not a usable key.
-
-    Example:
-        >>> normalize_key(" Address City ")
-        'address_city'
-        >>> normalize_key("???") is None
-        True
-    """
-    if key is None:
-        return None
-    cleaned = re.sub(r"\s+", "_", str(key).strip().lower())
-    return cleaned if _KEY_RE.match(cleaned) else None
-
-
-def new_messages_since(
-    messages: Sequence[BaseMessage], extracted_through: str | None
-) -> list[BaseMessage]:
-    """Conversation messages after ``extracted_through`` (system messages skipped).
-
-    When ``extracted_through`` is no longer in the list (``compress`` evicted it,
-    after handing it to extraction), every remaining message is newer than it.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> msgs = [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c", id="3")]
-        >>> [m.id for m in new_messages_since(msgs, "2")]
-        ['3']
-    """
-    conversation = [m for m in messages if not isinstance(m, SystemMessage | RemoveMessage)]
-    if extracted_through is None:
-        return conversation
-    ids = message_ids_for(conversation)
-    for index, message_id in enumerate(ids):
-        if message_id == extracted_through:
-            return conversation[index + 1 :]
-    return conversation
 
 
 # --- the model's answer ----------------------------------------------------------
@@ -188,34 +126,6 @@ class ExtractionAnswer(BaseModel):
     memories: list[ExtractedMemory] = Field(
         default_factory=list, max_length=MAX_MEMORIES_PER_ANSWER
     )
-
-
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-def parse_json_answer(text: str) -> Any:
-    """The first JSON value in a model answer (code fences and chatter tolerated).
-
-    Raises:
-        ValueError: No JSON object or array can be decoded.
-
-    Example:
-        >>> parse_json_answer('Sure! ```json\\n{"memories": []}\\n```')
-        {'memories': []}
-    """
-    if not text or not text.strip():
-        raise ValueError("the answer is empty; expected a JSON object")
-    fenced = _FENCE_RE.search(text)
-    body = fenced.group(1) if fenced else text
-    decoder = json.JSONDecoder()
-    for index, char in enumerate(body):
-        if char in "{[":
-            try:
-                value, _ = decoder.raw_decode(body, index)
-                return value
-            except json.JSONDecodeError:
-                continue
-    raise ValueError(f"no JSON object found in the answer {text[:200]!r}")
 
 
 def parse_extraction(text: str) -> ExtractionAnswer:
@@ -388,27 +298,6 @@ class MemoryExtractor(Protocol):
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractPrompts:
-    """The three prompts of ``extract``; defaults from ``prompts/extract.py``."""
-
-    system: str = EXTRACT_SYSTEM_PROMPT
-    user_template: str = EXTRACT_USER_TEMPLATE
-    retry_template: str = EXTRACT_RETRY_TEMPLATE
-
-    def __post_init__(self) -> None:
-        if "{transcript}" not in self.user_template:
-            raise ConfigurationError(
-                f"ExtractPrompts.user_template={self.user_template[:60]!r}... has no "
-                "'{transcript}' placeholder; add it where the conversation goes."
-            )
-        if "{error}" not in self.retry_template:
-            raise ConfigurationError(
-                f"ExtractPrompts.retry_template={self.retry_template[:60]!r}... has no "
-                "'{error}' placeholder; add it where the validation error goes."
-            )
-
-
 def _answer_text(answer: Any) -> str:
     if isinstance(answer, BaseMessage):
         return answer.text
@@ -435,6 +324,8 @@ class LLMMemoryExtractor:
             ``agent_inferred`` with confidence 0.5 (default ``False``: drop them).
         structured_output: ``"json"`` (default, any model) or ``"native"``
             (models that implement ``bind_tools``).
+        clock: "Now" for messages without their own ``created_at``
+            (``langgraph_memory.clock``; default the UTC wall clock).
 
     Raises:
         ConfigurationError: A bad argument, or ``"native"`` for a model without
@@ -458,6 +349,7 @@ class LLMMemoryExtractor:
         min_importance: float = 0.5,
         keep_agent_inferred: bool = False,
         structured_output: Literal["json", "native"] = "json",
+        clock: Clock | None = None,
     ) -> None:
         if not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -477,6 +369,7 @@ class LLMMemoryExtractor:
         self.min_importance = min_importance
         self.keep_agent_inferred = keep_agent_inferred
         self.structured_output = structured_output
+        self.clock = clock
         self._runnable: Any = model
         if structured_output == "native":
             try:
@@ -531,14 +424,34 @@ class LLMMemoryExtractor:
         # Without a human turn nothing can be user_stated; skip the call.
         return bool(transcript.text) and (transcript.has_human_turn or self.keep_agent_inferred)
 
-    def _finish(self, answer: ExtractionAnswer, transcript: Transcript) -> list[CandidateMemory]:
-        return candidates_from_answer(
+    def _finish(
+        self,
+        answer: ExtractionAnswer,
+        transcript: Transcript,
+        messages: Sequence[BaseMessage],
+    ) -> list[CandidateMemory]:
+        found = candidates_from_answer(
             answer,
             transcript,
             policy=self.policy,
             min_importance=self.min_importance,
             keep_agent_inferred=self.keep_agent_inferred,
         )
+        # Valid from when it was said: the latest message the memory cites.
+        said = {
+            mid: message_time(m, self.clock)
+            for m, mid in zip(messages, message_ids_for(messages), strict=True)
+        }
+        fallback = clock_now(self.clock)
+        return [
+            replace(
+                c,
+                observed_at=max(
+                    (said[mid] for mid in c.origin_message_ids if mid in said), default=fallback
+                ),
+            )
+            for c in found
+        ]
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Candidates for ``messages``; at most one model call (two when the first is invalid).
@@ -552,11 +465,11 @@ class LLMMemoryExtractor:
         request = self._first_request(transcript)
         first = self._runnable.invoke(request)
         try:
-            return self._finish(self._interpret(first), transcript)
+            return self._finish(self._interpret(first), transcript, messages)
         except ValueError as exc:
             error = str(exc)
         second = self._runnable.invoke(self._retry_request(request, first, error))
-        return self._finish(self._interpret_or_raise(second, error), transcript)
+        return self._finish(self._interpret_or_raise(second, error), transcript, messages)
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Async twin of ``extract``."""
@@ -566,11 +479,11 @@ class LLMMemoryExtractor:
         request = self._first_request(transcript)
         first = await self._runnable.ainvoke(request)
         try:
-            return self._finish(self._interpret(first), transcript)
+            return self._finish(self._interpret(first), transcript, messages)
         except ValueError as exc:
             error = str(exc)
         second = await self._runnable.ainvoke(self._retry_request(request, first, error))
-        return self._finish(self._interpret_or_raise(second, error), transcript)
+        return self._finish(self._interpret_or_raise(second, error), transcript, messages)
 
 
 def as_extractor(extractor: MemoryExtractor | BaseChatModel) -> MemoryExtractor:

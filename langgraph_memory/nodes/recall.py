@@ -26,6 +26,8 @@ from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, Syste
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langgraph_memory.clock import Clock
+from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import ScoringWeights, check_int, check_number
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._context import resolve_store, resolve_user_id
@@ -402,6 +404,7 @@ def create_recall_node(
     update_access_stats: bool = True,
     prompt: RecallPrompt | None = None,
     token_counter: TokenCounter = count_tokens_approximately,
+    clock: Clock | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create the ``recall`` node (sync and async) for a graph or middleware.
 
@@ -426,6 +429,8 @@ def create_recall_node(
         update_access_stats: Call ``store.touch`` for recalled memories, in the background.
         prompt: Override the block's wording (``prompts.recall.RecallPrompt``).
         token_counter: Counts tokens of a message list (offline approximate by default).
+        clock: "Now" for recency and validity, passed to the store's search as ``now``
+            (``langgraph_memory.clock``); ``None`` leaves it to the store's own clock.
 
     Returns:
         A ``RunnableLambda`` named ``recall`` returning a state update
@@ -514,13 +519,17 @@ def create_recall_node(
         )
         return recall_update(messages, packed), packed.memory_ids
 
+    def at_now(kwargs: dict[str, Any]) -> dict[str, Any]:
+        # Only a given clock is passed: a store without a ``now`` argument keeps working.
+        return kwargs if clock is None else {**kwargs, "now": clock_now(clock)}
+
     def recall(state: Any, config: RunnableConfig) -> dict[str, Any]:
         planned = plan(state, config)
         if planned is None:
             return {}
         target, user_id, query, messages = planned
         if isinstance(target, _OnePassRecall):
-            got = target.recall_memories(user_id, query, **one_pass_kwargs)
+            got = target.recall_memories(user_id, query, **at_now(one_pass_kwargs))
             found, pinned = list(got.found), list(got.pinned)
         elif pinned_kwargs:
             # The two searches overlap: the store spends most of it in SQLite/Chroma
@@ -541,7 +550,7 @@ def create_recall_node(
             return {}
         target, user_id, query, messages = planned
         if isinstance(target, _OnePassRecall):
-            got = await target.arecall_memories(user_id, query, **one_pass_kwargs)
+            got = await target.arecall_memories(user_id, query, **at_now(one_pass_kwargs))
             found, pinned = list(got.found), list(got.pinned)
         elif pinned_kwargs:
             found, pinned = await asyncio.gather(

@@ -782,6 +782,7 @@ class RuleBasedExtractor:
                         expires_at=found.expires_at,
                         origin_message_ids=(message_id,),
                         forget=found.forget,
+                        observed_at=message_time,
                     )
                 )
         return out

@@ -267,13 +267,20 @@ def test_migrate_command_postgres(pg_dsn: str, capsys: pytest.CaptureFixture[str
     assert [r["thread_id"] for r in rows] == ["old"]
 
 
-def test_eval_without_exam_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+def test_eval_delegates_to_the_exam(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import importlib.util
 
-    code = main(["eval"])
-    err = capsys.readouterr().err
     if importlib.util.find_spec("langgraph_memory.eval.__main__") is None:
-        assert code == 1 and "no exam runner" in err
+        assert main(["eval"]) == 1
+        assert "no exam runner" in capfd.readouterr().err
+        return
+    # Its own --help, not ours: everything after `eval` goes to the exam.
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    assert main(["eval", "--help"]) == 0
+    assert "python -m langgraph_memory.eval" in capfd.readouterr().out
+    assert main(["eval", "--no-such-option"]) == 2
 
 
 def test_bad_locations_give_one_line_errors(
