@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
@@ -48,18 +48,6 @@ class RawWrite:
     value: Any
 
 
-class OfficialSource(Protocol):
-    """What the migration needs from an official database."""
-
-    label: str
-
-    def thread_ids(self) -> list[str]: ...
-
-    def checkpoints(self, thread_id: str) -> list[CheckpointTuple]: ...
-
-    def writes(self, thread_id: str) -> list[RawWrite]: ...
-
-
 def _decode_writes(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> list[RawWrite]:
     return [
         RawWrite(
@@ -75,8 +63,45 @@ def _decode_writes(rows: Sequence[Sequence[Any]], serde: SerializerProtocol) -> 
     ]
 
 
-class SqliteSource:
+class _Source:
+    """What both dialects share; each names its writes table, value column and
+    parameter mark, and runs a query (``_rows``)."""
+
+    label: str
+    _saver: BaseCheckpointSaver[Any]
+    _serde: SerializerProtocol
+    _task_path: str
+    _writes_table: str
+    _value_column: str
+    _mark: str
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def thread_ids(self) -> list[str]:
+        rows = self._rows(
+            f"SELECT thread_id FROM checkpoints UNION SELECT thread_id FROM {self._writes_table} "
+            "ORDER BY 1"
+        )
+        return [str(r[0]) for r in rows]
+
+    def checkpoints(self, thread_id: str) -> list[CheckpointTuple]:
+        return list(self._saver.list({"configurable": {"thread_id": thread_id}}))
+
+    def writes(self, thread_id: str) -> list[RawWrite]:
+        rows = self._rows(
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, {self._task_path}, idx, channel, "
+            f"type, {self._value_column} FROM {self._writes_table} WHERE thread_id = {self._mark} "
+            "ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+            (thread_id,),
+        )
+        return _decode_writes(rows, self._serde)
+
+
+class SqliteSource(_Source):
     """A SQLite file written by ``langgraph.checkpoint.sqlite`` (sync or async)."""
+
+    _writes_table, _value_column, _mark = "writes", "value", "?"
 
     def __init__(self, path: str, serde: SerializerProtocol) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver as OfficialSqliteSaver
@@ -95,34 +120,21 @@ class SqliteSource:
             )
         columns = {r[1] for r in self._conn.execute("PRAGMA table_info(writes)")}
         self._task_path = "task_path" if "task_path" in columns else "''"
-        self._saver: BaseCheckpointSaver[Any] = OfficialSqliteSaver(self._conn, serde=serde)
+        self._saver = OfficialSqliteSaver(self._conn, serde=serde)
         self._saver.is_setup = True  # never run its setup(): it may alter tables
         self._saver._has_task_path = "task_path" in columns
 
-    def thread_ids(self) -> list[str]:
-        rows = self._conn.execute(
-            "SELECT thread_id FROM checkpoints UNION SELECT thread_id FROM writes ORDER BY 1"
-        )
-        return [str(r[0]) for r in rows]
-
-    def checkpoints(self, thread_id: str) -> list[CheckpointTuple]:
-        return list(self._saver.list({"configurable": {"thread_id": thread_id}}))
-
-    def writes(self, thread_id: str) -> list[RawWrite]:
-        rows = self._conn.execute(
-            f"SELECT checkpoint_ns, checkpoint_id, task_id, {self._task_path}, idx, channel, "
-            "type, value FROM writes WHERE thread_id = ? "
-            "ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
-            (thread_id,),
-        ).fetchall()
-        return _decode_writes(rows, self._serde)
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._conn.execute(sql, params).fetchall())
 
     def close(self) -> None:
         self._conn.close()
 
 
-class PostgresSource:
+class PostgresSource(_Source):
     """A Postgres database written by ``langgraph.checkpoint.postgres`` (sync or async)."""
+
+    _writes_table, _value_column, _mark = "checkpoint_writes", "blob", "%s"
 
     def __init__(self, dsn: str, serde: SerializerProtocol) -> None:
         import psycopg
@@ -162,36 +174,15 @@ class PostgresSource:
             )
         }
         self._task_path = "task_path" if "task_path" in columns else "''"
-        self._saver: BaseCheckpointSaver[Any] = OfficialPostgresSaver(self._conn, serde=serde)
+        self._saver = OfficialPostgresSaver(self._conn, serde=serde)
 
-    def thread_ids(self) -> list[str]:
-        rows = self._conn.execute(
-            "SELECT thread_id FROM checkpoints UNION SELECT thread_id FROM checkpoint_writes "
-            "ORDER BY 1"
-        )
-        return [str(r["thread_id"]) for r in rows]
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        from psycopg.rows import tuple_row
 
-    def checkpoints(self, thread_id: str) -> list[CheckpointTuple]:
-        return list(self._saver.list({"configurable": {"thread_id": thread_id}}))
-
-    def writes(self, thread_id: str) -> list[RawWrite]:
-        cur = self._conn.cursor(row_factory=_tuple_row())
-        rows = cur.execute(
-            f"SELECT checkpoint_ns, checkpoint_id, task_id, {self._task_path}, idx, channel, "
-            "type, blob FROM checkpoint_writes WHERE thread_id = %s "
-            "ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
-            (thread_id,),
-        ).fetchall()
-        return _decode_writes(rows, self._serde)
+        return list(self._conn.cursor(row_factory=tuple_row).execute(sql, params).fetchall())
 
     def close(self) -> None:
         self._conn.close()
-
-
-def _tuple_row() -> Any:
-    from psycopg.rows import tuple_row
-
-    return tuple_row
 
 
 @contextmanager
