@@ -306,3 +306,26 @@ def test_postgres_official_threads_migrate_with_identical_history(pg_dsn: str) -
     assert again.threads_already_done == 2 and again.checkpoints == 0
     with PostgresSaver.from_conn_string(pg_dsn) as ours:
         check_same(pg_dsn, expected, ours)
+
+
+@pytest.mark.postgres
+async def test_postgres_savers_warn_on_unmigrated_official_database(
+    pg_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from langgraph.checkpoint.postgres import PostgresSaver as OfficialPgSaver
+
+    from langgraph_memory import AsyncPostgresSaver
+
+    with OfficialPgSaver.from_conn_string(pg_dsn) as official:
+        official.setup()
+    with caplog.at_level(logging.WARNING):
+        async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=1):
+            pass
+    warnings = [
+        r.getMessage() for r in caplog.records if "langgraph-memory migrate" in r.getMessage()
+    ]
+    assert len(warnings) == 1 and "checkpoint_blobs" in warnings[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING), PostgresSaver.from_conn_string(pg_dsn, pool_size=1):
+        pass
+    assert not [r for r in caplog.records if "langgraph-memory migrate" in r.getMessage()]
