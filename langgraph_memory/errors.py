@@ -14,7 +14,11 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── InvalidFilterError(ValueError)           a filter key/operator we refuse
     ├── InvalidConnectionError(TypeError)        a connection object we cannot use
     ├── DatabaseConnectionError(ConnectionError) a database we cannot open or reach
+    ├── InvalidCheckpointError(ValueError)       a checkpoint / metadata / write a saver refuses
+    ├── InputTooLargeError(ValueError)           an id or text above its documented size limit
+    ├── InvalidMemoryError(ValueError)           a MemoryRecord field of the wrong type or range
     ├── ThreadDeletedError(RuntimeError)         write to a deleted (tombstoned) thread
+    ├── ThreadOwnershipError(PermissionError)    a thread used by a user who does not own it
     ├── CheckpointStorageError(RuntimeError)     the database refused after retries
     ├── MigrationError(RuntimeError)             a schema migration failed
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
@@ -79,6 +83,26 @@ class DatabaseConnectionError(LangGraphMemoryError, ConnectionError):
 
     Raised at once, never after retries: the message names the path or the
     server (without its password), the database's own reason, and the fix.
+    """
+
+
+class InvalidCheckpointError(LangGraphMemoryError, ValueError):
+    """A checkpoint, its metadata, versions or pending writes are not what a saver stores."""
+
+
+class InputTooLargeError(LangGraphMemoryError, ValueError):
+    """An id or a text is longer than its documented limit (see ``langgraph_memory.limits``)."""
+
+
+class InvalidMemoryError(LangGraphMemoryError, ValueError):
+    """A ``MemoryRecord`` field has the wrong type or is out of range."""
+
+
+class ThreadOwnershipError(LangGraphMemoryError, PermissionError):
+    """A thread that belongs to one user was read or written with another user's id.
+
+    The saver fails closed: nothing is read or stored. Threads with no owner
+    (written without a user id) are not affected.
     """
 
 
