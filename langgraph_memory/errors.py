@@ -13,6 +13,7 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── InvalidNamespaceError(ValueError)        namespace outside the store's contract
     ├── InvalidFilterError(ValueError)           a filter key/operator we refuse
     ├── InvalidConnectionError(TypeError)        a connection object we cannot use
+    ├── DatabaseConnectionError(ConnectionError) a database we cannot open or reach
     ├── InvalidCheckpointError(ValueError)       a checkpoint / metadata / write a saver refuses
     ├── InputTooLargeError(ValueError)           an id or text above its documented size limit
     ├── InvalidMemoryError(ValueError)           a MemoryRecord field of the wrong type or range
@@ -75,6 +76,14 @@ class InvalidFilterError(LangGraphMemoryError, ValueError):
 
 class InvalidConnectionError(LangGraphMemoryError, TypeError):
     """A connection or pool passed in cannot be used as given."""
+
+
+class DatabaseConnectionError(LangGraphMemoryError, ConnectionError):
+    """A database file cannot be opened, or a database server refuses the connection.
+
+    Raised at once, never after retries: the message names the path or the
+    server (without its password), the database's own reason, and the fix.
+    """
 
 
 class InvalidCheckpointError(LangGraphMemoryError, ValueError):

@@ -45,6 +45,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
+from langgraph_memory.config import check_int, check_number
 from langgraph_memory.errors import ConfigurationError, ModelOutputError
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes._messages import (
@@ -616,6 +617,16 @@ def create_compress_node(
         - User: Call me Lao Wang
         - User: My budget is 5000
     """
+    for arg, value, optional in (
+        ("max_tokens", max_tokens, False),
+        ("trigger_tokens", trigger_tokens, True),
+        ("trigger_messages", trigger_messages, True),
+        ("keep_last_turns", keep_last_turns, False),
+        ("summary_max_tokens", summary_max_tokens, False),
+        ("max_retries", max_retries, False),
+    ):
+        check_int(f"create_compress_node({arg})", value, optional=optional)
+    check_number("create_compress_node(trigger_fraction)", trigger_fraction)
     if max_tokens < 1:
         raise ConfigurationError(
             f"create_compress_node(max_tokens={max_tokens!r}): use tokens >= 1."

@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
-from langgraph_memory.config import ScoringWeights
+from langgraph_memory.config import ScoringWeights, check_int, check_number
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._context import resolve_store, resolve_user_id
 from langgraph_memory.nodes._messages import (
@@ -454,6 +454,16 @@ def create_recall_node(
         >>> "User is vegan" in recalled_block(update["messages"])
         True
     """
+    for arg, value, optional in (
+        ("k", k, False),
+        ("token_budget", token_budget, True),
+        ("prompt_budget_tokens", prompt_budget_tokens, False),
+        ("context_messages", context_messages, False),
+        ("pinned_k", pinned_k, False),
+    ):
+        check_int(f"create_recall_node({arg})", value, optional=optional)
+    check_number("create_recall_node(max_share)", max_share)
+    check_number("create_recall_node(min_relevance)", min_relevance, optional=True)
     if k < 1:
         raise ConfigurationError(f"create_recall_node(k={k!r}): use an integer >= 1.")
     if not 0 < max_share <= 1:

@@ -738,7 +738,9 @@ class SaverCore:
         insert_if_live = None if p.touch_thread else getattr(sql, "INSERT_CHECKPOINT_IF_LIVE", None)
         if p.touch_thread:
             # Creates/touches the thread row; a tombstone makes it return no row.
-            rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
+            rows = yield Fetch(
+                sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now, p.parent_id, p.parent_id)
+            )
             if not rows:
                 raise _put_refused(key.thread_id)
         elif insert_if_live is None and (yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))):
@@ -775,9 +777,25 @@ class SaverCore:
         )
         if insert_if_live is None:
             yield Execute(sql.INSERT_CHECKPOINT, row)
-        elif not (yield Execute(insert_if_live, (*row, key.thread_id))):
+        elif not (yield Execute(insert_if_live, (*row, key.thread_id, p.parent_id))):
             raise _put_refused(key.thread_id)
         return outcome
+
+    @staticmethod
+    def restarts_thread(p: PreparedPut) -> bool:
+        """Whether this put, refused on a deleted thread, starts it afresh: a new
+        run's first checkpoint (root namespace, no parent). A run that began
+        before the delete always has a parent, and stays refused."""
+        return p.parent_id is None and p.key.checkpoint_ns == ""
+
+    def restart_thread_txn(self, p: PreparedPut) -> Txn[bool]:
+        """Make a deleted thread live again for ``p``'s run; from now on its
+        puts with an older parent, and writes to older checkpoints, are refused
+        (``reset_before``, SQLite migration 5 / Postgres migration 7)."""
+        self.activity.forget(p.key.thread_id)
+        self.cache.discard_thread(p.key.thread_id)
+        done = yield Fetch(self.sql.RESTART_THREAD, (p.checkpoint_id, p.now, p.key.thread_id))
+        return bool(done)
 
     def _store_list(self, p: PreparedPut, pv: PreparedValue, outcome: PutOutcome) -> Txn[None]:
         sql = self.sql
@@ -1016,13 +1034,14 @@ class SaverCore:
         live = getattr(sql, "UPSERT_WRITE_IF_LIVE", None)
         if live is not None and p.rows:
             stmt = live if p.replace else sql.INSERT_WRITE_IF_ABSENT_IF_LIVE
-            stored = yield ExecuteMany(stmt, [(*row, thread_id) for row in p.rows])
+            stored = yield ExecuteMany(stmt, [(*row, thread_id, p.checkpoint_id) for row in p.rows])
             if isinstance(stored, int) and 0 <= stored == len(p.rows):
                 return
-        if (yield Fetch(sql.SELECT_TOMBSTONE, (thread_id,))):
+        if (yield Fetch(sql.SELECT_WRITES_REFUSED, (thread_id, p.checkpoint_id))):
             raise ThreadDeletedError(
-                f"thread_id={thread_id!r} was deleted; its late writes are refused so it "
-                "stays deleted. Call undelete_thread() first to reuse this id."
+                f"thread_id={thread_id!r} was deleted after checkpoint {p.checkpoint_id!r}; "
+                "late writes of a run that began before the delete are refused, so the "
+                "deleted thread never comes back (a new run on the id starts it afresh)."
             )
         if p.rows and live is None:
             stmt = sql.UPSERT_WRITE if p.replace else sql.INSERT_WRITE_IF_ABSENT
@@ -1621,8 +1640,9 @@ class SaverCore:
 
 def _put_refused(thread_id: str) -> ThreadDeletedError:
     return ThreadDeletedError(
-        f"thread_id={thread_id!r} was deleted; deleted threads stay deleted. "
-        "Use a new thread id, or call undelete_thread() first to reuse this one."
+        f"thread_id={thread_id!r} was deleted; a run that began before the delete "
+        "cannot write to it again. A new run on this id starts a fresh thread (or use "
+        "a new thread id, or call undelete_thread() first)."
     )
 
 

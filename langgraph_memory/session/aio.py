@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import (
@@ -53,9 +54,10 @@ from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_RETRY_SECONDS,
-    check_conn_string,
     commit_batch,
     is_busy_error,
+    open_error,
+    resolve_conn_string,
     retry_delay,
     run_reads,
     run_transaction,
@@ -263,7 +265,7 @@ class AsyncSqliteSaver(AsyncShell):
     @asynccontextmanager
     async def from_conn_string(
         cls,
-        conn_string: str,
+        conn_string: str | os.PathLike[str],
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
@@ -275,7 +277,8 @@ class AsyncSqliteSaver(AsyncShell):
         """Open a saver that owns (and closes) its aiosqlite connection.
 
         Args:
-            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            conn_string: a file path (``str`` or ``pathlib.Path``), ``file:`` URI,
+                or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
             redact_messages: store messages with identifiers redacted.
@@ -285,15 +288,24 @@ class AsyncSqliteSaver(AsyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            DatabaseConnectionError: the file's directory does not exist, or
+                SQLite cannot open the file.
         """
-        check_conn_string(conn_string)
-        conn = await aiosqlite.connect(
-            conn_string,
-            isolation_level=None,
-            timeout=busy_timeout_ms / 1000,
-            uri=conn_string.startswith("file:"),
-            cached_statements=256,
-        )
+        conn_string = resolve_conn_string(conn_string)
+        try:
+            conn = await aiosqlite.connect(
+                conn_string,
+                isolation_level=None,
+                timeout=busy_timeout_ms / 1000,
+                uri=conn_string.startswith("file:"),
+                cached_statements=256,
+            )
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise
+            raise open_error(exc, conn_string) from exc
         try:
             saver = cls(
                 conn,
@@ -588,7 +600,9 @@ class AsyncSqliteSaver(AsyncShell):
     ) -> RunnableConfig:
         await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        outcome = await self._put_restarting(
+            prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             await self._keep_last(prepared.key.thread_id)

@@ -428,6 +428,12 @@ class PostgresSaver(SyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection
+                (no such database, role or password; nothing listening). Raised
+                at once with libpq's reason, before any pool is opened.
         """
         options, session_async = pool_options(
             conn_string,
@@ -437,6 +443,10 @@ class PostgresSaver(SyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            psycopg.connect(conn_string, **PG.probe_kwargs(conn_string, connect_timeout)).close()
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
         pool = ConnectionPool(
             **options,
             configure=PG.configure_async_commit if session_async else None,
@@ -757,8 +767,11 @@ class PostgresSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
         self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
@@ -769,7 +782,9 @@ class PostgresSaver(SyncShell):
         else:
             outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
         if outcome is None:
-            outcome = self._write(lambda: self._core.put_txn(prepared))
+            outcome = self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)
@@ -814,8 +829,9 @@ class PostgresSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id (from any instance) raises
-        ``ThreadDeletedError``; call :meth:`undelete_thread` to reuse the id.
+        The next new run on this id (from any instance) starts a fresh thread;
+        a run that began before the delete gets ``ThreadDeletedError`` (see
+        ``SqliteSaver.delete_thread``).
         """
         self._write(PG.delete_thread_txn(self._core, thread_id))
         self._core.cache.discard_thread(str(thread_id))

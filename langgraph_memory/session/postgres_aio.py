@@ -388,6 +388,11 @@ class AsyncPostgresSaver(AsyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection, at
+                once, with libpq's reason.
         """
         options, session_async = pool_options(
             conn_string,
@@ -397,6 +402,13 @@ class AsyncPostgresSaver(AsyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            probe = await psycopg.AsyncConnection.connect(
+                conn_string, **PG.probe_kwargs(conn_string, connect_timeout)
+            )
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
+        await probe.close()
         pool = AsyncConnectionPool(
             **options,
             configure=PG.aconfigure_async_commit if session_async else None,
@@ -611,7 +623,9 @@ class AsyncPostgresSaver(AsyncShell):
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = await self._group_commit.submit(prepared)
         if outcome is None:
-            outcome = await self._write(lambda: self._core.put_txn(prepared))
+            outcome = await self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)

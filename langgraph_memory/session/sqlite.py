@@ -9,10 +9,12 @@ worker thread, so one saver object serves both ``graph.invoke`` and
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -31,6 +33,7 @@ from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
+    DatabaseConnectionError,
     InvalidConnectionError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
@@ -94,12 +97,50 @@ def retry_delay(
     return backoff_delay(attempt)
 
 
-def check_conn_string(conn_string: Any) -> None:
+def resolve_conn_string(conn_string: Any) -> str:
+    """``from_conn_string``'s argument as the string ``sqlite3.connect`` takes.
+
+    Accepts ``str`` and ``os.PathLike`` (``pathlib.Path``, as the official saver
+    does). A file in a directory that does not exist fails here, naming the
+    path, instead of as SQLite's "unable to open database file" later.
+    """
+    if isinstance(conn_string, os.PathLike):
+        conn_string = os.fspath(conn_string)
+    if isinstance(conn_string, bytes):
+        conn_string = os.fsdecode(conn_string)
     if not isinstance(conn_string, str) or not conn_string:
         raise ConfigurationError(
             f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-            "or ':memory:'."
+            "(str or pathlib.Path) or ':memory:'."
         )
+    path = database_file(conn_string)
+    if path is not None:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise DatabaseConnectionError(
+                f"cannot create the SQLite database {path!r}: its directory {directory!r} "
+                f"does not exist; create it first (os.makedirs({directory!r}, exist_ok=True) "
+                "or `mkdir -p`)."
+            )
+    return conn_string
+
+
+def database_file(conn_string: str) -> str | None:
+    """The file a connection string opens (``None`` for an in-memory database)."""
+    if conn_string == ":memory:" or "mode=memory" in conn_string:
+        return None
+    if conn_string.startswith("file:"):
+        return urllib.parse.unquote(urllib.parse.urlparse(conn_string).path) or None
+    return conn_string
+
+
+def open_error(exc: sqlite3.Error, conn_string: str) -> DatabaseConnectionError:
+    """SQLite's "unable to open database file", with the path and what to check."""
+    path = database_file(conn_string) or conn_string
+    return DatabaseConnectionError(
+        f"SQLite could not open {path!r} ({exc}); check that the path is a file (not a "
+        "directory), that its directory exists and that this process may write there."
+    )
 
 
 def check_user_connection(conn: Any) -> None:
@@ -181,21 +222,28 @@ class _Connections:
 
     def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
         for pragma in SQL.CONNECTION_PRAGMAS:
-            if user and ("foreign_keys" in pragma or "wal_autocheckpoint" in pragma):
+            if user and any(
+                name in pragma for name in ("foreign_keys", "wal_autocheckpoint", "journal_size")
+            ):
                 continue  # leave the user's own settings alone
             conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
 
     def _open(self) -> sqlite3.Connection:
         assert self._path is not None
-        conn = sqlite3.connect(
-            self._path,
-            check_same_thread=False,
-            isolation_level=None,
-            timeout=self._busy_timeout_ms / 1000,
-            uri=self._uri,
-            cached_statements=256,
-        )
-        self._configure(conn, user=False)
+        try:
+            conn = sqlite3.connect(
+                self._path,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=self._busy_timeout_ms / 1000,
+                uri=self._uri,
+                cached_statements=256,
+            )
+            self._configure(conn, user=False)
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise
+            raise open_error(exc, self._path) from exc
         return conn
 
     def _checkout(self) -> sqlite3.Connection:
@@ -615,7 +663,7 @@ class SqliteSaver(SyncShell):
     @contextmanager
     def from_conn_string(
         cls,
-        conn_string: str,
+        conn_string: str | os.PathLike[str],
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
@@ -627,7 +675,8 @@ class SqliteSaver(SyncShell):
         """Open a saver on a file path (or ``":memory:"``) that owns and closes its connections.
 
         Args:
-            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            conn_string: a file path (``str`` or ``pathlib.Path``), ``file:`` URI,
+                or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
             redact_messages: store messages with identifiers redacted.
@@ -638,8 +687,12 @@ class SqliteSaver(SyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            DatabaseConnectionError: the file's directory does not exist, or
+                SQLite cannot open the file.
         """
-        check_conn_string(conn_string)
+        conn_string = resolve_conn_string(conn_string)
         in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
         if in_memory:
             shared = sqlite3.connect(
@@ -868,12 +921,20 @@ class SqliteSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
         self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
+        outcome = self._put_restarting(
+            prepared,
+            lambda: self._write(
+                lambda: self._core.put_txn(prepared), self._core.put_rows(prepared)
+            ),
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             self._keep_last(prepared.key.thread_id)
@@ -926,35 +987,53 @@ class SqliteSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
-        call :meth:`undelete_thread` to reuse the id deliberately.
+        "Delete to reset" works as with LangGraph's savers: the next *new run*
+        on this id (its first checkpoint: root namespace, no parent) starts a
+        fresh thread. What the tombstone guards stays guarded: a run that began
+        before the delete (its puts have a parent, its writes a checkpoint, from
+        before) gets ``ThreadDeletedError``, before and after such a restart.
 
         Nothing of the thread stays in the files: ``secure_delete`` zeroes the
         deleted rows and freed pages, and the write-ahead log, whose older
         frames still hold the rows, is checkpointed and truncated (when another
         connection is reading, SQLite truncates it at the next checkpoint that
         finds no reader; ``vacuum()`` forces one). The tombstone keeps the id.
+
+        Example:
+            >>> from langgraph.checkpoint.base import empty_checkpoint
+            >>> from langgraph_memory.errors import ThreadDeletedError
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     fresh = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            ...     in_flight = saver.put(fresh, empty_checkpoint(), {}, {})
+            ...     saver.delete_thread("t")
+            ...     _ = saver.put(fresh, empty_checkpoint(), {}, {})  # a new run: fresh thread
+            ...     try:
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})  # the old run's next put
+            ...     except ThreadDeletedError:
+            ...         print("refused")
+            refused
         """
         self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
         self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def undelete_thread(self, thread_id: str) -> None:
-        """Remove a deleted thread's tombstone so the id can be used again (starting empty).
+        """Remove a deleted thread's tombstone so the id can be used again (starting
+        empty), by any write, including one whose run began before the delete.
 
         Example:
             >>> from langgraph.checkpoint.base import empty_checkpoint
             >>> from langgraph_memory.errors import ThreadDeletedError
             >>> with SqliteSaver.from_conn_string(":memory:") as saver:
             ...     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     in_flight = saver.put(config, empty_checkpoint(), {}, {})
             ...     saver.delete_thread("t")
             ...     try:
-            ...         saver.put(config, empty_checkpoint(), {}, {})
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})
             ...     except ThreadDeletedError:
             ...         print("refused")
             ...     saver.undelete_thread("t")
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     _ = saver.put(in_flight, empty_checkpoint(), {}, {})
             refused
         """
         self._write(lambda: self._core.undelete_thread_txn(thread_id))
