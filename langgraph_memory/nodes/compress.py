@@ -18,6 +18,12 @@ token / message threshold), the oldest turns are evicted:
 Without a model (``model=None``) a deterministic extractive summariser is used:
 a real offline mode that keeps the user's sentences carrying names, numbers,
 preferences, requests, decisions and to-dos, within the same token cap.
+
+With a model, a summary that cannot be written (the provider errors, or answers
+empty or with tool calls, after ``max_retries`` more attempts) falls back to the
+extractive summary with a warning (``fallback_to_extractive=True``, the default):
+compress runs after the reply, and the user's turn must never fail over its
+bookkeeping. ``fallback_to_extractive=False`` raises ``ModelOutputError`` instead.
 """
 
 from __future__ import annotations
@@ -441,9 +447,9 @@ class _SummaryAttempts:
         if self._attempt >= self._max_attempts:
             raise ModelOutputError(
                 f"compress: the summary model gave no usable summary in {self._attempt} "
-                f"attempt(s) ({'; '.join(self._problems)}). Check the model, or pass "
-                "fallback_to_extractive=True to fall back to the offline summariser. "
-                "Nothing was evicted."
+                f"attempt(s) ({'; '.join(self._problems)}). Check the model, or keep "
+                "fallback_to_extractive=True (the default) to fall back to the offline "
+                "summariser. Nothing was evicted."
             ) from cause
 
     def receive(self, response: Any) -> str | None:
@@ -561,7 +567,7 @@ def create_compress_node(
     archive_summary: bool = False,
     store: Any = None,
     max_retries: int = 2,
-    fallback_to_extractive: bool = False,
+    fallback_to_extractive: bool = True,
     prompt: CompressPrompt | None = None,
     token_counter: TokenCounter = count_tokens_approximately,
     name: str = "compress",
@@ -585,8 +591,11 @@ def create_compress_node(
             memory of the user (one per thread, overwritten as it rolls).
         store: Store for ``archive_summary``; ``None`` uses the graph's store.
         max_retries: Extra attempts after a failed or unusable model answer.
-        fallback_to_extractive: On ``ModelOutputError``, use the extractive summary
-            instead of raising.
+        fallback_to_extractive: When the model gives no usable summary after its
+            retries (errors, empty or tool-call answers), log a warning and use the
+            extractive summary, so the user's turn never fails because a summary could
+            not be written (default). ``False`` raises ``ModelOutputError`` instead and
+            leaves the state unchanged.
         prompt: Override the summariser prompt (``prompts.compress.CompressPrompt``).
         token_counter: Counts tokens of a message list (offline approximate by default).
         name: The runnable's name.
@@ -600,8 +609,9 @@ def create_compress_node(
 
     Raises:
         ConfigurationError: A threshold out of range.
-        ModelOutputError: At run time, when the model gave no usable summary after
-            retries (the state is left unchanged, nothing is lost).
+        ModelOutputError: At run time, only with ``fallback_to_extractive=False``, when
+            the model gave no usable summary after retries (the state is left unchanged,
+            nothing is lost).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -671,6 +681,15 @@ def create_compress_node(
             previous, found.evicted, max_tokens=summary_max_tokens, token_counter=token_counter
         )
 
+    def fallback(exc: ModelOutputError, previous: str, found: CompressionPlan) -> str:
+        # The turn was answered already; a summary that could not be written must not
+        # fail it. The extractive summary keeps the same cap and loses no user fact
+        # the writer has not seen (the handover ran first).
+        if not fallback_to_extractive:
+            raise exc
+        logger.warning("compress: %s Using the extractive summary instead.", exc)
+        return offline(previous, found)
+
     def summarize(previous: str, found: CompressionPlan) -> str:
         if model is None:
             return offline(previous, found)
@@ -684,13 +703,8 @@ def create_compress_node(
                     continue
                 if (summary := tries.receive(response)) is not None:
                     return summary
-        except ModelOutputError:
-            if not fallback_to_extractive:
-                raise
-            logger.warning(
-                "compress: model summary failed; using the extractive summary", exc_info=True
-            )
-            return offline(previous, found)
+        except ModelOutputError as exc:
+            return fallback(exc, previous, found)
 
     async def asummarize(previous: str, found: CompressionPlan) -> str:
         if model is None:
@@ -705,13 +719,8 @@ def create_compress_node(
                     continue
                 if (summary := tries.receive(response)) is not None:
                     return summary
-        except ModelOutputError:
-            if not fallback_to_extractive:
-                raise
-            logger.warning(
-                "compress: model summary failed; using the extractive summary", exc_info=True
-            )
-            return offline(previous, found)
+        except ModelOutputError as exc:
+            return fallback(exc, previous, found)
 
     def ids(config: RunnableConfig | None, needs_user: bool) -> tuple[str | None, str]:
         user_id = resolve_user_id(config) if needs_user else None

@@ -345,7 +345,10 @@ def test_empty_answer_is_retried() -> None:
 
 
 def test_provider_errors_are_retried_then_raise_a_clear_error() -> None:
-    node, model = node_with([ConnectionError("boom"), TimeoutError("slow"), ValueError("bad")])
+    node, model = node_with(
+        [ConnectionError("boom"), TimeoutError("slow"), ValueError("bad")],
+        fallback_to_extractive=False,
+    )
     with pytest.raises(
         ModelOutputError, match=r"3 attempt\(s\).*ConnectionError: boom.*Nothing was evicted"
     ):
@@ -355,7 +358,7 @@ def test_provider_errors_are_retried_then_raise_a_clear_error() -> None:
 
 def test_tool_calls_instead_of_text_is_malformed() -> None:
     bad = AIMessage("", tool_calls=[{"name": "x", "args": {}, "id": "c"}])
-    node, _ = node_with([bad, bad], max_retries=1)
+    node, _ = node_with([bad, bad], max_retries=1, fallback_to_extractive=False)
     with pytest.raises(ModelOutputError, match="tool calls instead of text"):
         node.invoke({"messages": dialogue(4)}, CONFIG)
 
@@ -363,7 +366,7 @@ def test_tool_calls_instead_of_text_is_malformed() -> None:
 def test_fallback_to_extractive_when_the_model_keeps_failing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    node, _ = node_with(["", "", ""], fallback_to_extractive=True)
+    node, _ = node_with(["", "", ""])  # the default
     with caplog.at_level(logging.WARNING):
         update = node.invoke({"messages": dialogue(4)}, CONFIG)
     assert "question 2" in update["summary"]
@@ -406,7 +409,7 @@ def test_truncated_answer_keeps_complete_lines_only() -> None:
 
 
 async def test_async_model_errors_raise_model_output_error() -> None:
-    node, _ = node_with([RuntimeError("x")], max_retries=0)
+    node, _ = node_with([RuntimeError("x")], max_retries=0, fallback_to_extractive=False)
     with pytest.raises(ModelOutputError, match="1 attempt"):
         await node.ainvoke({"messages": dialogue(4)}, CONFIG)
 
