@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -46,7 +46,6 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
@@ -70,6 +69,7 @@ from langgraph_memory.prompts.compress import (
     SUMMARY_OPEN_TAG,
     CompressPrompt,
 )
+from langgraph_memory.tokens import TokenCounter, count_message_tokens, default_token_counter
 from langgraph_memory.types import MemoryRecord, MemorySource, MemoryType
 
 __all__ = [
@@ -83,7 +83,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TokenCounter = Callable[[Iterable[Any]], int]
 
 # What the summariser sees of one evicted message: long tool outputs and pasted
 # documents are cut so the summary call itself stays far below the context budget.
@@ -163,7 +162,7 @@ def plan_compression(
     keep_last_turns: int = 2,
     summary_max_tokens: int = 300,
     extracted_through: str | None = None,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter = count_message_tokens,
     force: bool = False,
 ) -> CompressionPlan | None:
     """Decide whether to compress and what to evict; ``None`` means leave the state alone.
@@ -339,7 +338,7 @@ def extractive_summary(
     evicted: Sequence[BaseMessage],
     *,
     max_tokens: int = 300,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter = count_message_tokens,
 ) -> str:
     """Deterministic offline summary: the highest-signal sentences, in order, within the cap.
 
@@ -569,7 +568,7 @@ def create_compress_node(
     max_retries: int = 2,
     fallback_to_extractive: bool = True,
     prompt: CompressPrompt | None = None,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter | None = None,
     name: str = "compress",
     clock: Clock | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
@@ -597,7 +596,10 @@ def create_compress_node(
             not be written (default). ``False`` raises ``ModelOutputError`` instead and
             leaves the state unchanged.
         prompt: Override the summariser prompt (``prompts.compress.CompressPrompt``).
-        token_counter: Counts tokens of a message list (offline approximate by default).
+        token_counter: Counts tokens of a message list; ``None`` uses
+            ``langgraph_memory.tokens.default_token_counter(model)``: the model's own
+            counter when its class has one, else the offline estimate calibrated for
+            Chinese and English (cl100k).
         name: The runnable's name.
         clock: Stamps the archived summary memory (``langgraph_memory.clock``; default
             the UTC wall clock).
@@ -648,6 +650,7 @@ def create_compress_node(
     if max_retries < 0:
         raise ConfigurationError(f"create_compress_node(max_retries={max_retries!r}): use >= 0.")
     compress_prompt = prompt or DEFAULT_COMPRESS_PROMPT
+    counter = token_counter or default_token_counter(model)
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -662,7 +665,7 @@ def create_compress_node(
             keep_last_turns=keep_last_turns,
             summary_max_tokens=summary_max_tokens,
             extracted_through=state_value(state, "extracted_through"),
-            token_counter=token_counter,
+            token_counter=counter,
         )
         return None if found is None else (messages, found)
 
@@ -673,12 +676,12 @@ def create_compress_node(
             found.evicted,
             max_tokens=summary_max_tokens,
             max_attempts=1 + max_retries,
-            token_counter=token_counter,
+            token_counter=counter,
         )
 
     def offline(previous: str, found: CompressionPlan) -> str:
         return extractive_summary(
-            previous, found.evicted, max_tokens=summary_max_tokens, token_counter=token_counter
+            previous, found.evicted, max_tokens=summary_max_tokens, token_counter=counter
         )
 
     def fallback(exc: ModelOutputError, previous: str, found: CompressionPlan) -> str:
