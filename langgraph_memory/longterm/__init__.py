@@ -1,10 +1,23 @@
-"""Long-term memory: a LangGraph ``BaseStore`` on Chroma with an SQLite FTS5 keyword index.
+"""Long-term memory: a LangGraph ``BaseStore`` on Chroma with a catalog and keyword index.
 
-Layout: ``store.py`` (the store and its sync/async shells), ``catalog.py``
-(SQLite I/O), ``_sql.py`` (every statement), ``vectors.py`` (Chroma layout and
-vector search), ``where.py`` (user ids, partitions, ``WHERE`` builders),
-``rows.py`` (row/item/record mapping), ``tokenize.py`` (Chinese + English
-tokens for FTS5). Ranking lives in ``langgraph_memory.scoring``.
+Where things live:
+
+* ``store.py``: ``ChromaMemoryStore``, its constructors (``embedded``,
+  ``from_http``), assembled from the parts below.
+* ``surface.py``: the BaseStore surface (``batch``/``abatch`` over LangGraph's ops).
+* ``retrieval.py``: query planning, hybrid keyword + vector candidates, ranking.
+* ``writes.py``: catalog + vector writes, shard -> dedicated promotion, supersede.
+* ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
+  ``recall_memories``...).
+* ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``catalog.py``: the catalog interface and its SQLite dialect; statements in
+  ``_sql_sqlite.py``.
+* ``vectors.py`` (Chroma layout, vector cache), ``where.py`` (user ids,
+  partitions, ``WHERE`` builders), ``rows.py`` (row/item/record mapping),
+  ``tokenize.py`` (Chinese + English tokens), ``_steps.py`` (sync/async twins
+  written once), ``_state.py`` (shared constants and types).
+
+Ranking lives in ``langgraph_memory.scoring``.
 """
 
 from langgraph_memory.longterm.store import ChromaMemoryStore, RecalledMemories

@@ -1,8 +1,10 @@
-"""The SQLite side of the store: item catalog, FTS5 keyword index, partition map.
+"""The catalog: item rows, keyword index and partition map, behind one interface.
 
-One file, one connection, guarded by a lock so the sync API and the async
-shells (which run it in worker threads) can share it. Every statement comes
-from ``_sql.py``; every ``WHERE`` fragment from ``where.py``.
+:class:`Catalog` is what the store's parts ask of a catalog; :class:`SqliteCatalog`
+is the embedded dialect (one file, one connection, guarded by a lock so the
+sync API and the async shells, which run it in worker threads, can share it).
+Every statement comes from the dialect's module (``catalog.sql``, here
+``_sql_sqlite.py``); every ``WHERE`` fragment from ``where.py``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, Protocol
 
 from langgraph_memory.errors import MigrationError
-from langgraph_memory.longterm import _sql
+from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
 from langgraph_memory.longterm.tokenize import scope_tokens
 
@@ -31,8 +34,43 @@ def _scope_body(partition: str, body: str | None) -> str:
     return scope_tokens(body or "", term_scope(partition))
 
 
+class Catalog(Protocol):
+    """What the store's parts need from a catalog dialect.
+
+    ``sql`` is the dialect's statement module (named constants; templates take
+    ``{where}``/``{marks}`` from ``where.py``). ``transaction`` yields a
+    connection whose ``execute(sql, params)`` returns a cursor; ``reading``
+    yields one for reads that must see a consistent state without a write lock.
+    """
+
+    path: str
+    sql: ModuleType
+
+    def close(self) -> None: ...
+
+    def transaction(self, *, changes_terms: bool = True) -> Any: ...
+
+    def reading(self) -> Any: ...
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]: ...
+
+    def plan_terms(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> list[str]: ...
+
+    def meta(self, name: str) -> str | None: ...
+
+    def set_meta(self, name: str, value: str) -> None: ...
+
+    def scrub(self) -> None: ...
+
+
 class SqliteCatalog:
-    """Owns the SQLite file of a :class:`ChromaMemoryStore`."""
+    """Owns the SQLite file of a :class:`ChromaMemoryStore` (the embedded dialect)."""
+
+    sql: ModuleType = _sql
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -99,6 +137,12 @@ class SqliteCatalog:
                 raise
             else:
                 self.conn.execute("COMMIT")
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, for reads (no transaction is opened)."""
+        with self.lock:
+            yield self.conn
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.lock:

@@ -20,7 +20,7 @@ from langchain_core.messages import HumanMessage
 from langgraph_memory.config import ScoringWeights
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.longterm import store as store_module
+from langgraph_memory.longterm import retrieval as retrieval_module
 from langgraph_memory.nodes import create_recall_node
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
@@ -124,7 +124,7 @@ def test_many_pinned_rows_fall_back_to_separate_keyword_passes(
 ) -> None:
     store = ChromaMemoryStore.embedded(tmp_path, embeddings=HashingEmbeddings(dimensions=64))
     _seed(store, 400)
-    monkeypatch.setattr(store_module, "MAX_SHARED_PINNED_ROWS", 3)
+    monkeypatch.setattr(retrieval_module, "MAX_SHARED_PINNED_ROWS", 3)
     for query in QUERIES[:3]:
         got = store.recall_memories(
             USER,

@@ -1,4 +1,4 @@
-"""Every SQL statement of the long-term store's SQLite file, as named constants.
+"""Every SQL statement of the long-term store's SQLite catalog, as named constants.
 
 The file holds the item catalog (values, already redacted), the FTS5 keyword
 index and the partition -> Chroma collection map. Chroma itself only ever
@@ -270,3 +270,41 @@ UPSERT_META: Final = (
 FTS_OPTIMIZE: Final = "INSERT INTO lt_keywords (lt_keywords) VALUES ('optimize')"
 VACUUM: Final = "VACUUM"
 WAL_TRUNCATE: Final = "PRAGMA wal_checkpoint(TRUNCATE)"
+
+# -- statements that used to be built inline in store.py ---------------------------
+
+# A shard-tier partition's eligible rows with a vector (exact ranking of all of them).
+SELECT_VECTOR_ROWS_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1 AND {{where}}"
+)
+# Vector winners of a dedicated partition joined to the catalog. ``+partition``
+# keeps the planner on the item_id index: given ``partition = ? AND namespace =
+# ?`` it preferred walking the whole partition (6.6 ms at 10k memories, vs ~0.2
+# ms for 30 id lookups).
+SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items "
+    "WHERE +partition = ? AND item_id IN ({marks}) AND {where}"
+)
+# A user's active memories with one profile key (two active ones never share it).
+SELECT_ACTIVE_BY_MEM_KEY: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
+    "AND mem_key = ? AND mem_status = 'active'"
+)
+# A user's typed memories by id (any status).
+SELECT_MEMORIES_BY_ID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
+    "AND key IN ({marks}) AND mem_status IS NOT NULL"
+)
+# Active memories matching a lifecycle condition (expiry, staleness), all users...
+SELECT_ACTIVE_WHERE_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}}"
+)
+# ... or one user's.
+SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}} "
+    "AND partition = ?"
+)
+# Everything forget_user removes from one partition.
+SELECT_PARTITION_ROWS_TO_FORGET: Final = (
+    "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
+)
