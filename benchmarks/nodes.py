@@ -36,7 +36,6 @@ from langchain_core.messages import (
     HumanMessage,
     MessageLikeRepresentation,
 )
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -48,6 +47,7 @@ from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes import MemoryWriter, create_compress_node, create_recall_node
 from langgraph_memory.nodes.recall import flush_access_stats
 from langgraph_memory.session import SqliteSaver
+from langgraph_memory.tokens import count_message_tokens
 from langgraph_memory.types import MemoryRecord, MemoryType
 from langgraph_memory.wiring import MemoryState, add_memory_nodes
 
@@ -110,7 +110,7 @@ def summary_of(tokens: int) -> str:
     """A summary of about ``tokens`` tokens (the fake summariser's answer)."""
     line = "- The user plans a Hangzhou trip, budget 5000 yuan, prefers lake-view hotels.\n"
     text = ""
-    while count_tokens_approximately([HumanMessage(text + line)]) - 3 <= tokens:
+    while count_message_tokens([HumanMessage(text + line)]) - 3 <= tokens:
         text += line
     return text.strip()
 
@@ -291,7 +291,7 @@ def bench_latency(workdir: Path, n_memories: int, dialogues: int) -> dict[str, A
 
 def bench_compression() -> dict[str, Any]:
     msgs = as_messages(dialogue(30))
-    before = count_tokens_approximately(msgs)
+    before = count_message_tokens(msgs)
     out: dict[str, Any] = {"tokens_before": before, "rows": []}
     for keep in (2, 3):
         for label, model in (
@@ -312,14 +312,13 @@ def bench_compression() -> dict[str, Any]:
                 list[BaseMessage],
                 add_messages(cast(list[MessageLikeRepresentation], msgs), update["messages"]),
             )
-            after = count_tokens_approximately(after_msgs)
+            after = count_message_tokens(after_msgs)
             out["rows"].append(
                 {
                     "keep": keep,
                     "summariser": label,
                     "tokens_after": after,
-                    "summary_tokens": count_tokens_approximately([HumanMessage(update["summary"])])
-                    - 3,
+                    "summary_tokens": count_message_tokens([HumanMessage(update["summary"])]) - 3,
                     "kept_messages": sum(1 for m in after_msgs if m.type != "system"),
                     "reduction": 1 - after / before,
                 }
@@ -450,7 +449,7 @@ def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], sec
         "## 2. Compression of a 30-turn dialogue",
         "",
         f"Before: {comp['tokens_before']:,} prompt tokens (~25-token questions, ~150-token answers; "
-        "`count_tokens_approximately`). The summary message and the recall block are counted "
+        "`count_message_tokens`). The summary message and the recall block are counted "
         'in "after"; `keep_last_turns=2` is the default.',
         "",
         "| keep_last_turns | summariser | summary tokens | messages kept | tokens after | reduction |",

@@ -220,7 +220,7 @@ class ProfilePolicy:
     min_importance: float = 0.6
     high_importance: float = 0.85
     min_agent_confidence: float = 0.8
-    pool: int = 40
+    pool: int = 24
     extra_key_words: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:

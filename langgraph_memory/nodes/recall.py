@@ -470,7 +470,9 @@ def plan_recall(
     pinned: list[ScoredMemory] = []
     if profile is not None:
         entries = select_profile(
-            (s.record for s in pool),
+            # A qualifying memory the query found counts too (an unkeyed allergy in a
+            # large partition reaches the profile when the turn touches it).
+            [*(s.record for s in pool), *(s.record for s in found)],
             profile,
             now=now,
             about_me=about_me,
@@ -579,16 +581,31 @@ class _OnePassRecall(Protocol):
     async def arecall_memories(self, user_id: str, query: str, **kwargs: Any) -> Any: ...
 
 
-def _one_pass_kwargs(search: dict[str, Any], pinned: dict[str, Any] | None) -> dict[str, Any]:
-    """``recall_memories`` arguments equivalent to the two searches' keyword arguments."""
+def _one_pass_kwargs(
+    search: dict[str, Any],
+    pinned_k: int,
+    pinned_types: Sequence[MemoryType],
+    profile: ProfilePolicy | None,
+) -> dict[str, Any]:
+    """``recall_memories`` arguments: the query search, the standing instructions
+    (pinned search) and, with a profile, the store's profile pass (``profile_limit``:
+    candidates by importance straight from the catalog, whatever the query)."""
     kwargs = dict(search)
-    if pinned:
+    if pinned_k and pinned_types:
         kwargs.update(
-            pinned_types=pinned["types"],
-            pinned_limit=pinned["limit"],
-            pinned_weights=pinned["weights"],
+            pinned_types=list(pinned_types),
+            pinned_limit=pinned_k,
+            pinned_weights=_PROFILE_WEIGHTS,
         )
+    if profile is not None:
+        kwargs["profile_limit"] = profile.pool
     return kwargs
+
+
+def _one_pass_pool(got: Any) -> list[ScoredMemory]:
+    """Profile candidates of a one-pass answer: the profile pass, then the pinned ones."""
+    profile = [ScoredMemory(record, 0.0) for record in getattr(got, "profile", ())]
+    return [*profile, *got.pinned]
 
 
 _SEARCH_POOL: ThreadPoolExecutor | None = None
@@ -796,7 +813,7 @@ def create_recall_node(
     recall_prompt = prompt or DEFAULT_RECALL_PROMPT
     counter = token_counter or default_token_counter()
     search_kwargs = _search_kwargs(k, weights, min_relevance)
-    one_pass_kwargs = _one_pass_kwargs(search_kwargs, pinned_kwargs)
+    one_pass_kwargs = _one_pass_kwargs(search_kwargs, pinned_k, pinned_types, profile)
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -845,7 +862,7 @@ def create_recall_node(
         target, user_id, query, messages = planned
         if isinstance(target, _OnePassRecall):
             got = target.recall_memories(user_id, query, **at_now(one_pass_kwargs))
-            found, pool = list(got.found), list(got.pinned)
+            found, pool = list(got.found), _one_pass_pool(got)
         elif pinned_kwargs:
             # The two searches overlap: the store spends most of it in SQLite/Chroma
             # calls that release the GIL.
@@ -866,7 +883,7 @@ def create_recall_node(
         target, user_id, query, messages = planned
         if isinstance(target, _OnePassRecall):
             got = await target.arecall_memories(user_id, query, **at_now(one_pass_kwargs))
-            found, pool = list(got.found), list(got.pinned)
+            found, pool = list(got.found), _one_pass_pool(got)
         elif pinned_kwargs:
             found, pool = await asyncio.gather(
                 _asearch(target, user_id, query, **search_kwargs),

@@ -95,3 +95,30 @@ async def test_async_path_gives_the_same_profile(
     assert await recall.ainvoke(state, CONFIG) == sync
     block = recalled_block(add_messages(state["messages"], sync["messages"])) or ""
     assert "花生" in block and "Never use honorifics" in block and "jazz" not in block
+
+
+def test_store_profile_pass_ranks_by_importance_whatever_the_query(
+    store: ChromaMemoryStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_memory.errors import ConfigurationError
+    from langgraph_memory.longterm import retrieval
+
+    low = [
+        store.put_memory(memory(f"User read book {i}", clock, importance=0.3 + i / 100))
+        for i in range(5)
+    ]
+    unkeyed = store.put_memory(memory("User's son is allergic to peanuts", clock, importance=0.9))
+    keyed = store.put_memory(memory("User lives in Chengdu", clock, key="address.city"))
+    gone = store.put_memory(
+        memory("User is in Tokyo", clock, importance=1.0, expires_at=START + timedelta(hours=1))
+    )
+    clock.advance(timedelta(days=1))
+    got = store.recall_memories(USER, "zzz unrelated", profile_limit=3)
+    assert [r.id for r in got.profile] == [unkeyed.id, keyed.id, low[-1].id]
+    assert gone.id not in [r.id for r in store.recall_memories(USER, "x", profile_limit=50).profile]
+    assert store.recall_memories(USER, "x").profile == ()  # off by default
+    # A large partition: only keyed slots are ranked (no full scan on the reply path).
+    monkeypatch.setattr(retrieval, "PROFILE_SCAN_MAX_ROWS", 2)
+    assert [r.id for r in store.recall_memories(USER, "x", profile_limit=5).profile] == [keyed.id]
+    with pytest.raises(ConfigurationError, match="profile_limit=-1"):
+        store.recall_memories(USER, "x", profile_limit=-1)
