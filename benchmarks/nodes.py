@@ -44,8 +44,9 @@ from langgraph.store.base import PutOp
 from graphs._models import ScriptedChatModel
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes import MemoryWriter, create_compress_node, create_recall_node
+from langgraph_memory.nodes import create_compress_node, create_recall_node
 from langgraph_memory.nodes.recall import flush_access_stats
+from langgraph_memory.pipeline import MemoryWriter
 from langgraph_memory.session import SqliteSaver
 from langgraph_memory.tokens import count_message_tokens
 from langgraph_memory.types import MemoryRecord, MemoryType
