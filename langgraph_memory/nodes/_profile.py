@@ -21,8 +21,11 @@ How a memory qualifies (:func:`profile_reason`), in priority order:
    ``preferred_name``, ``address_form`` ...; "call me", "称呼", "叫我").
 4. ``slot``: the current value of a key slot: diet, home city and address,
    budget, language, household, job, contact channel ...
-5. ``important``: any other semantic fact the user stated with importance
-   ``>= high_importance`` (0.85).
+5. ``important``: any other fact the user stated with importance
+   ``>= high_importance`` (0.6; a plain ``MemoryRecord`` has 0.5, the rules give
+   stated facts 0.6-0.95, low-importance evidence stays out), and upcoming or
+   time-boxed events of that importance (a past event without an end date could be
+   long over, so it is left to the query).
 
 Families 2 and 4 need importance ``>= min_importance`` (0.6). Agent-inferred
 memories qualify only with confidence ``>= min_agent_confidence`` and rank
@@ -204,7 +207,9 @@ class ProfilePolicy:
         about_me_share: The share for "about me" questions.
         about_me_items: The item cap for "about me" questions.
         min_importance: Importance an identity or slot memory needs.
-        high_importance: Importance that qualifies any user-stated semantic fact.
+        high_importance: Importance that qualifies any user-stated fact of
+            ``important_types`` (events only when upcoming or time-boxed).
+        important_types: Memory types the ``important`` family takes.
         min_agent_confidence: Confidence an agent-inferred memory needs.
         pool: How many candidates (ranked by importance) recall asks the store for.
 
@@ -214,13 +219,14 @@ class ProfilePolicy:
     """
 
     share: float = 0.25
-    max_items: int = 8
+    max_items: int = 16
     about_me_share: float = 0.6
     about_me_items: int = 20
     min_importance: float = 0.6
-    high_importance: float = 0.85
+    high_importance: float = 0.6
     min_agent_confidence: float = 0.8
     pool: int = 24
+    important_types: tuple[MemoryType, ...] = (MemoryType.SEMANTIC, MemoryType.EPISODIC)
     extra_key_words: frozenset[str] = field(default_factory=frozenset)
 
     def __post_init__(self) -> None:
@@ -237,6 +243,7 @@ class ProfilePolicy:
                 raise ConfigurationError(
                     f"ProfilePolicy.{name}={value!r} is out of range; use a value between 0 and 1."
                 )
+        object.__setattr__(self, "important_types", tuple(self.important_types))
         for name in ("max_items", "about_me_items", "pool"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -299,14 +306,29 @@ def profile_reason(
     important = record.importance >= policy.min_importance
     if important and (words & _IDENTITY_KEY_WORDS or _IDENTITY_TEXT.search(text)):
         return "identity"
-    if important and record.type is MemoryType.SEMANTIC:
-        if words & (_SLOT_KEY_WORDS | policy.extra_key_words) or _SLOT_TEXT.search(text):
-            return "slot"
-        if record.importance >= policy.high_importance and (
-            record.source is MemorySource.USER_STATED
-        ):
-            return "important"
+    slot_words = _SLOT_KEY_WORDS | policy.extra_key_words
+    if (
+        important
+        and record.type is MemoryType.SEMANTIC
+        and (words & slot_words or _SLOT_TEXT.search(text))
+    ):
+        return "slot"
+    if (
+        record.type in policy.important_types
+        and record.importance >= policy.high_importance
+        and record.source is MemorySource.USER_STATED
+        and (record.type is not MemoryType.EPISODIC or _upcoming(record, now))
+    ):
+        return "important"
     return None
+
+
+def _upcoming(record: MemoryRecord, now: datetime | None) -> bool:
+    """An event worth showing every turn: time-boxed (and, being current, not lapsed)
+    or still ahead. A past event without an end could be long over: left to the query."""
+    if record.expires_at is not None:
+        return True
+    return record.event_time is not None and now is not None and record.event_time >= now
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ from langgraph_memory.types import (
 from tests.unit.test_recall import CONFIG, ListMemoryStore, record
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+DAY = timedelta(days=1)
 
 
 def scored(records: list[MemoryRecord], score: float = 0.5) -> list[ScoredMemory]:
@@ -65,6 +66,7 @@ def scored(records: list[MemoryRecord], score: float = 0.5) -> list[ScoredMemory
         (record("User is vegetarian", key="diet", importance=0.85), "slot"),
         (record("User's home city is Xi'an", key="home_city", importance=0.8), "slot"),
         (record("User is a gold member of the store", importance=0.9), "important"),
+        (record("User's order A123 ships Friday", key="order.a123", importance=0.7), "important"),
     ],
 )
 def test_families(memory: MemoryRecord, family: str) -> None:
@@ -86,7 +88,9 @@ def test_families(memory: MemoryRecord, family: str) -> None:
             confidence=0.5,
         ),
         record("   ", key="allergy"),
-        record("User's order A123 shipped", key="order.a123", importance=0.7),
+        record("User's order A123 shipped", key="order.a123", importance=0.5),
+        record("User went hiking last spring", type=MemoryType.EPISODIC, importance=0.9),
+        record("Agent thinks the user is a gold member", source=MemorySource.AGENT_INFERRED),
     ],
 )
 def test_non_members(memory: MemoryRecord) -> None:
@@ -100,6 +104,20 @@ def test_ended_and_expired_memories_never_qualify_at_now() -> None:
     assert profile_reason(ended, now=NOW) is None
     assert profile_reason(expired, now=NOW) is None
     assert profile_reason(later, now=NOW) == "safety"
+
+
+def test_events_are_important_only_while_ahead_or_time_boxed() -> None:
+    trip = record(
+        "User flies to Tokyo", type=MemoryType.EPISODIC, importance=0.8, event_time=NOW + DAY
+    )
+    promo = record(
+        "User's coupon is valid", type=MemoryType.EPISODIC, importance=0.7, expires_at=NOW + DAY
+    )
+    assert profile_reason(trip, now=NOW) == "important"
+    assert profile_reason(trip, now=NOW + 2 * DAY) is None  # the flight is over
+    assert profile_reason(trip) is None  # no clock: cannot tell, left to the query
+    assert profile_reason(promo, now=NOW) == "important"
+    assert profile_reason(promo, now=NOW + 2 * DAY) is None  # lapsed
 
 
 def test_order_is_family_then_user_stated_then_importance_and_one_per_key() -> None:
