@@ -34,7 +34,7 @@ Example:
     >>> estimate_tokens("I am allergic to seafood.")
     6
     >>> estimate_tokens("我对海鲜过敏，请不要推荐虾。")
-    15
+    16
     >>> estimate_tokens("我对海鲜过敏，请不要推荐虾。", family="qwen")
     9
 """
@@ -62,6 +62,7 @@ __all__ = [
     "count_message_tokens",
     "default_token_counter",
     "estimate_tokens",
+    "text_token_counter",
 ]
 
 logger = logging.getLogger(__name__)
@@ -222,6 +223,15 @@ def count_message_tokens(messages: Iterable[Any], *, family: str = "cl100k") -> 
     return math.ceil(total)
 
 
+count_message_tokens.text_tokens = estimate_tokens  # type: ignore[attr-defined]
+
+
+def text_token_counter(counter: TokenCounter) -> Callable[[str], int] | None:
+    """The plain-text count behind a message counter of this module, if it has one."""
+    found = getattr(counter, "text_tokens", None)
+    return found if callable(found) else None
+
+
 def approximate_token_counter(family: str = "cl100k") -> TokenCounter:
     """A ``token_counter`` for the memory nodes using the calibrated estimate of ``family``.
 
@@ -235,6 +245,8 @@ def approximate_token_counter(family: str = "cl100k") -> TokenCounter:
     def counter(messages: Iterable[Any]) -> int:
         return count_message_tokens(messages, family=family)
 
+    # Packers that measure many lines use the plain-text count (no message conversion).
+    counter.text_tokens = lambda text: estimate_tokens(text, family=family)  # type: ignore[attr-defined]
     return counter
 
 

@@ -54,6 +54,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.types import MemoryRecord, MemorySource, MemoryStatus, MemoryType
@@ -295,23 +296,17 @@ def profile_reason(
         and record.confidence < policy.min_agent_confidence
     ):
         return None
-    words = _key_words(record.key)
-    if words & _NEVER_KEY_WORDS:
+    signals = _signals(record.text, record.key, policy.extra_key_words)
+    if "never" in signals:
         return None
-    text = record.text
-    if words & _SAFETY_KEY_WORDS or _SAFETY_TEXT.search(text):
+    if "safety" in signals:
         return "safety"
     if record.type is MemoryType.PROCEDURAL:
         return "instruction"
     important = record.importance >= policy.min_importance
-    if important and (words & _IDENTITY_KEY_WORDS or _IDENTITY_TEXT.search(text)):
+    if important and "identity" in signals:
         return "identity"
-    slot_words = _SLOT_KEY_WORDS | policy.extra_key_words
-    if (
-        important
-        and record.type is MemoryType.SEMANTIC
-        and (words & slot_words or _SLOT_TEXT.search(text))
-    ):
+    if important and record.type is MemoryType.SEMANTIC and "slot" in signals:
         return "slot"
     if (
         record.type in policy.important_types
@@ -321,6 +316,23 @@ def profile_reason(
     ):
         return "important"
     return None
+
+
+@lru_cache(maxsize=16384)
+def _signals(text: str, key: str | None, extra_key_words: frozenset[str]) -> frozenset[str]:
+    """Which families a memory's key and text point to (cached: the same memories
+    come back turn after turn, and the regexes are the planner's main cost)."""
+    words = _key_words(key)
+    found: set[str] = set()
+    if words & _NEVER_KEY_WORDS:
+        found.add("never")
+    if words & _SAFETY_KEY_WORDS or _SAFETY_TEXT.search(text):
+        found.add("safety")
+    if words & _IDENTITY_KEY_WORDS or _IDENTITY_TEXT.search(text):
+        found.add("identity")
+    if words & (_SLOT_KEY_WORDS | extra_key_words) or _SLOT_TEXT.search(text):
+        found.add("slot")
+    return frozenset(found)
 
 
 def _upcoming(record: MemoryRecord, now: datetime | None) -> bool:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
@@ -57,7 +58,12 @@ from langgraph_memory.prompts.recall import (
     RECALL_MESSAGE_ID,
     RecallPrompt,
 )
-from langgraph_memory.tokens import TokenCounter, count_message_tokens, default_token_counter
+from langgraph_memory.tokens import (
+    TokenCounter,
+    count_message_tokens,
+    default_token_counter,
+    text_token_counter,
+)
 from langgraph_memory.types import (
     LongTermMemory,
     MemoryRecord,
@@ -144,6 +150,12 @@ def _memory_date(record: MemoryRecord) -> str:
 
 
 def render_memory_line(record: MemoryRecord, prompt: RecallPrompt = DEFAULT_RECALL_PROMPT) -> str:
+    """One memory as a line of the block (cached: the same memories come back every turn)."""
+    return _memory_line(record, prompt)
+
+
+@lru_cache(maxsize=16384)
+def _memory_line(record: MemoryRecord, prompt: RecallPrompt) -> str:
     source = record.source.value if isinstance(record.source, MemorySource) else str(record.source)
     return prompt.line.format(
         text=_clean_memory_text(record.text),
@@ -232,12 +244,17 @@ class _BlockBudget:
     def __init__(self, prompt: RecallPrompt, token_counter: TokenCounter) -> None:
         self.prompt = prompt
         self.counter = token_counter
+        # Our own counters count plain text directly (no message objects per line).
+        self.text_tokens = text_token_counter(token_counter)
         self.empty = token_counter([SystemMessage(content="")])
         self.base = token_counter([SystemMessage(content=render_recall_block([], prompt))])
         self.sections: set[str] = set()
         self.used = self.base
+        self.lines: dict[str, str] = {}
 
     def text_cost(self, text: str) -> int:
+        if self.text_tokens is not None:
+            return self.text_tokens(text + "\n")
         return max(0, self.counter([SystemMessage(content=text + "\n")]) - self.empty)
 
     def cost(self, record: MemoryRecord, section: str) -> int:
@@ -246,7 +263,10 @@ class _BlockBudget:
             if section in self.sections
             else self.text_cost(f"## {self.prompt.title_for(section)}")
         )
-        return extra + self.text_cost(render_memory_line(record, self.prompt))
+        line = self.lines.get(record.id)
+        if line is None:
+            line = self.lines[record.id] = render_memory_line(record, self.prompt)
+        return extra + self.text_cost(line)
 
     def add(self, section: str, cost: int) -> None:
         self.sections.add(section)
@@ -296,7 +316,7 @@ def pack_memories(
 
         if record.id in seen:
             return decide(False, "already in the block")
-        if not _clean_memory_text(record.text):
+        if not record.text.strip():
             return decide(False, "blank text")
         section = (
             "profile"
