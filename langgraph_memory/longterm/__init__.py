@@ -10,6 +10,8 @@ Where things live:
 * ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
   ``recall_memories``...).
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``reembedding.py``: the embedding model's recorded identity (pure parts in
+  ``embedding_identity.py``), refusing another model, ``reembed``.
 * ``catalog.py``: the catalog interface and its SQLite dialect; statements in
   ``_sql_sqlite.py``.
 * ``vectors.py`` (Chroma layout, vector cache), ``where.py`` (user ids,

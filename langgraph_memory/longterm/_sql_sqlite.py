@@ -283,6 +283,15 @@ UPSERT_META: Final = (
     "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
     "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
 )
+DELETE_META: Final = "DELETE FROM lt_meta WHERE name = ?"
+
+# Re-embedding (reembedding.py): every vector-bearing row, in rowid order, in batches.
+COUNT_VECTOR_ROWS_AFTER: Final = "SELECT count(*) FROM lt_items WHERE has_vector = 1 AND rowid > ?"
+SELECT_VECTOR_ROWS_AFTER: Final = (
+    "SELECT rowid, partition, item_id, value FROM lt_items "
+    "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
+)
+SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"
 
 # Rewrites the FTS5 b-tree without the deleted rows' tokens; VACUUM and a WAL
 # truncation then drop the freed pages from the file itself.

@@ -16,7 +16,8 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``) over ``catalog.py`` (the catalog interface and its SQLite
+``forget_user``), ``reembedding.py`` (the recorded embedding model, ``reembed``)
+over ``catalog.py`` (the catalog interface and its SQLite
 dialect). This module builds it. Sync and async twins are one generator of
 steps (``_steps.py``). Scoring, ``WHERE`` building and row mapping are pure
 functions in ``scoring.py``, ``where.py`` and ``rows.py``.
@@ -59,6 +60,7 @@ from langgraph_memory.longterm._state import (
 from langgraph_memory.longterm.catalog import SqliteCatalog
 from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
+from langgraph_memory.longterm.reembedding import Reembedding
 from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS
 from langgraph_memory.longterm.surface import StoreSurface
 from langgraph_memory.longterm.vectors import ChromaVectors, PartitionVectorCache
@@ -71,7 +73,7 @@ KEYWORD_INDEX_FILENAME = "keyword_index.sqlite3"
 CHROMA_DIRNAME = "chroma"
 
 
-class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, BaseStore):
+class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, BaseStore):
     """Long-term memory on Chroma + SQLite FTS5, partitioned per user.
 
     Build it with :meth:`embedded` (a local directory) or :meth:`from_http`
@@ -166,7 +168,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, BaseStore):
             probe = getattr(embeddings, "dimensions", None)
             dims = int(probe) if probe else len(self.embeddings.embed_query("dimension probe"))
         if self.embeddings is not None:
-            self._check_dims(dims)
+            self._check_embedding_identity(dims)
             self.index_config = {
                 "dims": dims,
                 "embed": self.embeddings,
@@ -261,13 +263,3 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, BaseStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _check_dims(self, dims: int) -> None:
-        stored = self.catalog.meta("dims")
-        if stored is None:
-            self.catalog.set_meta("dims", str(dims))
-        elif int(stored) != dims:
-            raise ConfigurationError(
-                f"Embedding dims={dims} but {self.catalog.path!r} was built with dims={stored}; "
-                "use the same embedding model, or a new store directory."
-            )

@@ -62,6 +62,7 @@ from langgraph_memory.nodes._messages import (
     tool_call_ids,
     tool_result_id,
 )
+from langgraph_memory.privacy import neutralize_markup
 from langgraph_memory.prompts.compress import (
     DEFAULT_COMPRESS_PROMPT,
     SUMMARY_CLOSE_TAG,
@@ -88,7 +89,6 @@ logger = logging.getLogger(__name__)
 # documents are cut so the summary call itself stays far below the context budget.
 _MAX_CHARS_PER_MESSAGE = 2000
 _MAX_CHARS_PER_TOOL_RESULT = 500
-_OUR_TAGS = re.compile(r"</?\s*(conversation_summary|long_term_memory)\s*>", re.IGNORECASE)
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
@@ -261,8 +261,9 @@ def _text_tokens(text: str, token_counter: TokenCounter) -> int:
 
 
 def clean_summary(text: str) -> str:
-    """Strip our own block tags (a summary cannot close its block) and blank-line runs."""
-    return _BLANK_LINES.sub("\n\n", _OUR_TAGS.sub("", text)).strip()
+    """Neutralise our block tags and their look-alikes (a summary cannot close its
+    block; ``privacy.neutralize_markup``) and collapse blank-line runs."""
+    return _BLANK_LINES.sub("\n\n", neutralize_markup(text)).strip()
 
 
 def fit_to_tokens(text: str, max_tokens: int, token_counter: TokenCounter) -> str:

@@ -53,6 +53,7 @@ from langgraph_memory.nodes._profile import (
     profile_share,
     select_profile,
 )
+from langgraph_memory.privacy import neutralize_markup
 from langgraph_memory.prompts.recall import (
     DEFAULT_RECALL_PROMPT,
     RECALL_MESSAGE_ID,
@@ -96,7 +97,6 @@ logger = logging.getLogger(__name__)
 # Rendered in section order: the core profile, then MemoryType values.
 _SECTION_ORDER: tuple[str, ...] = ("profile", "semantic", "episodic", "procedural")
 # A memory may not open/close our block or start a new section of its own.
-_TAG_PATTERN = re.compile(r"</?\s*long_term_memory\s*>", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 # Context from earlier turns helps short follow-ups ("and tonight?"), but too
 # much of it dilutes the keyword part of the hybrid search.
@@ -141,7 +141,9 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
 
 
 def _clean_memory_text(text: str) -> str:
-    return _WHITESPACE.sub(" ", _TAG_PATTERN.sub("[tag removed]", text)).strip()
+    # Look-alike tags (fullwidth, spaced, zero-width joined, entity-encoded) and
+    # fake provenance tags are neutralised too (privacy.neutralize_markup).
+    return _WHITESPACE.sub(" ", neutralize_markup(text)).strip()
 
 
 def _memory_date(record: MemoryRecord) -> str:

@@ -47,6 +47,7 @@ from langgraph_memory.errors import (
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
+from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
@@ -811,7 +812,7 @@ class Reconciler:
         store = self.store
         contexts: list[CandidateContext] = []
         history: list[MemoryRecord] | None = None
-        for cand in candidates:
+        for cand in map(flag_override, candidates):  # overrides become flagged events
             similar = yield Call(
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )

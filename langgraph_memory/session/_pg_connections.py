@@ -246,8 +246,27 @@ def is_retryable(exc: BaseException, *, idempotent: bool) -> bool:
     if isinstance(exc, (psycopg.errors.TransactionRollback, ConnectionLostBeforeCommit)):
         return True
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        state = getattr(exc, "sqlstate", None)
+        if state is not None and state.startswith("40"):
+            # 40001 serialization_failure / 40P01 deadlock_detected: psycopg does
+            # not file them under TransactionRollback, but the server rolled back.
+            return True
+        if state is not None and state[:2] not in TRANSIENT_SQLSTATE_CLASSES:
+            # The server answered and refused the statement itself: psycopg
+            # files "program limit exceeded" (54000, e.g. a 3,000-character
+            # thread id above the index row limit) and friends under
+            # OperationalError, and running it again fails the same way.
+            return False
         return idempotent
     return False
+
+
+# SQLSTATE classes of an OperationalError worth running again: connection
+# exceptions (08), transaction rollbacks (40), insufficient resources (53, e.g.
+# too many connections), operator intervention (57: admin shutdown, statement
+# timeout), object in use / lock not available (55), system errors (58).
+# Errors without a SQLSTATE (the client lost the connection) are retried too.
+TRANSIENT_SQLSTATE_CLASSES = frozenset(("08", "40", "53", "55", "57", "58"))
 
 
 # A server restart or failover takes seconds, during which every attempt fails

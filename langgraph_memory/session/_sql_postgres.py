@@ -515,6 +515,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         # A format marker, as SQLite's migration 3: older releases refuse the database.
         ("SELECT 1",),
     ),
+    (
+        6,
+        "thread owners",
+        # As SQLite's migration 4 (session/_owner.py). Adding a NULL column
+        # rewrites no rows; the partial index holds owned threads only.
+        (
+            "ALTER TABLE lgm_threads ADD COLUMN IF NOT EXISTS owner TEXT",
+            "CREATE INDEX IF NOT EXISTS lgm_threads_by_owner ON lgm_threads (owner) "
+            "WHERE owner IS NOT NULL",
+        ),
+    ),
 )
 
 # The SQLSTATE the functions above raise to hand a call back to the core.
@@ -563,8 +574,18 @@ SELECT deleted_at FROM t WHERE deleted_at IS NOT NULL"""
 TOMBSTONE_THREAD = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
 VALUES (%s, %s, %s, 0, %s)
-ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at"""
+ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at, owner = NULL"""
 CLEAR_TOMBSTONE = "UPDATE lgm_threads SET deleted_at = NULL WHERE thread_id = %s"
+# Thread ownership (migration 6), as in _sql_sqlite.py.
+CLAIM_THREAD_OWNER = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, owner)
+VALUES (%s, %s, %s, 0, %s)
+ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner
+WHERE lgm_threads.owner IS NULL AND lgm_threads.deleted_at IS NULL"""
+SELECT_THREAD_OWNER = "SELECT owner FROM lgm_threads WHERE thread_id = %s"
+SELECT_OWNED_THREADS = (
+    "SELECT thread_id FROM lgm_threads WHERE owner = %s AND deleted_at IS NULL ORDER BY thread_id"
+)
 SELECT_THREAD_ACTIVITY = """
 SELECT thread_id, updated_at FROM lgm_threads
 WHERE deleted_at IS NULL ORDER BY updated_at"""

@@ -27,7 +27,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -545,6 +545,9 @@ class SqliteSaver(SyncShell):
             which owns its connections.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
 
@@ -570,6 +573,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -581,6 +585,7 @@ class SqliteSaver(SyncShell):
             ),
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -591,6 +596,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
         cache_size: int,
         retry_seconds: float,
     ) -> None:
@@ -598,7 +604,7 @@ class SqliteSaver(SyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self._connections = connections
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
         # Held by reference so a with_allowlist() clone shares the same queue.
@@ -613,6 +619,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -623,6 +630,7 @@ class SqliteSaver(SyncShell):
             conn_string: a file path, ``file:`` URI, or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried before
@@ -656,6 +664,7 @@ class SqliteSaver(SyncShell):
             connections,
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -831,6 +840,7 @@ class SqliteSaver(SyncShell):
             ...     saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
             True
         """
+        self._check_owner(self._core.owner_check(config), claim=False)
         loaded = self._read(lambda: self._core.get_tuple_txn(config))
         return self._core.build_tuple(loaded)
 
@@ -861,6 +871,7 @@ class SqliteSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
         saved = self._core.finish_put(prepared, outcome)
@@ -888,6 +899,7 @@ class SqliteSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         fast = self._core.writes_rows(prepared)
         if prepared.may_wait and fast is not None:
@@ -916,9 +928,16 @@ class SqliteSaver(SyncShell):
 
         A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
         call :meth:`undelete_thread` to reuse the id deliberately.
+
+        Nothing of the thread stays in the files: ``secure_delete`` zeroes the
+        deleted rows and freed pages, and the write-ahead log, whose older
+        frames still hold the rows, is checkpointed and truncated (when another
+        connection is reading, SQLite truncates it at the next checkpoint that
+        finds no reader; ``vacuum()`` forces one). The tombstone keeps the id.
         """
         self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
+        self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def undelete_thread(self, thread_id: str) -> None:
         """Remove a deleted thread's tombstone so the id can be used again (starting empty).
