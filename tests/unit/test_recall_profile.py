@@ -87,7 +87,6 @@ def test_families(memory: MemoryRecord, family: str) -> None:
             source=MemorySource.AGENT_INFERRED,
             confidence=0.5,
         ),
-        record("   ", key="allergy"),
         record("User's order A123 shipped", key="order.a123", importance=0.5),
         record("User went hiking last spring", type=MemoryType.EPISODIC, importance=0.9),
         record("Agent thinks the user is a gold member", source=MemorySource.AGENT_INFERRED),
