@@ -226,7 +226,7 @@ class ProfilePolicy:
     min_importance: float = 0.6
     high_importance: float = 0.6
     min_agent_confidence: float = 0.8
-    pool: int = 24
+    pool: int = 16
     important_types: tuple[MemoryType, ...] = (MemoryType.SEMANTIC, MemoryType.EPISODIC)
     extra_key_words: frozenset[str] = field(default_factory=frozenset)
 

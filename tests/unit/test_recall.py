@@ -376,7 +376,7 @@ def test_search_arguments_are_passed_through() -> None:
     assert store.searches[-2][2] == {"limit": 3, "weights": weights, "min_relevance": 0.3}
     profile = store.searches[-1][2]  # every type, ranked by importance, no relevance gate
     assert profile["types"] == list(MemoryType) and profile["min_relevance"] == 0.0
-    assert profile["limit"] == 24 and profile["weights"].relevance == 0.0
+    assert profile["limit"] == 16 and profile["weights"].relevance == 0.0
     create_recall_node(store=store, profile=None, update_access_stats=False).invoke(
         {"messages": [HumanMessage("x")]}, CONFIG
     )
