@@ -36,7 +36,6 @@ from langchain_core.messages import (
     HumanMessage,
     MessageLikeRepresentation,
 )
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -49,6 +48,7 @@ from langgraph_memory.nodes import create_compress_node, create_recall_node
 from langgraph_memory.nodes.recall import flush_access_stats
 from langgraph_memory.pipeline import MemoryWriter
 from langgraph_memory.session import SqliteSaver
+from langgraph_memory.tokens import count_message_tokens
 from langgraph_memory.types import MemoryRecord, MemoryType
 from langgraph_memory.wiring import MemoryState, add_memory_nodes
 
@@ -64,7 +64,7 @@ TOPICS = (
 
 
 def memories(n: int) -> list[MemoryRecord]:
-    """``n`` varied memories of one user (facts, events, a few standing instructions)."""
+    """``n`` varied memories of one user (facts, events, a few standing instructions, keyed slots)."""
     out = []
     for i in range(n):
         topic = TOPICS[i % len(TOPICS)]
@@ -75,6 +75,9 @@ def memories(n: int) -> list[MemoryRecord]:
             MemoryRecord(
                 text=f"User note {i}: prefers the {topic} option number {i % 13} in city {i % 29}",
                 type=kind,
+                # Every 50th memory is a profile slot (200 keyed slots at 10k memories):
+                # the recall node's profile pass ranks them on every turn.
+                key=f"slot.{topic}.{i}" if i % 50 == 0 else None,
                 importance=0.5 + (i % 5) / 10,
                 user_id=USER,
             )
@@ -111,7 +114,7 @@ def summary_of(tokens: int) -> str:
     """A summary of about ``tokens`` tokens (the fake summariser's answer)."""
     line = "- The user plans a Hangzhou trip, budget 5000 yuan, prefers lake-view hotels.\n"
     text = ""
-    while count_tokens_approximately([HumanMessage(text + line)]) - 3 <= tokens:
+    while count_message_tokens([HumanMessage(text + line)]) - 3 <= tokens:
         text += line
     return text.strip()
 
@@ -181,7 +184,7 @@ class ReplayStore:
         return found
 
     def recall_memories(self, user_id: str, query: str, **kw: Any) -> Any:
-        """The one-pass recall API the node prefers (query + pinned searches)."""
+        """The one-pass recall API the node prefers (query, pinned and profile passes)."""
         key = ("recall", query, repr(sorted(kw.items())))
         if key not in self.answers:
             started = time.perf_counter()
@@ -292,7 +295,7 @@ def bench_latency(workdir: Path, n_memories: int, dialogues: int) -> dict[str, A
 
 def bench_compression() -> dict[str, Any]:
     msgs = as_messages(dialogue(30))
-    before = count_tokens_approximately(msgs)
+    before = count_message_tokens(msgs)
     out: dict[str, Any] = {"tokens_before": before, "rows": []}
     for keep in (2, 3):
         for label, model in (
@@ -313,14 +316,13 @@ def bench_compression() -> dict[str, Any]:
                 list[BaseMessage],
                 add_messages(cast(list[MessageLikeRepresentation], msgs), update["messages"]),
             )
-            after = count_tokens_approximately(after_msgs)
+            after = count_message_tokens(after_msgs)
             out["rows"].append(
                 {
                     "keep": keep,
                     "summariser": label,
                     "tokens_after": after,
-                    "summary_tokens": count_tokens_approximately([HumanMessage(update["summary"])])
-                    - 3,
+                    "summary_tokens": count_message_tokens([HumanMessage(update["summary"])]) - 3,
                     "kept_messages": sum(1 for m in after_msgs if m.type != "system"),
                     "reduction": 1 - after / before,
                 }
@@ -424,9 +426,10 @@ def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], sec
         "",
         "| | p50 ms | p95 ms |",
         "|---|---|---|",
-        f"| recall node (query + pinned search, pack, inject) | {ms(lat['recall_p50'])} | {ms(lat['recall_p95'])} |",
-        "| of which: the store, one `ChromaMemoryStore.recall_memories` call (query + pinned "
-        "searches in one pass, query embedding included) "
+        f"| recall node (query search, standing instructions, core profile; pack, inject) | {ms(lat['recall_p50'])} | {ms(lat['recall_p95'])} |",
+        "| of which: the store, one `ChromaMemoryStore.recall_memories` call (query search, "
+        "pinned instructions and the profile pass by importance in one pass, query embedding "
+        "included) "
         f"| {ms(lat['store_search_p50'])} | {ms(lat['store_search_p95'])} |",
         f"| recall node's own work (searches replayed from memory) | {ms(lat['recall_own_p50'])} "
         f"| {ms(lat['recall_own_p95'])} |",
@@ -446,12 +449,15 @@ def report(lat: dict[str, Any], comp: dict[str, Any], calls: dict[str, Any], sec
         f"{ms(lat['compress_p50'])} ms p50 when it only checks the trigger. The rest is the "
         f"store: one `recall_memories` call at {lat['memories']:,} memories (the query and the "
         "pinned standing instructions answered from one keyword plan, one query embedding and "
-        f"one cosine pass) takes {ms(lat['store_search_p50'])} ms p50.",
+        "one cosine pass, plus the core profile's candidates by importance: the keyed slots, "
+        "through the partial index on `mem_key`, at this size) takes "
+        f"{ms(lat['store_search_p50'])} ms p50. Token counts use `langgraph_memory.tokens` "
+        "(the calibrated Chinese/English estimate, the nodes' default).",
         "",
         "## 2. Compression of a 30-turn dialogue",
         "",
         f"Before: {comp['tokens_before']:,} prompt tokens (~25-token questions, ~150-token answers; "
-        "`count_tokens_approximately`). The summary message and the recall block are counted "
+        "`count_message_tokens`). The summary message and the recall block are counted "
         'in "after"; `keep_last_turns=2` is the default.',
         "",
         "| keep_last_turns | summariser | summary tokens | messages kept | tokens after | reduction |",

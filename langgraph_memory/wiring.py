@@ -53,6 +53,7 @@ from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._messages import is_memory_message, state_messages
 from langgraph_memory.nodes.compress import create_compress_node
 from langgraph_memory.nodes.recall import create_recall_node
+from langgraph_memory.tokens import TokenCounter
 
 __all__ = [
     "COMPRESS_NODE",
@@ -141,6 +142,7 @@ def add_memory_nodes(
     recall_options: Mapping[str, Any] | None = None,
     compress_options: Mapping[str, Any] | None = None,
     clock: Clock | None = None,
+    token_counter: TokenCounter | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Add recall before ``model_node`` and extract + compress at the end of each turn.
 
@@ -164,6 +166,9 @@ def add_memory_nodes(
         compress_options: Extra keyword arguments for ``create_compress_node``.
         clock: "Now" for recall's recency and validity and compress's stamps
             (``langgraph_memory.clock``; default: the store's own clock / the wall clock).
+        token_counter: Counts tokens for both nodes' budgets. ``None``: the offline
+            estimate calibrated for Chinese and English (``langgraph_memory.tokens``),
+            and for compress the summary model's own counter when its class has one.
 
     Returns:
         The same builder, rewired (for chaining).
@@ -207,6 +212,7 @@ def add_memory_nodes(
             "store": store,
             "prompt_budget_tokens": max_tokens,
             "clock": clock,
+            "token_counter": token_counter,
             **(recall_options or {}),
         }
         builder.add_node(RECALL_NODE, create_recall_node(**recall_kwargs), input_schema=MemoryState)
@@ -233,6 +239,7 @@ def add_memory_nodes(
             "writer": writer,
             "store": store,
             "clock": clock,
+            "token_counter": token_counter,
             **(compress_options or {}),
         }
         builder.add_node(

@@ -234,6 +234,25 @@ SELECT_EXPIRED: Final = (
 )
 SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY namespace"
 
+# Recall's core-profile candidates: the current memories of a partition by importance,
+# whatever the query. Small partitions are ranked whole (up to 500 rows: ~0.3 ms);
+# large ones only their keyed slots, walked through the partial index on mem_key
+# (10k memories: no full scan and sort on the reply path).
+# The inner query sorts (rowid, importance) pairs only; the rows, JSON values and all,
+# are read for the winners (sorting whole rows cost 3x at 1,000 memories).
+PROFILE_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND {where} "
+    "ORDER BY mem_importance DESC, mem_active_ts DESC LIMIT ?) "
+    "ORDER BY mem_importance DESC, mem_active_ts DESC"
+)
+PROFILE_KEYED_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND mem_key IS NOT NULL AND {where} "
+    "ORDER BY mem_importance DESC, mem_active_ts DESC LIMIT ?) "
+    "ORDER BY mem_importance DESC, mem_active_ts DESC"
+)
+
 SELECT_PARTITION: Final = (
     "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
 )

@@ -19,7 +19,7 @@ import numpy as np
 from langgraph_memory.clock import Clock, now_seconds
 from langgraph_memory.config import ScoringWeights
 from langgraph_memory.privacy import Redactor
-from langgraph_memory.types import ScoredMemory
+from langgraph_memory.types import MemoryRecord, ScoredMemory
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -76,10 +76,15 @@ class Hit:
 
 
 class RecalledMemories(NamedTuple):
-    """What :meth:`ChromaMemoryStore.recall_memories` returns."""
+    """What :meth:`ChromaMemoryStore.recall_memories` returns.
+
+    ``profile``: with ``profile_limit``, the user's current memories ranked by
+    importance whatever the query (the recall node's core-profile candidates).
+    """
 
     found: list[ScoredMemory]
     pinned: list[ScoredMemory]
+    profile: tuple[MemoryRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

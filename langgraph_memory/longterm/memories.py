@@ -205,10 +205,15 @@ class TypedMemories(Retrieval, Writes):
         pinned_weights: Any,
         query_embedding: Sequence[float] | None,
         now: datetime | None,
+        profile_limit: int = 0,
     ) -> Steps[RecalledMemories]:
         user_id, query, scoring, pinned_scoring = self._recall_args(
             user_id, query, limit, weights, pinned_types, pinned_limit, pinned_weights
         )
+        if profile_limit < 0:
+            raise ConfigurationError(
+                f"profile_limit={profile_limit!r}; use an integer >= 0 (0: no profile pass)."
+            )
         vector = yield from self._query_vector_steps(query, query_embedding)
         recalled: RecalledMemories = yield Blocking(
             lambda: self._recall_core(
@@ -222,6 +227,7 @@ class TypedMemories(Retrieval, Writes):
                 pinned_limit=pinned_limit,
                 pinned_weights=pinned_scoring,
                 now=now,
+                profile_limit=profile_limit,
             )
         )
         return recalled
@@ -239,6 +245,7 @@ class TypedMemories(Retrieval, Writes):
         pinned_weights: Any = None,
         query_embedding: Sequence[float] | None = None,
         now: datetime | None = None,
+        profile_limit: int = 0,
     ) -> RecalledMemories:
         """One recall turn's two searches in one pass: what the recall node asks.
 
@@ -248,6 +255,10 @@ class TypedMemories(Retrieval, Writes):
         (gate: ``pinned_weights.min_relevance``). The query is redacted and embedded
         once, its keyword terms planned once and its cosines over a cached partition
         computed once; at 10k memories that halves the work of two separate calls.
+        ``profile_limit > 0`` also returns ``profile``: up to that many current memories
+        ranked by importance whatever the query (recall's core-profile candidates; every
+        memory of a partition up to ``retrieval.PROFILE_SCAN_MAX_ROWS`` vectors, only the
+        keyed slots of larger ones).
 
         Example:
             >>> import tempfile
@@ -277,6 +288,7 @@ class TypedMemories(Retrieval, Writes):
             pinned_weights=pinned_weights,
             query_embedding=query_embedding,
             now=now,
+            profile_limit=profile_limit,
         )
         return run(steps, self.embeddings)
 
@@ -293,6 +305,7 @@ class TypedMemories(Retrieval, Writes):
         pinned_weights: Any = None,
         query_embedding: Sequence[float] | None = None,
         now: datetime | None = None,
+        profile_limit: int = 0,
     ) -> RecalledMemories:
         steps = self._recall_steps(
             user_id,
@@ -305,6 +318,7 @@ class TypedMemories(Retrieval, Writes):
             pinned_weights=pinned_weights,
             query_embedding=query_embedding,
             now=now,
+            profile_limit=profile_limit,
         )
         return await arun(steps, self.embeddings)
 

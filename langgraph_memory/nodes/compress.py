@@ -18,6 +18,12 @@ token / message threshold), the oldest turns are evicted:
 Without a model (``model=None``) a deterministic extractive summariser is used:
 a real offline mode that keeps the user's sentences carrying names, numbers,
 preferences, requests, decisions and to-dos, within the same token cap.
+
+With a model, a summary that cannot be written (the provider errors, or answers
+empty or with tool calls, after ``max_retries`` more attempts) falls back to the
+extractive summary with a warning (``fallback_to_extractive=True``, the default):
+compress runs after the reply, and the user's turn must never fail over its
+bookkeeping. ``fallback_to_extractive=False`` raises ``ModelOutputError`` instead.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -40,7 +46,6 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
@@ -66,6 +71,7 @@ from langgraph_memory.prompts.compress import (
     SUMMARY_OPEN_TAG,
     CompressPrompt,
 )
+from langgraph_memory.tokens import TokenCounter, count_message_tokens, default_token_counter
 from langgraph_memory.types import MemoryRecord, MemorySource, MemoryType
 
 __all__ = [
@@ -79,7 +85,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TokenCounter = Callable[[Iterable[Any]], int]
 
 # What the summariser sees of one evicted message: long tool outputs and pasted
 # documents are cut so the summary call itself stays far below the context budget.
@@ -158,7 +163,7 @@ def plan_compression(
     keep_last_turns: int = 2,
     summary_max_tokens: int = 300,
     extracted_through: str | None = None,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter = count_message_tokens,
     force: bool = False,
 ) -> CompressionPlan | None:
     """Decide whether to compress and what to evict; ``None`` means leave the state alone.
@@ -335,7 +340,7 @@ def extractive_summary(
     evicted: Sequence[BaseMessage],
     *,
     max_tokens: int = 300,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter = count_message_tokens,
 ) -> str:
     """Deterministic offline summary: the highest-signal sentences, in order, within the cap.
 
@@ -443,9 +448,9 @@ class _SummaryAttempts:
         if self._attempt >= self._max_attempts:
             raise ModelOutputError(
                 f"compress: the summary model gave no usable summary in {self._attempt} "
-                f"attempt(s) ({'; '.join(self._problems)}). Check the model, or pass "
-                "fallback_to_extractive=True to fall back to the offline summariser. "
-                "Nothing was evicted."
+                f"attempt(s) ({'; '.join(self._problems)}). Check the model, or keep "
+                "fallback_to_extractive=True (the default) to fall back to the offline "
+                "summariser. Nothing was evicted."
             ) from cause
 
     def receive(self, response: Any) -> str | None:
@@ -563,9 +568,9 @@ def create_compress_node(
     archive_summary: bool = False,
     store: Any = None,
     max_retries: int = 2,
-    fallback_to_extractive: bool = False,
+    fallback_to_extractive: bool = True,
     prompt: CompressPrompt | None = None,
-    token_counter: TokenCounter = count_tokens_approximately,
+    token_counter: TokenCounter | None = None,
     name: str = "compress",
     clock: Clock | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
@@ -587,10 +592,16 @@ def create_compress_node(
             memory of the user (one per thread, overwritten as it rolls).
         store: Store for ``archive_summary``; ``None`` uses the graph's store.
         max_retries: Extra attempts after a failed or unusable model answer.
-        fallback_to_extractive: On ``ModelOutputError``, use the extractive summary
-            instead of raising.
+        fallback_to_extractive: When the model gives no usable summary after its
+            retries (errors, empty or tool-call answers), log a warning and use the
+            extractive summary, so the user's turn never fails because a summary could
+            not be written (default). ``False`` raises ``ModelOutputError`` instead and
+            leaves the state unchanged.
         prompt: Override the summariser prompt (``prompts.compress.CompressPrompt``).
-        token_counter: Counts tokens of a message list (offline approximate by default).
+        token_counter: Counts tokens of a message list; ``None`` uses
+            ``langgraph_memory.tokens.default_token_counter(model)``: the model's own
+            counter when its class has one, else the offline estimate calibrated for
+            Chinese and English (cl100k).
         name: The runnable's name.
         clock: Stamps the archived summary memory (``langgraph_memory.clock``; default
             the UTC wall clock).
@@ -602,8 +613,9 @@ def create_compress_node(
 
     Raises:
         ConfigurationError: A threshold out of range.
-        ModelOutputError: At run time, when the model gave no usable summary after
-            retries (the state is left unchanged, nothing is lost).
+        ModelOutputError: At run time, only with ``fallback_to_extractive=False``, when
+            the model gave no usable summary after retries (the state is left unchanged,
+            nothing is lost).
 
     Example:
         >>> from langchain_core.messages import AIMessage, HumanMessage
@@ -650,6 +662,7 @@ def create_compress_node(
     if max_retries < 0:
         raise ConfigurationError(f"create_compress_node(max_retries={max_retries!r}): use >= 0.")
     compress_prompt = prompt or DEFAULT_COMPRESS_PROMPT
+    counter = token_counter or default_token_counter(model)
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -664,7 +677,7 @@ def create_compress_node(
             keep_last_turns=keep_last_turns,
             summary_max_tokens=summary_max_tokens,
             extracted_through=state_value(state, "extracted_through"),
-            token_counter=token_counter,
+            token_counter=counter,
         )
         return None if found is None else (messages, found)
 
@@ -675,13 +688,22 @@ def create_compress_node(
             found.evicted,
             max_tokens=summary_max_tokens,
             max_attempts=1 + max_retries,
-            token_counter=token_counter,
+            token_counter=counter,
         )
 
     def offline(previous: str, found: CompressionPlan) -> str:
         return extractive_summary(
-            previous, found.evicted, max_tokens=summary_max_tokens, token_counter=token_counter
+            previous, found.evicted, max_tokens=summary_max_tokens, token_counter=counter
         )
+
+    def fallback(exc: ModelOutputError, previous: str, found: CompressionPlan) -> str:
+        # The turn was answered already; a summary that could not be written must not
+        # fail it. The extractive summary keeps the same cap and loses no user fact
+        # the writer has not seen (the handover ran first).
+        if not fallback_to_extractive:
+            raise exc
+        logger.warning("compress: %s Using the extractive summary instead.", exc)
+        return offline(previous, found)
 
     def summarize(previous: str, found: CompressionPlan) -> str:
         if model is None:
@@ -696,13 +718,8 @@ def create_compress_node(
                     continue
                 if (summary := tries.receive(response)) is not None:
                     return summary
-        except ModelOutputError:
-            if not fallback_to_extractive:
-                raise
-            logger.warning(
-                "compress: model summary failed; using the extractive summary", exc_info=True
-            )
-            return offline(previous, found)
+        except ModelOutputError as exc:
+            return fallback(exc, previous, found)
 
     async def asummarize(previous: str, found: CompressionPlan) -> str:
         if model is None:
@@ -717,13 +734,8 @@ def create_compress_node(
                     continue
                 if (summary := tries.receive(response)) is not None:
                     return summary
-        except ModelOutputError:
-            if not fallback_to_extractive:
-                raise
-            logger.warning(
-                "compress: model summary failed; using the extractive summary", exc_info=True
-            )
-            return offline(previous, found)
+        except ModelOutputError as exc:
+            return fallback(exc, previous, found)
 
     def ids(config: RunnableConfig | None, needs_user: bool) -> tuple[str | None, str]:
         user_id = resolve_user_id(config) if needs_user else None

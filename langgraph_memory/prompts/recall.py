@@ -1,5 +1,9 @@
 """How recalled long-term memories are shown to the model.
 
+The block opens with the user's core profile (allergies and other safety facts,
+identity and address form, key slots: shown on every turn), then the memories
+relevant to this turn, grouped by kind, and the standing instructions.
+
 The block is one ``SystemMessage`` with a fixed id (``RECALL_MESSAGE_ID``), so
 each turn's recall replaces the previous one instead of piling up. Memories
 are presented as *data*: the header says so, each memory is one line with its
@@ -27,9 +31,11 @@ RECALL_HEADER = (
     "memory, the current conversation wins."
 )
 
-# Sections in the order the model reads them: who the user is, what happened,
-# how to act. Keys are ``MemoryType`` values.
+# Sections in the order the model reads them: the core profile (shown every turn),
+# then who the user is, what happened, how to act. Keys are ``MemoryType`` values
+# plus "profile".
 RECALL_SECTION_TITLES: dict[str, str] = {
+    "profile": "Core profile (always keep in mind: safety, identity, key facts)",
     "semantic": "Profile and facts",
     "episodic": "Events",
     "procedural": "How to act with this user (procedures the user asked for)",
@@ -47,12 +53,14 @@ class RecallPrompt:
     close_tag: str = RECALL_CLOSE_TAG
     header: str = RECALL_HEADER
     line: str = RECALL_LINE
+    profile_title: str = RECALL_SECTION_TITLES["profile"]
     semantic_title: str = RECALL_SECTION_TITLES["semantic"]
     episodic_title: str = RECALL_SECTION_TITLES["episodic"]
     procedural_title: str = RECALL_SECTION_TITLES["procedural"]
 
     def title_for(self, memory_type: str) -> str:
         return {
+            "profile": self.profile_title,
             "semantic": self.semantic_title,
             "episodic": self.episodic_title,
             "procedural": self.procedural_title,

@@ -102,3 +102,54 @@ def test_default_boosts_do_not_hurt_relevance_on_timeless_data(
     plain = recall_at(stores["hybrid"], 5, relevance_only)
     boosted = recall_at(stores["hybrid"], 5, defaults)
     assert boosted >= plain - 0.01
+
+
+def test_recall_node_finds_the_needed_fact_for_small_users(tmp_path: Path) -> None:
+    """The recall node end to end, on users the size of a real profile.
+
+    Every second query becomes one user holding its target and 11 other memories of
+    the same language (so the target competes with unrelated facts, not only with
+    the crafted distractors). The node's defaults (k=8, its own relevance gate 0.05,
+    the core profile) must find the target where the old defaults (k=5, the store's
+    gate 0.15, no profile) missed it: 83% -> 90% when this test was written.
+    """
+    import random
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph.message import add_messages
+
+    from langgraph_memory.nodes.recall import create_recall_node, recalled_metadata
+
+    rng = random.Random(7)
+    texts = dict(MEMORIES)
+    store = ChromaMemoryStore.embedded(tmp_path, embeddings=HashingEmbeddings(dimensions=384))
+    users = []
+    for i, (target, query) in enumerate(QUERIES[::2]):
+        chinese = any("\u4e00" <= c <= "\u9fff" for c in texts[target])
+        same = [
+            m
+            for m, t in MEMORIES
+            if m != target and any("\u4e00" <= c <= "\u9fff" for c in t) == chinese
+        ]
+        for memory_id in [target, *rng.sample(same, 11)]:
+            store.put_memory(
+                MemoryRecord(text=texts[memory_id], user_id=f"u{i}", id=f"u{i}-{memory_id}")
+            )
+        users.append((f"u{i}", f"u{i}-{target}", query))
+
+    def hit_rate(**options: object) -> float:
+        node = create_recall_node(store=store, update_access_stats=False, **options)  # type: ignore[arg-type]
+        hits = 0
+        for user, target, query in users:
+            messages: list[object] = [HumanMessage(query, id="q")]
+            update = node.invoke({"messages": messages}, {"configurable": {"user_id": user}})
+            injected = recalled_metadata(add_messages(messages, update["messages"])) or {}  # type: ignore[arg-type]
+            hits += target in injected.get("memory_ids", [])
+        return hits / len(users)
+
+    now = hit_rate()
+    before = hit_rate(k=5, min_relevance=None, profile=None)
+    print(f"recall node, small users: {now:.2f} (old defaults {before:.2f})")
+    store.close()
+    assert now >= 0.86
+    assert now > before

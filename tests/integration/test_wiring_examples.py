@@ -39,7 +39,8 @@ def test_demo_runs_offline_in_under_a_minute(tmp_path: Path) -> None:
     friday = out.split("session 'friday'")[1]
     assert "allergic to seafood" in friday and "vegetable hot pot" in friday
     turn7 = out.split("=== turn 7")[1].split("=== turn 8")[0]
-    assert "USER: Can I afford" in turn7 and "ASSISTANT: Your budget is 5000." in turn7
+    # The core profile keeps "call me Lao Wang" in every turn's memory block.
+    assert "USER: Can I afford" in turn7 and "ASSISTANT: Lao Wang, Your budget is 5000." in turn7
     assert "[superseded] User's budget is 3000" in out
     assert "'failed': 0" in out
 

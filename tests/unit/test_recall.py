@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES, add_messages
 from langgraph.store.memory import InMemoryStore
 
@@ -29,6 +28,7 @@ from langgraph_memory.nodes.recall import (
     render_recall_block,
 )
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
+from langgraph_memory.tokens import count_message_tokens
 from langgraph_memory.types import (
     MemoryRecord,
     MemorySource,
@@ -207,7 +207,7 @@ def test_packing_respects_the_budget_and_prefers_higher_scores() -> None:
     ]
     packed = pack_memories(scored, budget_tokens=200)
     assert packed.tokens <= 200
-    assert packed.tokens == count_tokens_approximately([SystemMessage(packed.text)])
+    assert packed.tokens == count_message_tokens([SystemMessage(packed.text)])
     assert packed.memory_ids  # some fit
     kept_scores = sorted(
         int(r.text.split()[2]) for r in (s.record for s in scored) if r.id in packed.memory_ids
@@ -244,7 +244,7 @@ def test_duplicates_and_blank_memories_are_dropped() -> None:
 
 def test_node_injects_one_block_and_replaces_it_next_turn() -> None:
     store = ListMemoryStore(
-        [record("User is allergic to seafood"), record("User lives in Hangzhou", importance=0.9)]
+        [record("User likes seafood"), record("User's office is near West Lake in Hangzhou")]
     )
     recall = create_recall_node(store=store, update_access_stats=False, context_messages=0)
     msgs: list[Any] = [
@@ -257,7 +257,7 @@ def test_node_injects_one_block_and_replaces_it_next_turn() -> None:
     assert update["messages"][0].id == REMOVE_ALL_MESSAGES
     msgs = apply(msgs, update)
     assert [m.id for m in msgs] == ["sys", RECALL_MESSAGE_ID, "h1"]
-    assert "User is allergic to seafood" in msgs[1].text
+    assert "User likes seafood" in msgs[1].text
     msgs = [*msgs, AIMessage("ok", id="a1"), HumanMessage("anything near Hangzhou?", id="h2")]
     second = recall.invoke({"messages": msgs}, CONFIG)
     # Later turns: replaced in place, one message in the update.
@@ -265,7 +265,7 @@ def test_node_injects_one_block_and_replaces_it_next_turn() -> None:
     msgs = apply(msgs, second)
     assert sum(m.id == RECALL_MESSAGE_ID for m in msgs) == 1
     assert msgs[1].id == RECALL_MESSAGE_ID
-    assert "User lives in Hangzhou" in msgs[1].text and "seafood" not in msgs[1].text
+    assert "West Lake in Hangzhou" in msgs[1].text and "seafood" not in msgs[1].text
     assert store.searches[-1][1] == "anything near Hangzhou?"
 
 
@@ -298,7 +298,7 @@ def test_no_memories_gives_a_short_placeholder_block() -> None:
     update = recall.invoke({"messages": [HumanMessage("hi", id="h1")]}, CONFIG)
     block = recalled_block(apply([HumanMessage("hi", id="h1")], update))
     assert block is not None and "no stored memories" in block
-    assert count_tokens_approximately([SystemMessage(block)]) < 120
+    assert count_message_tokens([SystemMessage(block)]) < 120
 
 
 def test_no_human_message_means_no_update() -> None:
@@ -361,7 +361,7 @@ def test_default_budget_is_30_percent_of_prompt_budget() -> None:
         recall.invoke({"messages": [HumanMessage("fact", id="h")]}, CONFIG),
     )
     block = recalled_block(msgs) or ""
-    assert 200 < count_tokens_approximately([SystemMessage(block)]) <= 300
+    assert 200 < count_message_tokens([SystemMessage(block)]) <= 300
 
 
 def test_search_arguments_are_passed_through() -> None:
@@ -374,9 +374,14 @@ def test_search_arguments_are_passed_through() -> None:
     )
     recall.invoke({"messages": [HumanMessage("x")]}, CONFIG)
     assert store.searches[-2][2] == {"limit": 3, "weights": weights, "min_relevance": 0.3}
+    profile = store.searches[-1][2]  # every type, ranked by importance, no relevance gate
+    assert profile["types"] == list(MemoryType) and profile["min_relevance"] == 0.0
+    assert profile["limit"] == 16 and profile["weights"].relevance == 0.0
+    create_recall_node(store=store, profile=None, update_access_stats=False).invoke(
+        {"messages": [HumanMessage("x")]}, CONFIG
+    )
     pinned = store.searches[-1][2]
-    assert pinned["types"] == [MemoryType.PROCEDURAL] and pinned["min_relevance"] == 0.0
-    assert pinned["limit"] == 3
+    assert pinned["types"] == [MemoryType.PROCEDURAL] and pinned["limit"] == 3
 
 
 def test_graph_store_is_used_when_none_is_given() -> None:
@@ -470,7 +475,7 @@ def test_standing_instructions_are_recalled_whatever_the_query() -> None:
 
 def test_pinning_can_be_disabled() -> None:
     store = ListMemoryStore([record("Never use honorifics", type=MemoryType.PROCEDURAL)])
-    recall = create_recall_node(store=store, pinned_k=0, update_access_stats=False)
+    recall = create_recall_node(store=store, pinned_k=0, profile=None, update_access_stats=False)
     msgs = [HumanMessage("weather?", id="h")]
     block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
     assert "honorifics" not in block

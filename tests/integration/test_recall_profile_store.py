@@ -1,0 +1,124 @@
+"""The core profile over a real ChromaMemoryStore, under a ManualClock.
+
+Superseded and expired values must never appear in the profile, whatever the
+query; the profile rides in the store's one-pass recall; the message metadata
+names exactly what was injected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.graph.message import add_messages
+
+from langgraph_memory.clock import ManualClock
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.nodes.recall import create_recall_node, recalled_block, recalled_metadata
+from langgraph_memory.types import MemoryRecord, MemoryType
+
+USER = "profile-user"
+START = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+CONFIG: Any = {"configurable": {"user_id": USER}}
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: ManualClock) -> Iterator[ChromaMemoryStore]:
+    s = ChromaMemoryStore.embedded(tmp_path, embeddings=HashingEmbeddings(), clock=clock)
+    yield s
+    s.close()
+
+
+def memory(text: str, clock: ManualClock, **kw: Any) -> MemoryRecord:
+    at = clock()
+    return MemoryRecord(text=text, user_id=USER, created_at=at, updated_at=at, valid_from=at, **kw)
+
+
+def ask(recall: Any, question: str) -> tuple[str, dict[str, Any]]:
+    msgs: list[Any] = [HumanMessage(question, id="q")]
+    msgs = add_messages(msgs, recall.invoke({"messages": msgs}, CONFIG).get("messages", []))
+    return recalled_block(msgs) or "", recalled_metadata(msgs) or {}
+
+
+def test_profile_is_current_values_only(store: ChromaMemoryStore, clock: ManualClock) -> None:
+    old_city = store.put_memory(
+        memory("User lives in Hangzhou", clock, key="address.city", importance=0.8)
+    )
+    allergy = store.put_memory(
+        memory("User is allergic to seafood", clock, key="allergy.seafood", importance=0.95)
+    )
+    trip = store.put_memory(
+        memory(
+            "User is allergic to the hotel's cat this week",
+            clock,
+            type=MemoryType.EPISODIC,
+            expires_at=START + timedelta(days=7),
+        )
+    )
+    for i in range(60):  # unrelated, ordinary memories around them
+        store.put_memory(memory(f"User read article number {i} about gardening", clock))
+    clock.advance(timedelta(days=30))
+    new_city = store.supersede(
+        USER,
+        old_city.id,
+        memory("User lives in Chengdu", clock, key="address.city", importance=0.8),
+    )
+    recall = create_recall_node(store=store, clock=clock, update_access_stats=False)
+    for question in ("what should I cook tonight?", "recommend a weekend trip", "我是谁"):
+        block, metadata = ask(recall, question)
+        assert "allergic to seafood" in block and "Chengdu" in block, question
+        assert "Hangzhou" not in block and "hotel's cat" not in block, question
+        assert allergy.id in metadata["profile_ids"] and new_city.id in metadata["profile_ids"]
+        assert old_city.id not in metadata["memory_ids"] and trip.id not in metadata["memory_ids"]
+        assert metadata["query"] == question
+
+
+async def test_async_path_gives_the_same_profile(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    store.put_memory(memory("Never use honorifics", clock, type=MemoryType.PROCEDURAL))
+    store.put_memory(memory("用户对花生过敏", clock, key="allergy:花生", importance=0.95))
+    store.put_memory(memory("User likes jazz", clock))
+    recall = create_recall_node(store=store, clock=clock, update_access_stats=False)
+    state = {"messages": [HumanMessage("帮我推荐一个零食", id="q")]}
+    sync = recall.invoke(state, CONFIG)
+    assert await recall.ainvoke(state, CONFIG) == sync
+    block = recalled_block(add_messages(state["messages"], sync["messages"])) or ""
+    assert "花生" in block and "Never use honorifics" in block and "jazz" not in block
+
+
+def test_store_profile_pass_ranks_by_importance_whatever_the_query(
+    store: ChromaMemoryStore, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langgraph_memory.errors import ConfigurationError
+    from langgraph_memory.longterm import retrieval
+
+    low = [
+        store.put_memory(memory(f"User read book {i}", clock, importance=0.3 + i / 100))
+        for i in range(5)
+    ]
+    unkeyed = store.put_memory(memory("User's son is allergic to peanuts", clock, importance=0.9))
+    keyed = store.put_memory(memory("User lives in Chengdu", clock, key="address.city"))
+    gone = store.put_memory(
+        memory("User is in Tokyo", clock, importance=1.0, expires_at=START + timedelta(hours=1))
+    )
+    clock.advance(timedelta(days=1))
+    got = store.recall_memories(USER, "zzz unrelated", profile_limit=3)
+    assert [r.id for r in got.profile] == [unkeyed.id, keyed.id, low[-1].id]
+    assert gone.id not in [r.id for r in store.recall_memories(USER, "x", profile_limit=50).profile]
+    assert store.recall_memories(USER, "x").profile == ()  # off by default
+    # A large partition: only keyed slots are ranked (no full scan on the reply path).
+    monkeypatch.setattr(retrieval, "PROFILE_SCAN_MAX_ROWS", 2)
+    assert [r.id for r in store.recall_memories(USER, "x", profile_limit=5).profile] == [keyed.id]
+    with pytest.raises(ConfigurationError, match="profile_limit=-1"):
+        store.recall_memories(USER, "x", profile_limit=-1)
