@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from typing import Final
 
-# (name, statements) in order; each migration and its "applied" row commit together.
-MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
-    (
+from langgraph_memory._migrations import Migration, MigrationTable
+
+# Applied by ``langgraph_memory._migrations.migrate``: each migration and its
+# "applied" row commit together; a file from a newer release is refused.
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
         "0001_items_fts_partitions",
         (
             """
@@ -67,7 +71,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE TABLE IF NOT EXISTS lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
-    (
+    Migration(
+        2,
         # Per-partition term lists: every indexed token carries its partition's
         # scope prefix (rows.term_scope), so a query term's posting list holds one
         # user's rows instead of every user's (keyword search p50 5.5 ms -> well
@@ -89,7 +94,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "DROP TABLE lt_fts",
         ),
     ),
-    (
+    Migration(
+        3,
         # Recall's pinned search (standing instructions) reads a user's memories of
         # one type: ~100 of 10k rows through this index instead of the partition.
         "0003_items_by_mem_type",
@@ -99,11 +105,15 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 # Name of the SQL function migration 0002 calls: (partition, body) -> scoped body.
 SCOPE_TOKENS_FUNCTION: Final = "lgm_scope_tokens"
 
-CREATE_MIGRATIONS_TABLE: Final = (
-    "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
+# The table predates the shared runner and keys migrations by name ("0003_...");
+# the version is the name's number.
+MIGRATION_TABLE: Final = MigrationTable(
+    create=(
+        "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
+    ),
+    select_applied="SELECT CAST(substr(name, 1, 4) AS INTEGER) FROM lt_migrations",
+    insert_applied="INSERT INTO lt_migrations (name, applied_ts) VALUES (?2, ?3)",
 )
-SELECT_APPLIED_MIGRATIONS: Final = "SELECT name FROM lt_migrations"
-INSERT_APPLIED_MIGRATION: Final = "INSERT INTO lt_migrations (name, applied_ts) VALUES (?, ?)"
 
 PRAGMAS: Final = (
     "PRAGMA journal_mode = WAL",

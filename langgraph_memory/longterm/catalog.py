@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from langgraph_memory.errors import MigrationError
+from langgraph_memory._migrations import migrate
 from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
 from langgraph_memory.longterm.tokenize import scope_tokens
@@ -98,22 +97,12 @@ class SqliteCatalog:
             self.conn.close()
 
     def _migrate(self) -> None:
-        with self.lock:
-            self.conn.execute(_sql.CREATE_MIGRATIONS_TABLE)
-            applied = {r[0] for r in self.conn.execute(_sql.SELECT_APPLIED_MIGRATIONS)}
-            for name, statements in _sql.MIGRATIONS:
-                if name in applied:
-                    continue
-                try:
-                    with self.transaction():
-                        for statement in statements:
-                            self.conn.execute(statement)
-                        self.conn.execute(_sql.INSERT_APPLIED_MIGRATION, (name, time.time()))
-                except sqlite3.Error as exc:
-                    raise MigrationError(
-                        f"Migration {name!r} failed on {self.path!r}: {exc}. The file may be "
-                        "from a newer version or damaged; restore a backup or use a new path."
-                    ) from exc
+        @contextmanager
+        def transaction() -> Iterator[Callable[..., list[Any]]]:
+            with self.transaction() as conn:
+                yield lambda sql, params=(): conn.execute(sql, params).fetchall()
+
+        migrate(transaction, _sql.MIGRATION_TABLE, _sql.MIGRATIONS, where=repr(self.path))
 
     @contextmanager
     def transaction(self, *, changes_terms: bool = True) -> Iterator[sqlite3.Connection]:
