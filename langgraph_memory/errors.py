@@ -18,7 +18,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
-    └── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    └── VectorStoreUnavailableError(ConnectionError)  the Chroma server does not answer
 """
 
 from __future__ import annotations
@@ -84,3 +85,8 @@ class ModelOutputError(LangGraphMemoryError, ValueError):
 
 class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
     """A memory-queue worker no longer holds the lease of the job it was running."""
+
+
+class VectorStoreUnavailableError(LangGraphMemoryError, ConnectionError):
+    """The Chroma server (vectors of the long-term store) did not answer; nothing
+    was acknowledged, so the caller can retry once it is back."""

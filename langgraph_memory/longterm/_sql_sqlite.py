@@ -247,6 +247,9 @@ SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY nam
 SELECT_PARTITION: Final = (
     "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
 )
+# BEGIN IMMEDIATE already holds the file's write lock: no row locks needed.
+SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION
+LOCK_MEMORY_KEY: Final[str | None] = None
 INSERT_PARTITION: Final = (
     "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) VALUES (?, ?, 0, 0)"
 )

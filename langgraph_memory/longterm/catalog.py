@@ -20,13 +20,28 @@ from typing import Any, Protocol
 from langgraph_memory._migrations import migrate
 from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
-from langgraph_memory.longterm.tokenize import scope_tokens
+from langgraph_memory.longterm.tokenize import match_expression, scope_tokens
 
 # Cached document frequencies are dropped past this many terms (memory bound).
 MAX_CACHED_TERMS = 200_000
 # Below this many items a partition's query is cheap whatever its terms, and
 # dropping "common" terms of a handful of memories would only change rankings.
 MIN_ITEMS_FOR_TERM_PRUNING = 100
+
+
+def choose_terms(
+    unique: list[str], items: int, doc_freq: dict[str, int], max_share: float
+) -> list[str]:
+    """The terms worth querying, given the partition's item count and each term's
+    document frequency (see :meth:`SqliteCatalog.plan_terms`; every dialect uses this)."""
+    if items < MIN_ITEMS_FOR_TERM_PRUNING:
+        return unique
+    common = {t for t in unique if doc_freq.get(t, 0) > max_share * items}
+    if len(common) == len(unique):
+        return unique  # nothing but common terms: better than no keyword side at all
+    # A query whose only matching terms are common gets no keyword hits: its
+    # vector side ranks alone (the retrieval-quality test measures this).
+    return [t for t in unique if t not in common and doc_freq.get(t, 0) > 0]
 
 
 def _scope_body(partition: str, body: str | None) -> str:
@@ -44,8 +59,13 @@ class Catalog(Protocol):
 
     path: str
     sql: ModuleType
+    dialect: str  # "sqlite" | "postgres": what where.py's value filters compile to
 
     def close(self) -> None: ...
+
+    def match_expression(self, scoped_terms: list[str]) -> str | None:
+        """The keyword templates' match parameter for these planned terms."""
+        ...
 
     def transaction(self, *, changes_terms: bool = True) -> Any: ...
 
@@ -70,6 +90,7 @@ class SqliteCatalog:
     """Owns the SQLite file of a :class:`ChromaMemoryStore` (the embedded dialect)."""
 
     sql: ModuleType = _sql
+    dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -126,6 +147,9 @@ class SqliteCatalog:
                 raise
             else:
                 self.conn.execute("COMMIT")
+
+    def match_expression(self, scoped_terms: list[str]) -> str | None:
+        return match_expression(scoped_terms)
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
@@ -187,12 +211,7 @@ class SqliteCatalog:
                 for term in chunk:
                     self._doc_freq[term] = int(found.get(term, 0))
             doc_freq = {t: self._doc_freq[t] for t in unique}
-        common = {t for t in unique if doc_freq.get(t, 0) > max_share * items}
-        if len(common) == len(unique):
-            return unique  # nothing but common terms: better than no keyword side at all
-        # A query whose only matching terms are common gets no keyword hits: its
-        # vector side ranks alone (the retrieval-quality test measures this).
-        return [t for t in unique if t not in common and doc_freq.get(t, 0) > 0]
+        return choose_terms(unique, items, doc_freq, max_share)
 
     def meta(self, name: str) -> str | None:
         rows = self.query(_sql.SELECT_META, (name,))

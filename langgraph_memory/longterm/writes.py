@@ -131,7 +131,10 @@ class Writes(StoreState):
         its shard to a dedicated collection when the count passes the threshold.
         """
         sql = self.catalog.sql
-        layout = self._partition_layout(partition)
+        # Locked until commit (Postgres): another instance's write to this
+        # partition waits, so counts and promotion see every committed vector.
+        found = conn.execute(sql.SELECT_PARTITION_FOR_WRITE, (partition,)).fetchone()
+        layout = None if found is None else (str(found[0]), bool(found[1]), int(found[2]), 0)
         if layout is None:
             name = shard_collection_name(self.collection_prefix, partition, self.shards)
             conn.execute(sql.INSERT_PARTITION, (partition, name))
@@ -196,6 +199,9 @@ class Writes(StoreState):
         now_dt = clock_now(self.clock)
         now = now_dt.timestamp()
         with self.catalog.transaction() as conn:
+            if record.key is not None and self.catalog.sql.LOCK_MEMORY_KEY:
+                # Two instances reconciling this user's key wait for each other.
+                conn.execute(self.catalog.sql.LOCK_MEMORY_KEY, (record.user_id, record.key))
             superseded: list[str] = []
             if supersede_id is not None:
                 old_rows = self._memory_rows(conn, record.user_id, [supersede_id])

@@ -1,0 +1,338 @@
+"""Every SQL statement of the long-term store's Postgres catalog, as named constants.
+
+The same names as ``_sql_sqlite.py`` (the store's parts only ever say
+``catalog.sql.NAME``), written with ``?`` placeholders: ``PostgresCatalog``
+turns them into psycopg's ``%s`` once per statement. What differs:
+
+* **Keyword index.** ``lt_keywords.terms`` is a ``tsvector`` built from the
+  same pre-tokenised, partition-scoped body FTS5 indexes (``tokenize.py``), with
+  each token's positions, so a term's frequency in a row is the length of its
+  position list; a GIN index answers ``terms @@ query``. BM25 is computed in SQL
+  with FTS5's formula and constants (k1 = 1.2, b = 0.75, IDF clamped to 1e-6,
+  N and average length over the whole index, kept by triggers in
+  ``lt_keyword_stats``), so scores equal the embedded ones (tested). A match
+  parameter is the planned terms joined by spaces (``PostgresCatalog.match_expression``).
+* **Cache versions never repeat.** A partition's ``version`` comes from a
+  sequence: another instance's in-process vector cache keyed by (partition,
+  version) can never mistake a re-created partition (after ``forget_user``)
+  for the one it cached.
+* **Concurrency.** Writes lock the partition row (``SELECT_PARTITION_FOR_WRITE``)
+  and typed-memory writes take a transaction advisory lock on (user, key), so
+  two instances reconciling the same key serialise; a unique partial index on
+  active ``(partition, mem_key)`` backs the rule "one active memory per key".
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from langgraph_memory._migrations import Migration, MigrationTable
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "items_keywords_partitions",
+        (
+            """
+            CREATE TABLE lt_items (
+                rowid BIGSERIAL PRIMARY KEY,
+                item_id TEXT NOT NULL UNIQUE,
+                partition TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                created_ts DOUBLE PRECISION NOT NULL,
+                updated_ts DOUBLE PRECISION NOT NULL,
+                ttl_minutes DOUBLE PRECISION,
+                expires_ts DOUBLE PRECISION,
+                has_vector INTEGER NOT NULL DEFAULT 0,
+                mem_status TEXT,
+                mem_type TEXT,
+                mem_key TEXT,
+                valid_from_ts DOUBLE PRECISION,
+                valid_to_ts DOUBLE PRECISION,
+                mem_expires_ts DOUBLE PRECISION,
+                mem_importance DOUBLE PRECISION,
+                mem_active_ts DOUBLE PRECISION,
+                UNIQUE (partition, namespace, key)
+            )
+            """,
+            "CREATE INDEX lt_items_by_partition ON lt_items (partition, namespace)",
+            "CREATE INDEX lt_items_by_expiry ON lt_items (expires_ts) WHERE expires_ts IS NOT NULL",
+            "CREATE INDEX lt_items_by_mem_type ON lt_items (partition, mem_type)",
+            # Two active memories of one user never share a key, whichever instance wrote them.
+            "CREATE UNIQUE INDEX lt_items_one_active_key ON lt_items (partition, namespace, mem_key) "
+            "WHERE mem_key IS NOT NULL AND mem_status = 'active'",
+            """
+            CREATE TABLE lt_keywords (
+                rowid BIGINT PRIMARY KEY REFERENCES lt_items (rowid) ON DELETE CASCADE,
+                terms TSVECTOR NOT NULL,
+                doc_len INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX lt_keywords_terms ON lt_keywords USING GIN (terms)",
+            # FTS5's N (rows in the index) and total tokens, for IDF and average length.
+            """
+            CREATE TABLE lt_keyword_stats (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                docs BIGINT NOT NULL,
+                tokens BIGINT NOT NULL,
+                changes BIGINT NOT NULL
+            )
+            """,
+            "INSERT INTO lt_keyword_stats (id, docs, tokens, changes) VALUES (1, 0, 0, 0)",
+            """
+            CREATE FUNCTION lt_keyword_stats_track() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    UPDATE lt_keyword_stats SET docs = docs + 1, tokens = tokens + NEW.doc_len,
+                        changes = changes + 1 WHERE id = 1;
+                    RETURN NEW;
+                END IF;
+                UPDATE lt_keyword_stats SET docs = docs - 1, tokens = tokens - OLD.doc_len,
+                    changes = changes + 1 WHERE id = 1;
+                RETURN OLD;
+            END $$
+            """,
+            """
+            CREATE TRIGGER lt_keywords_stats AFTER INSERT OR DELETE ON lt_keywords
+            FOR EACH ROW EXECUTE FUNCTION lt_keyword_stats_track()
+            """,
+            "CREATE SEQUENCE lt_partition_versions",
+            """
+            CREATE TABLE lt_partitions (
+                partition TEXT PRIMARY KEY,
+                collection TEXT NOT NULL,
+                dedicated INTEGER NOT NULL DEFAULT 0,
+                vector_count INTEGER NOT NULL DEFAULT 0,
+                version BIGINT NOT NULL DEFAULT nextval('lt_partition_versions')
+            )
+            """,
+            "CREATE TABLE lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            # SQLite's json_extract for value filters (where.py, dialect="postgres"):
+            # JSON null is SQL NULL there too.
+            """
+            CREATE FUNCTION json_extract(doc TEXT, path TEXT) RETURNS JSONB
+            LANGUAGE sql IMMUTABLE STRICT AS $$
+                SELECT NULLIF(doc::jsonb #> string_to_array(substr(path, 3), '.'), 'null'::jsonb)
+            $$
+            """,
+        ),
+    ),
+)
+
+MIGRATION_TABLE: Final = MigrationTable(
+    create=(
+        "CREATE TABLE IF NOT EXISTS lt_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ts DOUBLE PRECISION NOT NULL)"
+    ),
+    select_applied="SELECT version FROM lt_migrations",
+    insert_applied="INSERT INTO lt_migrations (version, name, applied_ts) VALUES (?, ?, ?)",
+    # Two instances starting at once: one migrates, the other waits and finds it done.
+    lock="SELECT pg_advisory_xact_lock(hashtextextended('lgm_longterm_migrations', 0))",
+)
+
+ITEM_COLUMNS: Final = (
+    "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
+    "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"
+)
+ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
+
+SELECT_ITEM: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? AND key = ?"
+)
+UPSERT_ITEM: Final = """
+INSERT INTO lt_items (
+    item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
+    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
+    mem_importance, mem_active_ts
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (partition, namespace, key) DO UPDATE SET
+    value = excluded.value,
+    updated_ts = excluded.updated_ts,
+    ttl_minutes = excluded.ttl_minutes,
+    expires_ts = excluded.expires_ts,
+    has_vector = excluded.has_vector,
+    mem_status = excluded.mem_status,
+    mem_type = excluded.mem_type,
+    mem_key = excluded.mem_key,
+    valid_from_ts = excluded.valid_from_ts,
+    valid_to_ts = excluded.valid_to_ts,
+    mem_expires_ts = excluded.mem_expires_ts,
+    mem_importance = excluded.mem_importance,
+    mem_active_ts = excluded.mem_active_ts
+RETURNING rowid
+"""
+DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
+DELETE_FTS_ROW: Final = "DELETE FROM lt_keywords WHERE rowid = ?"
+# The body is the scoped, space-separated token string FTS5 gets; each distinct
+# token becomes a lexeme with its 1-based positions (tokens hold only letters,
+# digits and CJK characters, so they need no escaping beyond the quotes).
+INSERT_FTS_ROW: Final = """
+INSERT INTO lt_keywords (rowid, terms, doc_len)
+SELECT r.id, coalesce(string_agg('''' || t.tok || ''':' || t.positions, ' '), '')::tsvector, r.len
+FROM (SELECT ?::bigint AS id, ?::text AS body) b
+CROSS JOIN LATERAL (
+    SELECT b.id, cardinality(string_to_array(b.body, ' ')) AS len
+) r
+CROSS JOIN LATERAL (
+    SELECT tok, string_agg(least(n, 16383)::text, ',' ORDER BY n) AS positions
+    FROM unnest(string_to_array(b.body, ' ')) WITH ORDINALITY AS u(tok, n)
+    WHERE tok <> ''
+    GROUP BY tok
+) t
+GROUP BY r.id, r.len
+"""
+REFRESH_TTL: Final = (
+    "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
+    "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
+)
+UPDATE_VALUE: Final = """
+UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?,
+    mem_importance = ?, mem_active_ts = ?
+WHERE partition = ? AND rowid = ?
+"""
+TOUCH_ITEM: Final = (
+    "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
+)
+
+# BM25 of every row matching any query term, FTS5's way: per term
+# idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6), then
+# idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len)), summed. ``n`` is
+# the term's document frequency over the whole index; since terms are
+# partition-scoped that is this partition's count, as in FTS5.
+_SCORED = f"""
+query AS (SELECT string_to_array(?::text, ' ') AS terms),
+tsq AS (
+    SELECT (SELECT string_agg('''' || t || '''', ' | ') FROM unnest(query.terms) t)::tsquery AS q,
+           query.terms
+    FROM query
+),
+stats AS (
+    SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avg_len
+    FROM lt_keyword_stats WHERE id = 1
+),
+postings AS (
+    SELECT k.rowid AS hit, k.doc_len, (u).lexeme AS term,
+           cardinality((u).positions)::float8 AS tf
+    FROM tsq, lt_keywords k, LATERAL unnest(k.terms) u
+    WHERE k.terms @@ tsq.q AND (u).lexeme = ANY (tsq.terms)
+),
+freq AS (SELECT term, count(*)::float8 AS docs FROM postings GROUP BY term),
+scored AS (
+    SELECT p.hit,
+           sum(greatest(ln((s.n - f.docs + 0.5) / (f.docs + 0.5)), 1e-6)
+               * p.tf * {_BM25_K1 + 1} / (p.tf + {_BM25_K1} * (1 - {_BM25_B}
+               + {_BM25_B} * p.doc_len / s.avg_len))) AS score
+    FROM postings p JOIN freq f USING (term) CROSS JOIN stats s
+    GROUP BY p.hit
+)"""
+
+KEYWORD_SEARCH_TEMPLATE: Final = (
+    f"WITH {_SCORED}, top AS ("
+    "SELECT scored.hit, scored.score FROM scored JOIN lt_items ON lt_items.rowid = scored.hit "
+    "WHERE partition = ? AND {where} ORDER BY scored.score DESC LIMIT ?) "
+    f"SELECT {ITEM_COLUMNS_I}, top.score FROM top JOIN lt_items i ON i.rowid = top.hit"
+)
+KEYWORD_RANK_THEN_FILTER_TEMPLATE: Final = (
+    f"WITH {_SCORED}, top AS (SELECT hit, score FROM scored ORDER BY score DESC LIMIT ?) "
+    f"SELECT {ITEM_COLUMNS_I}, (SELECT count(*) FROM top) AS ranked, top.score "
+    "FROM top JOIN lt_items i ON i.rowid = top.hit WHERE i.partition = ? AND {where}"
+)
+# ``ARRAY[...]::bigint[]``: an empty list of pinned rowids is valid here too.
+KEYWORD_RANK_SHARED_TEMPLATE: Final = (
+    f"WITH {_SCORED} "
+    "SELECT * FROM (SELECT hit, score, 0 FROM scored ORDER BY score DESC LIMIT ?) a "
+    "UNION ALL "
+    "SELECT * FROM (SELECT hit, score, 1 FROM scored WHERE hit = ANY (ARRAY[{marks}]::bigint[]) "
+    "ORDER BY score DESC LIMIT ?) b"
+)
+SELECT_ROWS_BY_ROWID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid IN ({{marks}}) AND partition = ? "
+    "AND {where}"
+)
+SELECT_ROWIDS_BY_TYPE_TEMPLATE: Final = "SELECT rowid FROM lt_items WHERE partition = ? AND {where}"
+# LIMIT NULL is "no limit" (SQLite's -1).
+SELECT_ITEMS_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
+    "ORDER BY updated_ts DESC, rowid DESC LIMIT nullif(?::bigint, -1) OFFSET ?"
+)
+SELECT_VECTOR_IDS: Final = "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
+SELECT_PARTITION_ITEM_IDS: Final = (
+    "SELECT rowid, item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
+)
+SELECT_EXPIRED: Final = (
+    "SELECT rowid, item_id, partition, has_vector FROM lt_items "
+    "WHERE expires_ts IS NOT NULL AND expires_ts <= ?"
+)
+SELECT_NAMESPACES: Final = (
+    'SELECT DISTINCT namespace COLLATE "C" FROM lt_items ORDER BY namespace COLLATE "C"'
+)
+
+SELECT_PARTITION: Final = (
+    "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
+)
+SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION + " FOR UPDATE"
+# Two instances creating one partition at once: the second keeps the first's row.
+INSERT_PARTITION: Final = (
+    "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) "
+    "VALUES (?, ?, 0, 0) ON CONFLICT (partition) DO NOTHING"
+)
+ADD_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
+    "version = nextval('lt_partition_versions') WHERE partition = ?"
+)
+SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
+DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
+DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
+# Serialises typed-memory writes of one (user, key) across instances until commit.
+LOCK_MEMORY_KEY: Final = "SELECT pg_advisory_xact_lock(hashtextextended(? || chr(31) || ?, 0))"
+
+# Term statistics for query planning (catalog.plan_terms): document frequency of
+# each scoped term, and the change counter that invalidates the cache.
+SELECT_TERM_DOC_FREQ: Final = (
+    "SELECT t, (SELECT count(*) FROM lt_keywords WHERE terms @@ ('''' || t || '''')::tsquery) "
+    "FROM unnest(?::text[]) AS t"
+)
+COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
+DATA_VERSION: Final = "SELECT changes FROM lt_keyword_stats WHERE id = 1"
+
+SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
+UPSERT_META: Final = (
+    "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
+# Dims are fixed by the first instance: a racing second one keeps the first's value.
+INSERT_META_IF_ABSENT: Final = (
+    "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+)
+VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_partitions"
+
+SELECT_VECTOR_ROWS_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1 AND {{where}}"
+)
+SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND item_id IN ({{marks}}) "
+    "AND {where}"
+)
+SELECT_ACTIVE_BY_MEM_KEY: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
+    "AND mem_key = ? AND mem_status = 'active'"
+)
+SELECT_MEMORIES_BY_ID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
+    "AND key IN ({marks}) AND mem_status IS NOT NULL"
+)
+SELECT_ACTIVE_WHERE_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}}"
+)
+SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}} "
+    "AND partition = ?"
+)
+SELECT_PARTITION_ROWS_TO_FORGET: Final = (
+    "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
+)
