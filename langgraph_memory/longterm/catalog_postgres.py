@@ -66,12 +66,15 @@ class PostgresCatalog:
     Args:
         dsn: ``postgresql://...`` connection string (psycopg 3).
         pool_size: Most connections this instance opens.
+        connect_timeout: Seconds to wait for the first connection before giving up.
     """
 
     sql: ModuleType = _sql
     dialect = "postgres"
 
-    def __init__(self, dsn: str, *, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+    def __init__(
+        self, dsn: str, *, pool_size: int = DEFAULT_POOL_SIZE, connect_timeout: float = 10.0
+    ) -> None:
         try:
             from psycopg_pool import ConnectionPool
         except ImportError as exc:  # pragma: no cover - dependency of the package
@@ -96,7 +99,7 @@ class PostgresCatalog:
             name="lgm-longterm-catalog",
         )
         try:
-            self.pool.open(wait=True, timeout=10)
+            self.pool.open(wait=True, timeout=connect_timeout)
         except Exception as exc:
             self.pool.close()
             raise ConfigurationError(
