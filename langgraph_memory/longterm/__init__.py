@@ -10,8 +10,11 @@ Where things live:
 * ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
   ``recall_memories``...).
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``repair.py``: vector writes a crash or a Chroma outage interrupted, settled
+  from the catalog on open (intent rows, see its docstring).
 * ``catalog.py``: the catalog interface and its SQLite dialect; statements in
-  ``_sql_sqlite.py``.
+  ``_sql_sqlite.py``. ``catalog_postgres.py``: the shared Postgres dialect
+  (``_sql_postgres.py``).
 * ``vectors.py`` (Chroma layout, vector cache), ``where.py`` (user ids,
   partitions, ``WHERE`` builders), ``rows.py`` (row/item/record mapping),
   ``tokenize.py`` (Chinese + English tokens), ``_steps.py`` (sync/async twins

@@ -120,6 +120,17 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
                 SELECT NULLIF(doc::jsonb #> string_to_array(substr(path, 3), '.'), 'null'::jsonb)
             $$
             """,
+            # Vector writes in flight (see repair.py and _sql_sqlite.py's 0004).
+            """
+            CREATE TABLE lt_vector_intents (
+                token TEXT NOT NULL,
+                partition TEXT NOT NULL,
+                item_id TEXT NOT NULL,
+                created_ts DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (token, partition, item_id)
+            )
+            """,
+            "CREATE INDEX lt_vector_intents_by_partition ON lt_vector_intents (partition)",
         ),
     ),
 )
@@ -335,4 +346,25 @@ SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
 )
 SELECT_PARTITION_ROWS_TO_FORGET: Final = (
     "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
+)
+
+# -- vector intents (repair.py) -----------------------------------------------------
+INSERT_VECTOR_INTENT: Final = (
+    "INSERT INTO lt_vector_intents (token, partition, item_id, created_ts) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+DELETE_VECTOR_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE token = ?"
+SELECT_INTENT_PARTITIONS: Final = "SELECT DISTINCT partition FROM lt_vector_intents"
+SELECT_PARTITION_INTENTS: Final = "SELECT item_id FROM lt_vector_intents WHERE partition = ?"
+DELETE_PARTITION_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE partition = ?"
+# Held by every vector write of a partition and by its repair, until commit: a
+# repair never runs beside a live write, and a dead writer's lock is released
+# with its connection.
+LOCK_PARTITION: Final = "SELECT pg_advisory_xact_lock(hashtextextended('lgm-part' || ?, 0))"
+SELECT_VECTOR_ROWS_OF_PARTITION: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1"
+)
+SET_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = ?, version = nextval('lt_partition_versions') "
+    "WHERE partition = ?"
 )

@@ -101,6 +101,26 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
         "0003_items_by_mem_type",
         ("CREATE INDEX IF NOT EXISTS lt_items_by_mem_type ON lt_items (partition, mem_type)",),
     ),
+    Migration(
+        4,
+        # Vector writes in flight (see repair.py): committed before Chroma is
+        # touched, deleted in the transaction that commits the catalog side, so a
+        # row left behind names exactly the vectors a crash may have left wrong.
+        "0004_vector_intents",
+        (
+            """
+            CREATE TABLE IF NOT EXISTS lt_vector_intents (
+                token TEXT NOT NULL,
+                partition TEXT NOT NULL,
+                item_id TEXT NOT NULL,
+                created_ts REAL NOT NULL,
+                PRIMARY KEY (token, partition, item_id)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS lt_vector_intents_by_partition "
+            "ON lt_vector_intents (partition)",
+        ),
+    ),
 )
 # Name of the SQL function migration 0002 calls: (partition, body) -> scoped body.
 SCOPE_TOKENS_FUNCTION: Final = "lgm_scope_tokens"
@@ -320,4 +340,22 @@ SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
 # Everything forget_user removes from one partition.
 SELECT_PARTITION_ROWS_TO_FORGET: Final = (
     "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
+)
+
+# -- vector intents (repair.py) -----------------------------------------------------
+INSERT_VECTOR_INTENT: Final = (
+    "INSERT OR IGNORE INTO lt_vector_intents (token, partition, item_id, created_ts) "
+    "VALUES (?, ?, ?, ?)"
+)
+DELETE_VECTOR_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE token = ?"
+SELECT_INTENT_PARTITIONS: Final = "SELECT DISTINCT partition FROM lt_vector_intents"
+SELECT_PARTITION_INTENTS: Final = "SELECT item_id FROM lt_vector_intents WHERE partition = ?"
+DELETE_PARTITION_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE partition = ?"
+# BEGIN IMMEDIATE already serialises writers of the file.
+LOCK_PARTITION: Final[str | None] = None
+SELECT_VECTOR_ROWS_OF_PARTITION: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1"
+)
+SET_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = ?, version = version + 1 WHERE partition = ?"
 )

@@ -154,17 +154,30 @@ class Lifecycle(Writes):
         by_partition: dict[str, list[tuple[int, str, int]]] = {}
         for rowid, item_id, partition, has_vector in expired:
             by_partition.setdefault(partition, []).append((rowid, item_id, has_vector))
+        intent = self._record_intent(
+            [
+                (partition, item_id)
+                for rowid, item_id, partition, has_vector in expired
+                if has_vector
+            ]
+        )
+        deleted = 0
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, by_partition)
             for partition, rows in by_partition.items():
                 layout = self._partition_layout(partition)
-                vector_ids = [item_id for _, item_id, has_vector in rows if has_vector]
-                for rowid, _, _ in rows:
+                vector_ids = []
+                for rowid, item_id, has_vector in rows:
                     conn.execute(sql.DELETE_FTS_ROW, (rowid,))
-                    conn.execute(sql.DELETE_ITEM, (rowid, partition))
+                    # Another instance's sweep may have deleted it first.
+                    if conn.execute(sql.DELETE_ITEM, (rowid, partition)).rowcount:
+                        deleted += 1
+                        if has_vector:
+                            vector_ids.append(item_id)
                 if layout is not None and vector_ids:
                     self.vectors.delete(layout[0], vector_ids)
                     conn.execute(sql.ADD_VECTOR_COUNT, (-len(vector_ids), partition))
-        return len(expired)
+        return deleted
 
     async def asweep_ttl(self, *, now: float | None = None) -> int:
         return await asyncio.to_thread(lambda: self.sweep_ttl(now=now))
@@ -172,7 +185,10 @@ class Lifecycle(Writes):
     def _forget_store(self, user_id: str) -> tuple[int, int]:
         """Remove the partition from Chroma and SQLite, then scrub the file."""
         sql = self.catalog.sql
+        # "*": the whole partition is checked if this is interrupted (repair.py).
+        intent = self._record_intent([(user_id, "*")])
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, [user_id])
             rows = conn.execute(sql.SELECT_PARTITION_ROWS_TO_FORGET, (user_id,)).fetchall()
             layout = self._partition_layout(user_id)
             if layout is not None:

@@ -16,7 +16,7 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``) over ``catalog.py`` (the catalog interface and its SQLite
+``forget_user``), ``repair.py`` (interrupted vector writes settled on open) over ``catalog.py`` (the catalog interface and its SQLite
 dialect). This module builds it. Sync and async twins are one generator of
 steps (``_steps.py``). Scoring, ``WHERE`` building and row mapping are pure
 functions in ``scoring.py``, ``where.py`` and ``rows.py``.
@@ -60,6 +60,7 @@ from langgraph_memory.longterm._state import (
 from langgraph_memory.longterm.catalog import Catalog, SqliteCatalog
 from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
+from langgraph_memory.longterm.repair import Repair
 from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS
 from langgraph_memory.longterm.surface import StoreSurface
 from langgraph_memory.longterm.vectors import (
@@ -76,7 +77,7 @@ KEYWORD_INDEX_FILENAME = "keyword_index.sqlite3"
 CHROMA_DIRNAME = "chroma"
 
 
-class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, BaseStore):
+class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, BaseStore):
     """Long-term memory on Chroma + SQLite FTS5, partitioned per user.
 
     Build it with :meth:`embedded` (a local directory) or :meth:`from_http`
@@ -185,6 +186,8 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, BaseStore):
                 "embed": self.embeddings,
                 "fields": list(self.index_fields),
             }
+        # Vector writes a crash or an outage interrupted are settled before use.
+        self.repair_vectors()
 
     # -- construction -----------------------------------------------------------
 

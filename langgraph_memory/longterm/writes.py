@@ -10,7 +10,9 @@ threshold (:meth:`Writes._collection_for_write`). Typed memories add the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+import uuid
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langgraph_memory.clock import now as clock_now
@@ -45,14 +47,51 @@ class Writes(StoreState):
             for put, vector in zip(todo, vectors, strict=True):
                 put.vector = list(vector)
 
-    def _apply_puts(self, puts: Sequence[PreparedPut], *, now: float | None = None) -> None:
+    def _record_intent(self, entries: Sequence[tuple[str, str]]) -> str | None:
+        """Commit ``(partition, item_id)`` pairs whose vectors are about to change.
+
+        Must run outside any catalog transaction (it commits on its own, before
+        Chroma is touched); the write's own transaction deletes the rows
+        (:meth:`_settle_intent`). Rows a crash leaves behind are repaired on the
+        next open (``repair.py``). Returns the intent's token.
+        """
+        if not entries:
+            return None
+        sql = self.catalog.sql
+        token = uuid.uuid4().hex
+        now = time.time()  # bookkeeping, not a memory time
+        with self.catalog.transaction(changes_terms=False) as conn:
+            for partition, item_id in dict.fromkeys(entries):
+                conn.execute(sql.INSERT_VECTOR_INTENT, (token, partition, item_id, now))
+        return token
+
+    def _settle_intent(self, conn: Any, token: str | None, partitions: Iterable[str]) -> None:
+        """Inside the write's transaction: lock its partitions (sorted: no deadlock
+        between instances) and drop its intent rows, committed with the catalog."""
+        sql = self.catalog.sql
+        if sql.LOCK_PARTITION:
+            for partition in sorted(set(partitions)):
+                conn.execute(sql.LOCK_PARTITION, (partition,))
+        if token is not None:
+            conn.execute(sql.DELETE_VECTOR_INTENTS, (token,))
+
+    def _apply_puts(
+        self,
+        puts: Sequence[PreparedPut],
+        *,
+        now: float | None = None,
+        intent: str | None = None,
+        intent_recorded: bool = False,
+    ) -> None:
         """Write a group of puts: one catalog transaction, one Chroma call per collection.
 
         Chroma is written inside the catalog transaction, so a Chroma failure rolls
-        the catalog back; an orphan vector left by a failed commit is harmless
-        (ids only resolve through the catalog). A partition that outgrows its
-        shard is promoted *before* its new vectors are written, so a bulk load
-        writes each vector once.
+        the catalog back. The vectors a crash or an outage could leave disagreeing
+        with the catalog are named in an intent committed first (``intent``: a
+        caller that opened its own transaction recorded it already), and
+        repaired on the next open. A partition that outgrows its shard is
+        promoted *before* its new vectors are written, so a bulk load writes
+        each vector once.
         """
         if not puts:
             return
@@ -61,10 +100,13 @@ class Writes(StoreState):
         last: dict[tuple[str, str, str], PreparedPut] = {}
         for put in puts:  # last write wins inside a batch, as in LangGraph's stores
             last[(put.partition, put.namespace, put.key)] = put
+        if not intent_recorded:
+            intent = self._record_intent(self._intent_entries(last.values()))
         upserts: dict[str, tuple[list[str], list[list[float]]]] = {}
         deletes: dict[str, list[str]] = {}
         deltas: dict[str, int] = {}
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, (p.partition for p in last.values()))
             for put in last.values():
                 old_raw = conn.execute(
                     sql.SELECT_ITEM, (put.partition, put.namespace, put.key)
@@ -123,6 +165,11 @@ class Writes(StoreState):
             for collection, (gone, ids, vecs) in by_collection.items():
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
+
+    def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
+        if self.embeddings is None:
+            return []  # no vectors: nothing can disagree
+        return [(p.partition, item_id_for(p.partition, p.namespace, p.key)) for p in puts]
 
     def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:
         """The collection a partition's vectors go to, after applying ``delta`` to its count.
@@ -198,6 +245,8 @@ class Writes(StoreState):
         """Write ``record``, superseding ``supersede_id`` and any active memory with its key."""
         now_dt = clock_now(self.clock)
         now = now_dt.timestamp()
+        # Superseded rows keep their vectors: only the new record's can change.
+        intent = self._record_intent(self._intent_entries([put]))
         with self.catalog.transaction() as conn:
             if record.key is not None and self.catalog.sql.LOCK_MEMORY_KEY:
                 # Two instances reconciling this user's key wait for each other.
@@ -241,5 +290,5 @@ class Writes(StoreState):
             if links != record.supersedes:
                 record = record.evolve(supersedes=links)
                 put.value = record.to_dict()
-            self._apply_puts([put], now=now)
+            self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
         return record

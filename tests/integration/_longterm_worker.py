@@ -92,12 +92,27 @@ def crash_after_vectors(store: ChromaMemoryStore, args: dict[str, Any]) -> dict[
     return {}
 
 
+def crash_after_vector_delete(store: ChromaMemoryStore, args: dict[str, Any]) -> dict[str, Any]:
+    """Die after Chroma deleted a memory's vector, before the catalog deletes its row."""
+    delete = store.vectors.delete
+
+    def delete_then_die(*a: Any, **kw: Any) -> None:
+        delete(*a, **kw)
+        if a[1] if len(a) > 1 else kw.get("ids"):
+            os._exit(9)
+
+    store.vectors.delete = delete_then_die  # type: ignore[method-assign]
+    store.delete_memory(args["user"], args["memory_id"])
+    return {}
+
+
 COMMANDS = {
     "write": write,
     "recall": recall,
     "forget": forget,
     "stress": stress,
     "crash_after_vectors": crash_after_vectors,
+    "crash_after_vector_delete": crash_after_vector_delete,
 }
 
 
