@@ -194,4 +194,4 @@ def test_memory_state_filter_shapes() -> None:
     assert "mem_type IN (?)" in typed and "mem_key IN (?, ?)" in typed
     assert params == ["semantic", "diet", "budget"]
     empty, _ = build_memory_state_filter(now_ts=1.0, include_history=True, keys=[])
-    assert empty.endswith("AND 0")
+    assert empty.endswith("AND 1 = 0")
