@@ -45,8 +45,9 @@ from langgraph.store.base import PutOp
 from graphs._models import ScriptedChatModel
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes import MemoryWriter, create_compress_node, create_recall_node
+from langgraph_memory.nodes import create_compress_node, create_recall_node
 from langgraph_memory.nodes.recall import flush_access_stats
+from langgraph_memory.pipeline import MemoryWriter
 from langgraph_memory.session import SqliteSaver
 from langgraph_memory.types import MemoryRecord, MemoryType
 from langgraph_memory.wiring import MemoryState, add_memory_nodes

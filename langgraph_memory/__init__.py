@@ -31,15 +31,14 @@ if TYPE_CHECKING:
     from langgraph_memory.embeddings import HashingEmbeddings
     from langgraph_memory.longterm import ChromaMemoryStore
     from langgraph_memory.nodes import (
-        MemoryWriter,
         create_compress_node,
         create_extract_node,
         create_recall_node,
         create_reconcile_node,
     )
     from langgraph_memory.nodes.extract import LLMMemoryExtractor
-    from langgraph_memory.nodes.queue import PostgresMemoryQueue, SqliteMemoryQueue
     from langgraph_memory.nodes.rules import RuleBasedExtractor
+    from langgraph_memory.pipeline import MemoryWriter, PostgresMemoryQueue, SqliteMemoryQueue
     from langgraph_memory.privacy import Redactor, redact
     from langgraph_memory.session import (
         AsyncPostgresSaver,
@@ -59,15 +58,15 @@ _LAZY: dict[str, str] = {
     "HashingEmbeddings": "langgraph_memory.embeddings",
     "redact": "langgraph_memory.privacy",
     "Redactor": "langgraph_memory.privacy",
-    "MemoryWriter": "langgraph_memory.nodes",
+    "MemoryWriter": "langgraph_memory.pipeline",
     "create_recall_node": "langgraph_memory.nodes",
     "create_compress_node": "langgraph_memory.nodes",
     "create_extract_node": "langgraph_memory.nodes",
     "create_reconcile_node": "langgraph_memory.nodes",
     "LLMMemoryExtractor": "langgraph_memory.nodes.extract",
     "RuleBasedExtractor": "langgraph_memory.nodes.rules",
-    "SqliteMemoryQueue": "langgraph_memory.nodes.queue",
-    "PostgresMemoryQueue": "langgraph_memory.nodes.queue",
+    "SqliteMemoryQueue": "langgraph_memory.pipeline",
+    "PostgresMemoryQueue": "langgraph_memory.pipeline",
     "MemoryState": "langgraph_memory.wiring",
     "add_memory_nodes": "langgraph_memory.wiring",
     "MemoryMiddleware": "langgraph_memory.wiring",

@@ -20,6 +20,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _from_iso(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else None
+
+
 class MemoryType(str, Enum):
     """What kind of knowledge a memory holds."""
 
@@ -154,6 +162,39 @@ class CandidateMemory:
     # When the user said it (the message's own time); the memory's ``valid_from``.
     observed_at: datetime | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict (enums as values, datetimes as ISO-8601): what the queue stores."""
+        return {
+            "text": self.text,
+            "type": self.type.value,
+            "key": self.key,
+            "importance": self.importance,
+            "source": self.source.value,
+            "confidence": self.confidence,
+            "event_time": _iso(self.event_time),
+            "expires_at": _iso(self.expires_at),
+            "origin_message_ids": list(self.origin_message_ids),
+            "forget": self.forget,
+            "observed_at": _iso(self.observed_at),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CandidateMemory:
+        """Inverse of ``to_dict``; missing fields take their defaults."""
+        return cls(
+            text=str(data["text"]),
+            type=MemoryType(data.get("type", "semantic")),
+            key=data.get("key"),
+            importance=float(data.get("importance", 0.5)),
+            source=MemorySource(data.get("source", "user_stated")),
+            confidence=float(data.get("confidence", 1.0)),
+            event_time=_from_iso(data.get("event_time")),
+            expires_at=_from_iso(data.get("expires_at")),
+            origin_message_ids=tuple(data.get("origin_message_ids") or ()),
+            forget=bool(data.get("forget", False)),
+            observed_at=_from_iso(data.get("observed_at")),
+        )
+
 
 MemoryAction = Literal["add", "supersede", "merge", "ignore", "delete"]
 
@@ -167,6 +208,28 @@ class MemoryOp:
     target_ids: tuple[str, ...] = ()
     reason: str = ""
     result_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict: what the queue's plan and audit rows store."""
+        return {
+            "action": self.action,
+            "candidate": self.candidate.to_dict() if self.candidate else None,
+            "target_ids": list(self.target_ids),
+            "reason": self.reason,
+            "result_id": self.result_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryOp:
+        """Inverse of ``to_dict``."""
+        candidate = data.get("candidate")
+        return cls(
+            action=data["action"],
+            candidate=CandidateMemory.from_dict(candidate) if candidate else None,
+            target_ids=tuple(data.get("target_ids") or ()),
+            reason=str(data.get("reason", "")),
+            result_id=data.get("result_id"),
+        )
 
 
 @dataclass(frozen=True, slots=True)

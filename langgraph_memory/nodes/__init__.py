@@ -6,8 +6,8 @@
 * ``create_reconcile_node``: candidate memories against stored ones (add /
   supersede / merge / ignore / delete), with guardrails and an audit log.
 
-``MemoryWriter`` runs extract + reconcile off the reply path on a durable
-queue (or inline in ``mode="sync"``). See ``langgraph_memory.wiring`` for the
+``MemoryWriter`` (``langgraph_memory.pipeline``) runs extract + reconcile off
+the reply path on a durable queue (or inline in ``mode="sync"``). See ``langgraph_memory.wiring`` for the
 helpers that add these nodes to a graph or to ``create_agent``.
 """
 
@@ -15,12 +15,19 @@ from langgraph_memory.nodes.compress import create_compress_node
 from langgraph_memory.nodes.extract import create_extract_node
 from langgraph_memory.nodes.recall import create_recall_node
 from langgraph_memory.nodes.reconcile import create_reconcile_node
-from langgraph_memory.nodes.writer import MemoryWriter
 
 __all__ = [
-    "MemoryWriter",
     "create_compress_node",
     "create_extract_node",
     "create_recall_node",
     "create_reconcile_node",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # ``MemoryWriter`` lived here in 0.1; imported lazily, since the pipeline imports nodes.
+    if name == "MemoryWriter":
+        from langgraph_memory.pipeline import MemoryWriter
+
+        return MemoryWriter
+    raise AttributeError(f"module 'langgraph_memory.nodes' has no attribute {name!r}")

@@ -1,4 +1,6 @@
-"""Pure helpers over a message list shared by ``recall`` and ``compress``.
+"""Pure message, JSON and redaction helpers shared by the nodes and the write pipeline.
+
+State and header helpers serve ``recall`` and ``compress``.
 
 The memory nodes keep two messages of their own at the top of the
 conversation, right after the user's leading system prompt(s)::
@@ -15,6 +17,9 @@ conversation.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,6 +34,8 @@ from langchain_core.messages import (
 )
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.privacy import Redactor
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
 
@@ -135,3 +142,96 @@ def tool_result_id(message: AnyMessage) -> str | None:
     if isinstance(message, ToolMessage):
         return str(message.tool_call_id)
     return None
+
+
+# --- message ids, redaction, keys, JSON answers (extract / rules / reconcile / writer) ---
+
+_KEY_RE = re.compile(r"^[\w][\w.\-]{0,63}$")
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def message_ids_for(messages: Sequence[BaseMessage]) -> list[str]:
+    """Each message's id; a stable content digest for messages without one.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> message_ids_for([HumanMessage("hi", id="a"), HumanMessage("hi")])[0]
+        'a'
+    """
+    out: list[str] = []
+    for message in messages:
+        if message.id:
+            out.append(str(message.id))
+        else:
+            digest = hashlib.sha1(f"{message.type}\x00{message.text}".encode()).hexdigest()
+            out.append(f"msg-{digest[:16]}")
+    return out
+
+
+def redact_text(text: str, policy: PrivacyPolicy | None) -> str:
+    """``privacy.redact`` under ``policy``; raises ``RedactionRejectedError`` on ``reject``."""
+    return Redactor(policy).redact(text).text
+
+
+def normalize_key(key: str | None) -> str | None:
+    """A profile-slot key in canonical form, or ``None`` if it is not a usable key.
+
+    Example:
+        >>> normalize_key(" Address City ")
+        'address_city'
+        >>> normalize_key("???") is None
+        True
+    """
+    if key is None:
+        return None
+    cleaned = re.sub(r"\s+", "_", str(key).strip().lower())
+    return cleaned if _KEY_RE.match(cleaned) else None
+
+
+def new_messages_since(
+    messages: Sequence[BaseMessage], extracted_through: str | None
+) -> list[BaseMessage]:
+    """Conversation messages after ``extracted_through`` (system messages skipped).
+
+    When ``extracted_through`` is no longer in the list (``compress`` evicted it,
+    after handing it to extraction), every remaining message is newer than it.
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> msgs = [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c", id="3")]
+        >>> [m.id for m in new_messages_since(msgs, "2")]
+        ['3']
+    """
+    conversation = [m for m in messages if not isinstance(m, SystemMessage | RemoveMessage)]
+    if extracted_through is None:
+        return conversation
+    ids = message_ids_for(conversation)
+    for index, message_id in enumerate(ids):
+        if message_id == extracted_through:
+            return conversation[index + 1 :]
+    return conversation
+
+
+def parse_json_answer(text: str) -> Any:
+    """The first JSON value in a model answer (code fences and chatter tolerated).
+
+    Raises:
+        ValueError: No JSON object or array can be decoded.
+
+    Example:
+        >>> parse_json_answer('Sure! ```json\\n{"memories": []}\\n```')
+        {'memories': []}
+    """
+    if not text or not text.strip():
+        raise ValueError("the answer is empty; expected a JSON object")
+    fenced = _FENCE_RE.search(text)
+    body = fenced.group(1) if fenced else text
+    decoder = json.JSONDecoder()
+    for index, char in enumerate(body):
+        if char in "{[":
+            try:
+                value, _ = decoder.raw_decode(body, index)
+                return value
+            except json.JSONDecodeError:
+                continue
+    raise ValueError(f"no JSON object found in the answer {text[:200]!r}")

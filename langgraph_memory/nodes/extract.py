@@ -14,10 +14,7 @@ returns the new ``extracted_through``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -27,7 +24,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    RemoveMessage,
     SystemMessage,
     ToolMessage,
 )
@@ -43,16 +39,22 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes._context import resolve_thread_id, resolve_user_id
+from langgraph_memory.nodes._messages import (
+    message_ids_for,
+    message_text,
+    new_messages_since,
+    normalize_key,
+    parse_json_answer,
+    redact_text,
+)
 from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.prompts.extract import (
-    EXTRACT_RETRY_TEMPLATE,
-    EXTRACT_SYSTEM_PROMPT,
-    EXTRACT_USER_TEMPLATE,
+    ExtractPrompts,
 )
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
 if TYPE_CHECKING:
-    from langgraph_memory.nodes.writer import MemoryWriter
+    from langgraph_memory.pipeline.writer import MemoryWriter
 
 logger = logging.getLogger(__name__)
 
@@ -63,85 +65,19 @@ __all__ = [
     "LLMMemoryExtractor",
     "MemoryExtractor",
     "create_extract_node",
+    # Re-exported from nodes._messages (their home since 0.2) for earlier callers.
     "message_ids_for",
+    "message_text",
     "new_messages_since",
+    "normalize_key",
+    "parse_json_answer",
+    "redact_text",
 ]
 
 # Enough for a long user turn; a pasted document is not a memory.
 MAX_CHARS_PER_MESSAGE = 4000
 MAX_MEMORY_CHARS = 500
 MAX_MEMORIES_PER_ANSWER = 50
-_KEY_RE = re.compile(r"^[\w][\w.\-]{0,63}$")
-
-
-# --- helpers shared with rules.py / reconcile.py / writer.py --------------------
-
-
-def message_text(message: BaseMessage) -> str:
-    """The plain text of a message (text blocks only)."""
-    return message.text
-
-
-def message_ids_for(messages: Sequence[BaseMessage]) -> list[str]:
-    """Each message's id; a stable content digest for messages without one.
-
-    Example:
-        >>> from langchain_core.messages import HumanMessage
-        >>> message_ids_for([HumanMessage("hi", id="a"), HumanMessage("hi")])[0]
-        'a'
-    """
-    out: list[str] = []
-    for message in messages:
-        if message.id:
-            out.append(str(message.id))
-        else:
-            digest = hashlib.sha1(f"{message.type}\x00{message.text}".encode()).hexdigest()
-            out.append(f"msg-{digest[:16]}")
-    return out
-
-
-def redact_text(text: str, policy: PrivacyPolicy | None) -> str:
-    """``privacy.redact`` under ``policy``; raises ``RedactionRejectedError`` on ``reject``."""
-    return Redactor(policy).redact(text).text
-
-
-def normalize_key(key: str | None) -> str | None:
-    """A profile-slot key in canonical form, or ``None`` if it is not a usable key.
-
-    Example:
-        >>> normalize_key(" Address City ")
-        'address_city'
-        >>> normalize_key("???") is None
-        True
-    """
-    if key is None:
-        return None
-    cleaned = re.sub(r"\s+", "_", str(key).strip().lower())
-    return cleaned if _KEY_RE.match(cleaned) else None
-
-
-def new_messages_since(
-    messages: Sequence[BaseMessage], extracted_through: str | None
-) -> list[BaseMessage]:
-    """Conversation messages after ``extracted_through`` (system messages skipped).
-
-    When ``extracted_through`` is no longer in the list (``compress`` evicted it,
-    after handing it to extraction), every remaining message is newer than it.
-
-    Example:
-        >>> from langchain_core.messages import AIMessage, HumanMessage
-        >>> msgs = [HumanMessage("a", id="1"), AIMessage("b", id="2"), HumanMessage("c", id="3")]
-        >>> [m.id for m in new_messages_since(msgs, "2")]
-        ['3']
-    """
-    conversation = [m for m in messages if not isinstance(m, SystemMessage | RemoveMessage)]
-    if extracted_through is None:
-        return conversation
-    ids = message_ids_for(conversation)
-    for index, message_id in enumerate(ids):
-        if message_id == extracted_through:
-            return conversation[index + 1 :]
-    return conversation
 
 
 # --- the model's answer ----------------------------------------------------------
@@ -190,34 +126,6 @@ class ExtractionAnswer(BaseModel):
     memories: list[ExtractedMemory] = Field(
         default_factory=list, max_length=MAX_MEMORIES_PER_ANSWER
     )
-
-
-_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
-def parse_json_answer(text: str) -> Any:
-    """The first JSON value in a model answer (code fences and chatter tolerated).
-
-    Raises:
-        ValueError: No JSON object or array can be decoded.
-
-    Example:
-        >>> parse_json_answer('Sure! ```json\\n{"memories": []}\\n```')
-        {'memories': []}
-    """
-    if not text or not text.strip():
-        raise ValueError("the answer is empty; expected a JSON object")
-    fenced = _FENCE_RE.search(text)
-    body = fenced.group(1) if fenced else text
-    decoder = json.JSONDecoder()
-    for index, char in enumerate(body):
-        if char in "{[":
-            try:
-                value, _ = decoder.raw_decode(body, index)
-                return value
-            except json.JSONDecodeError:
-                continue
-    raise ValueError(f"no JSON object found in the answer {text[:200]!r}")
 
 
 def parse_extraction(text: str) -> ExtractionAnswer:
@@ -388,27 +296,6 @@ class MemoryExtractor(Protocol):
 
     def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]: ...
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractPrompts:
-    """The three prompts of ``extract``; defaults from ``prompts/extract.py``."""
-
-    system: str = EXTRACT_SYSTEM_PROMPT
-    user_template: str = EXTRACT_USER_TEMPLATE
-    retry_template: str = EXTRACT_RETRY_TEMPLATE
-
-    def __post_init__(self) -> None:
-        if "{transcript}" not in self.user_template:
-            raise ConfigurationError(
-                f"ExtractPrompts.user_template={self.user_template[:60]!r}... has no "
-                "'{transcript}' placeholder; add it where the conversation goes."
-            )
-        if "{error}" not in self.retry_template:
-            raise ConfigurationError(
-                f"ExtractPrompts.retry_template={self.retry_template[:60]!r}... has no "
-                "'{error}' placeholder; add it where the validation error goes."
-            )
 
 
 def _answer_text(answer: Any) -> str:

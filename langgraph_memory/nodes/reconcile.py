@@ -29,13 +29,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langgraph_memory._drive import Call, Steps, arun, run
 from langgraph_memory.clock import Clock, now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
@@ -44,12 +45,11 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
-from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS, parse_json_answer, redact_text
+from langgraph_memory.nodes._messages import parse_json_answer, redact_text
+from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
-    RECONCILE_RETRY_TEMPLATE,
-    RECONCILE_SYSTEM_PROMPT,
-    RECONCILE_USER_TEMPLATE,
+    ReconcilePrompts,
 )
 from langgraph_memory.types import (
     CandidateMemory,
@@ -58,7 +58,6 @@ from langgraph_memory.types import (
     MemoryRecord,
     MemorySource,
     MemoryStatus,
-    MemoryType,
     ScoredMemory,
 )
 
@@ -66,6 +65,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "CandidateContext",
+    "ReconcileJudge",
     "ReconcilePrompts",
     "Reconciler",
     "candidate_from_dict",
@@ -88,64 +88,23 @@ _ID_NAMESPACE = uuid.UUID("6f1d3c52-8f0e-4c7e-9a57-2f4a4b3c9e10")
 
 
 def candidate_to_dict(candidate: CandidateMemory) -> dict[str, Any]:
-    """JSON-able dict of a candidate (enums as values, datetimes as ISO-8601)."""
-    return {
-        "text": candidate.text,
-        "type": candidate.type.value,
-        "key": candidate.key,
-        "importance": candidate.importance,
-        "source": candidate.source.value,
-        "confidence": candidate.confidence,
-        "event_time": candidate.event_time.isoformat() if candidate.event_time else None,
-        "expires_at": candidate.expires_at.isoformat() if candidate.expires_at else None,
-        "origin_message_ids": list(candidate.origin_message_ids),
-        "forget": candidate.forget,
-        "observed_at": candidate.observed_at.isoformat() if candidate.observed_at else None,
-    }
+    """``candidate.to_dict()`` (kept for callers of the 0.1 name)."""
+    return candidate.to_dict()
 
 
 def candidate_from_dict(data: Mapping[str, Any]) -> CandidateMemory:
-    """Inverse of ``candidate_to_dict``."""
-
-    def _dt(value: Any) -> datetime | None:
-        return datetime.fromisoformat(value) if isinstance(value, str) else None
-
-    return CandidateMemory(
-        text=str(data["text"]),
-        type=MemoryType(data.get("type", "semantic")),
-        key=data.get("key"),
-        importance=float(data.get("importance", 0.5)),
-        source=MemorySource(data.get("source", "user_stated")),
-        confidence=float(data.get("confidence", 1.0)),
-        event_time=_dt(data.get("event_time")),
-        expires_at=_dt(data.get("expires_at")),
-        origin_message_ids=tuple(data.get("origin_message_ids") or ()),
-        forget=bool(data.get("forget", False)),
-        observed_at=_dt(data.get("observed_at")),
-    )
+    """``CandidateMemory.from_dict(data)`` (kept for callers of the 0.1 name)."""
+    return CandidateMemory.from_dict(data)
 
 
 def op_to_dict(op: MemoryOp) -> dict[str, Any]:
-    """JSON-able dict of a ``MemoryOp``."""
-    return {
-        "action": op.action,
-        "candidate": candidate_to_dict(op.candidate) if op.candidate else None,
-        "target_ids": list(op.target_ids),
-        "reason": op.reason,
-        "result_id": op.result_id,
-    }
+    """``op.to_dict()`` (kept for callers of the 0.1 name)."""
+    return op.to_dict()
 
 
 def op_from_dict(data: Mapping[str, Any]) -> MemoryOp:
-    """Inverse of ``op_to_dict``."""
-    candidate = data.get("candidate")
-    return MemoryOp(
-        action=data["action"],
-        candidate=candidate_from_dict(candidate) if candidate else None,
-        target_ids=tuple(data.get("target_ids") or ()),
-        reason=str(data.get("reason", "")),
-        result_id=data.get("result_id"),
-    )
+    """``MemoryOp.from_dict(data)`` (kept for callers of the 0.1 name)."""
+    return MemoryOp.from_dict(data)
 
 
 # --- similarity (pure, language-agnostic) -----------------------------------------
@@ -597,6 +556,86 @@ def _without_phantom_targets(ops: list[MemoryOp], seed: str) -> list[MemoryOp]:
     return out
 
 
+@runtime_checkable
+class ReconcileJudge(Protocol):
+    """The policy seam: an app's own judgement over a batch's planned ops.
+
+    ``review`` gets each candidate's context (the same-key memories and the similar
+    ones that were looked up) and the ops the built-in rules (and the model, if any)
+    planned, in candidate order, and returns the ops to apply: change an action,
+    drop a target, turn an add into an ignore. It runs inside the same guardrails
+    as the model (``guard_reviewed_ops``): ids it was not shown are dropped, it
+    cannot hard-delete unless the user asked to forget, and an ``agent_inferred``
+    candidate never supersedes a ``user_stated`` memory. Keep it pure and fast; it
+    runs once per batch.
+
+    Example:
+        >>> class NeverForget:
+        ...     def review(self, contexts, ops):
+        ...         return [replace(op, action="ignore", target_ids=())
+        ...                 if op.action == "delete" else op for op in ops]
+        >>> isinstance(NeverForget(), ReconcileJudge)
+        True
+    """
+
+    def review(
+        self, contexts: Sequence[CandidateContext], ops: Sequence[MemoryOp]
+    ) -> Sequence[MemoryOp]: ...
+
+
+def guard_reviewed_ops(
+    ops: Sequence[MemoryOp], contexts: Sequence[CandidateContext], seed: str
+) -> list[MemoryOp]:
+    """Hold a judge's ops to the model's guardrails; pure.
+
+    One op per candidate, in order (missing ones are added back as planned
+    adds); targets must be memories shown for that candidate or results of this
+    batch; only a forget request deletes; ``agent_inferred`` never replaces a
+    ``user_stated`` memory (the new fact is added beside it instead).
+    """
+    if len(ops) != len(contexts):
+        raise ConfigurationError(
+            f"ReconcileJudge.review returned {len(ops)} ops for {len(contexts)} candidates; "
+            "return exactly one op per candidate, in order."
+        )
+    batch_ids = {result_id_for(seed, i) for i in range(len(contexts))}
+    out: list[MemoryOp] = []
+    for index, (op, ctx) in enumerate(zip(ops, contexts, strict=True)):
+        shown = {r.id: r for r in ctx.same_key} | {s.record.id: s.record for s in ctx.similar}
+        targets = tuple(t for t in op.target_ids if t in shown or t in batch_ids)
+        cand = ctx.candidate
+        if op.action == "delete" and not cand.forget:
+            op = replace(op, action="supersede" if targets else "add")
+        if cand.source is MemorySource.AGENT_INFERRED and op.action in (
+            "add",
+            "supersede",
+            "merge",
+        ):
+            # A guess never replaces the user's words: not as a target, and not by taking
+            # a slot (same key) the user filled, earlier or in this batch.
+            stated = {
+                t for t in targets if t in shown and shown[t].source is MemorySource.USER_STATED
+            }
+            if cand.key:
+                stated |= {r.id for r in ctx.same_key if r.source is MemorySource.USER_STATED}
+                stated |= {
+                    result_id_for(seed, i)
+                    for i, earlier in enumerate(contexts[:index])
+                    if earlier.candidate.key == cand.key
+                    and earlier.candidate.source is MemorySource.USER_STATED
+                }
+            if stated:
+                reason = f"{op.reason}; {AGENT_GUARD}" if op.reason else AGENT_GUARD
+                out.append(MemoryOp("ignore", cand, tuple(sorted(stated)), reason))
+                continue
+        if op.action in ("supersede", "merge") and not targets:
+            op = replace(op, action="add")
+        if op.action in ("add", "supersede", "merge") and op.result_id is None:
+            op = replace(op, result_id=result_id_for(seed, index))
+        out.append(replace(op, target_ids=targets, candidate=op.candidate or cand))
+    return out
+
+
 def first_pass(
     contexts: Sequence[CandidateContext], seed: str
 ) -> tuple[dict[int, MemoryOp], list[int]]:
@@ -675,26 +714,6 @@ def record_for(op: MemoryOp, user_id: str, thread_id: str | None, now: datetime)
 # --- the reconciler (thin I/O shells around the pure plan) -------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ReconcilePrompts:
-    """The prompts of ``reconcile``; defaults from ``prompts/reconcile.py``."""
-
-    system: str = RECONCILE_SYSTEM_PROMPT
-    user_template: str = RECONCILE_USER_TEMPLATE
-    retry_template: str = RECONCILE_RETRY_TEMPLATE
-
-    def __post_init__(self) -> None:
-        if "{items}" not in self.user_template:
-            raise ConfigurationError(
-                f"ReconcilePrompts.user_template={self.user_template[:60]!r}... has no "
-                "'{items}' placeholder; add it where the memories go."
-            )
-        if "{error}" not in self.retry_template:
-            raise ConfigurationError(
-                f"ReconcilePrompts.retry_template={self.retry_template[:60]!r}... has no '{{error}}' placeholder."
-            )
-
-
 @dataclass
 class _ModelExchange:
     request: JudgementRequest
@@ -715,6 +734,8 @@ class Reconciler:
             forget request to be deleted (default 0.5).
         clock: Stamps the memories it creates (``langgraph_memory.clock``; default
             the UTC wall clock).
+        judge: Your own judgement over each batch's planned ops (``ReconcileJudge``),
+            applied last, inside the same guardrails as the model's.
 
     Example:
         >>> import tempfile
@@ -740,6 +761,7 @@ class Reconciler:
         duplicate_threshold: float = 0.9,
         forget_threshold: float = 0.5,
         clock: Clock | None = None,
+        judge: ReconcileJudge | None = None,
     ) -> None:
         if model is not None and not isinstance(model, BaseChatModel):
             raise ConfigurationError(
@@ -761,8 +783,16 @@ class Reconciler:
         self.duplicate_threshold = duplicate_threshold
         self.forget_threshold = forget_threshold
         self.clock = clock
+        if judge is not None and not isinstance(judge, ReconcileJudge):
+            raise ConfigurationError(
+                f"Reconciler(judge={judge!r}): pass an object with "
+                "review(contexts, ops) -> ops (see ReconcileJudge), or None."
+            )
+        self.judge = judge
 
-    # gather --------------------------------------------------------------------
+    # gather ------------------------------------------------------------------------
+    # Each operation is written once, as a generator of store/model calls
+    # (``langgraph_memory._drive``); the public sync and async methods only drive it.
 
     def _context(
         self, cand: CandidateMemory, similar: list[ScoredMemory], keyed: Sequence[MemoryRecord]
@@ -774,53 +804,46 @@ class Reconciler:
             keyed = [r for r in keyed if r.key == cand.key and r.status == MemoryStatus.ACTIVE]
         return CandidateContext(cand, tuple(keyed), tuple(own))
 
-    def gather(self, user_id: str, candidates: Sequence[CandidateMemory]) -> list[CandidateContext]:
+    def gather_steps(
+        self, user_id: str, candidates: Sequence[CandidateMemory]
+    ) -> Steps[list[CandidateContext]]:
         """The store's view around each candidate (2 searches per candidate)."""
+        store = self.store
         contexts: list[CandidateContext] = []
         history: list[MemoryRecord] | None = None
         for cand in candidates:
-            similar = self.store.search_memories(user_id, cand.text, limit=self.neighbours)
+            similar = yield Call(
+                store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
+            )
             keyed: Sequence[MemoryRecord] = ()
             if cand.key and cand.forget:
                 if history is None:
-                    history = self.store.list_memories(user_id, include_history=True)
-                keyed = history
-            elif cand.key:
-                keyed = [
-                    s.record
-                    for s in self.store.search_memories(
-                        user_id,
-                        cand.text,
-                        limit=self.neighbours,
-                        keys=[cand.key],
-                        min_relevance=0.0,
+                    history = yield Call(
+                        store, "list_memories", (user_id,), {"include_history": True}
                     )
-                ]
-            contexts.append(self._context(cand, similar, keyed))
+                keyed = history or ()
+            elif cand.key:
+                found = yield Call(
+                    store,
+                    "search_memories",
+                    (user_id, cand.text),
+                    {"limit": self.neighbours, "keys": [cand.key], "min_relevance": 0.0},
+                )
+                keyed = [s.record for s in found]
+            contexts.append(self._context(cand, list(similar), keyed))
         return contexts
+
+    def gather(self, user_id: str, candidates: Sequence[CandidateMemory]) -> list[CandidateContext]:
+        """The store's view around each candidate (2 searches per candidate)."""
+        return run(self.gather_steps(user_id, candidates))
 
     async def agather(
         self, user_id: str, candidates: Sequence[CandidateMemory]
     ) -> list[CandidateContext]:
         """Async twin of ``gather``."""
-        contexts: list[CandidateContext] = []
-        history: list[MemoryRecord] | None = None
-        for cand in candidates:
-            similar = await self.store.asearch_memories(user_id, cand.text, limit=self.neighbours)
-            keyed: Sequence[MemoryRecord] = ()
-            if cand.key and cand.forget:
-                if history is None:
-                    history = await self.store.alist_memories(user_id, include_history=True)
-                keyed = history
-            elif cand.key:
-                found = await self.store.asearch_memories(
-                    user_id, cand.text, limit=self.neighbours, keys=[cand.key], min_relevance=0.0
-                )
-                keyed = [s.record for s in found]
-            contexts.append(self._context(cand, similar, keyed))
-        return contexts
+        return await arun(self.gather_steps(user_id, candidates))
 
-    # plan ----------------------------------------------------------------------
+    # plan ----------------------------------------------------------------------------
 
     def _exchange(self, contexts: Sequence[CandidateContext], seed: str) -> _ModelExchange | None:
         if self.model is None:
@@ -868,47 +891,49 @@ class Reconciler:
                 else op
                 for i, op in enumerate(ops)
             ]
+        if self.judge is not None:
+            # The app's own judgement has the last word, inside the same guardrails:
+            # ids it invents are dropped like the model's.
+            reviewed = list(self.judge.review(contexts, ops))
+            ops = _without_phantom_targets(guard_reviewed_ops(reviewed, contexts, seed), seed)
         return ops
 
-    def plan(
+    def plan_steps(
         self, user_id: str, candidates: Sequence[CandidateMemory], *, seed: str
-    ) -> list[MemoryOp]:
+    ) -> Steps[list[MemoryOp]]:
         """Decide the ops for a batch: at most one model call (two if the first answer is invalid).
 
         An answer that is invalid twice falls back to the offline rules for that
         batch (logged, and noted in each op's reason) rather than losing the facts.
         """
-        contexts = self.gather(user_id, candidates)
+        contexts = yield from self.gather_steps(user_id, candidates)
         exchange = self._exchange(contexts, seed)
         judgement: Judgement | None = None
         if exchange is not None and self.model is not None:
-            first = _text(self.model.invoke(exchange.messages))
+            first = _text((yield Call(self.model, "invoke", (exchange.messages,))))
             judgement = _try_parse(first)
             if judgement is None:
-                second = _text(self.model.invoke(self._retry(exchange, first, _parse_error(first))))
-                judgement = _try_parse(second)
+                retry = self._retry(exchange, first, _parse_error(first))
+                judgement = _try_parse(_text((yield Call(self.model, "invoke", (retry,)))))
         return self._plan(contexts, seed, exchange, judgement)
+
+    def plan(
+        self, user_id: str, candidates: Sequence[CandidateMemory], *, seed: str
+    ) -> list[MemoryOp]:
+        """Decide the ops for a batch (see ``plan_steps``)."""
+        return run(self.plan_steps(user_id, candidates, seed=seed))
 
     async def aplan(
         self, user_id: str, candidates: Sequence[CandidateMemory], *, seed: str
     ) -> list[MemoryOp]:
         """Async twin of ``plan``."""
-        contexts = await self.agather(user_id, candidates)
-        exchange = self._exchange(contexts, seed)
-        judgement: Judgement | None = None
-        if exchange is not None and self.model is not None:
-            first = _text(await self.model.ainvoke(exchange.messages))
-            judgement = _try_parse(first)
-            if judgement is None:
-                second = _text(
-                    await self.model.ainvoke(self._retry(exchange, first, _parse_error(first)))
-                )
-                judgement = _try_parse(second)
-        return self._plan(contexts, seed, exchange, judgement)
+        return await arun(self.plan_steps(user_id, candidates, seed=seed))
 
-    # apply ---------------------------------------------------------------------
+    # apply ---------------------------------------------------------------------------
 
-    def apply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
+    def apply_steps(
+        self, user_id: str, op: MemoryOp, *, thread_id: str | None = None
+    ) -> Steps[bool]:
         """Apply one op; ``False`` when it was already applied (idempotent re-run)."""
         store = self.store
         if op.action == "ignore":
@@ -917,58 +942,50 @@ class Reconciler:
             changed = False
             for target in op.target_ids:
                 try:
-                    if store.get_memory(user_id, target) is None:
+                    if (yield Call(store, "get_memory", (user_id, target))) is None:
                         continue
-                    store.delete_memory(user_id, target)
+                    yield Call(store, "delete_memory", (user_id, target))
                     changed = True
                 except MemoryNotFoundError:
                     continue
             return changed
         record = record_for(op, user_id, thread_id, now(self.clock))
-        if store.get_memory(user_id, record.id) is not None:
+        if (yield Call(store, "get_memory", (user_id, record.id))) is not None:
             return False  # created by an earlier run of this same op
         active_targets = []
         for target in op.target_ids:
-            old = store.get_memory(user_id, target)
+            old = yield Call(store, "get_memory", (user_id, target))
             if old is not None and old.status == MemoryStatus.ACTIVE:
                 active_targets.append(target)
         if not active_targets:
-            store.put_memory(record)
+            yield Call(store, "put_memory", (record,))
             return True
         for target in active_targets:
-            store.supersede(user_id, target, record)
+            yield Call(store, "supersede", (user_id, target, record))
         return True
+
+    def apply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
+        """Apply one op; ``False`` when it was already applied (idempotent re-run)."""
+        return run(self.apply_steps(user_id, op, thread_id=thread_id))
 
     async def aapply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
         """Async twin of ``apply_op``."""
-        store = self.store
-        if op.action == "ignore":
-            return False
-        if op.action == "delete":
-            changed = False
-            for target in op.target_ids:
-                try:
-                    if await store.aget_memory(user_id, target) is None:
-                        continue
-                    await store.adelete_memory(user_id, target)
-                    changed = True
-                except MemoryNotFoundError:
-                    continue
-            return changed
-        record = record_for(op, user_id, thread_id, now(self.clock))
-        if await store.aget_memory(user_id, record.id) is not None:
-            return False
-        active_targets = []
-        for target in op.target_ids:
-            old = await store.aget_memory(user_id, target)
-            if old is not None and old.status == MemoryStatus.ACTIVE:
-                active_targets.append(target)
-        if not active_targets:
-            await store.aput_memory(record)
-            return True
-        for target in active_targets:
-            await store.asupersede(user_id, target, record)
-        return True
+        return await arun(self.apply_steps(user_id, op, thread_id=thread_id))
+
+    def reconcile_steps(
+        self,
+        user_id: str,
+        candidates: Sequence[CandidateMemory],
+        *,
+        thread_id: str | None = None,
+        seed: str | None = None,
+    ) -> Steps[list[MemoryOp]]:
+        """Plan and apply in one go; returns the ops (the audit trail)."""
+        seed = seed or default_seed(user_id, candidates)
+        ops = yield from self.plan_steps(user_id, candidates, seed=seed)
+        for op in ops:
+            yield from self.apply_steps(user_id, op, thread_id=thread_id)
+        return ops
 
     def reconcile(
         self,
@@ -979,11 +996,7 @@ class Reconciler:
         seed: str | None = None,
     ) -> list[MemoryOp]:
         """Plan and apply in one go; returns the ops (the audit trail)."""
-        seed = seed or default_seed(user_id, candidates)
-        ops = self.plan(user_id, candidates, seed=seed)
-        for op in ops:
-            self.apply_op(user_id, op, thread_id=thread_id)
-        return ops
+        return run(self.reconcile_steps(user_id, candidates, thread_id=thread_id, seed=seed))
 
     async def areconcile(
         self,
@@ -994,11 +1007,7 @@ class Reconciler:
         seed: str | None = None,
     ) -> list[MemoryOp]:
         """Async twin of ``reconcile``."""
-        seed = seed or default_seed(user_id, candidates)
-        ops = await self.aplan(user_id, candidates, seed=seed)
-        for op in ops:
-            await self.aapply_op(user_id, op, thread_id=thread_id)
-        return ops
+        return await arun(self.reconcile_steps(user_id, candidates, thread_id=thread_id, seed=seed))
 
 
 def default_seed(user_id: str, candidates: Sequence[CandidateMemory]) -> str:

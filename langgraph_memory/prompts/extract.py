@@ -8,6 +8,10 @@ it after ``EXTRACT_SYSTEM_PROMPT``. When the answer fails validation it sends
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from langgraph_memory.errors import ConfigurationError
+
 EXTRACT_SYSTEM_PROMPT = """\
 You extract long-term memories about ONE user from a conversation transcript.
 
@@ -59,3 +63,24 @@ Return the JSON object now."""
 EXTRACT_RETRY_TEMPLATE = """\
 Your previous answer could not be used: {error}
 Answer again with ONE JSON object exactly in the requested shape and nothing else."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractPrompts:
+    """The three prompts of ``extract``; defaults from ``prompts/extract.py``."""
+
+    system: str = EXTRACT_SYSTEM_PROMPT
+    user_template: str = EXTRACT_USER_TEMPLATE
+    retry_template: str = EXTRACT_RETRY_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if "{transcript}" not in self.user_template:
+            raise ConfigurationError(
+                f"ExtractPrompts.user_template={self.user_template[:60]!r}... has no "
+                "'{transcript}' placeholder; add it where the conversation goes."
+            )
+        if "{error}" not in self.retry_template:
+            raise ConfigurationError(
+                f"ExtractPrompts.retry_template={self.retry_template[:60]!r}... has no "
+                "'{error}' placeholder; add it where the validation error goes."
+            )

@@ -7,6 +7,10 @@ new memory, listing the user's existing similar memories under short aliases
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from langgraph_memory.errors import ConfigurationError
+
 RECONCILE_SYSTEM_PROMPT = """\
 You keep ONE user's long-term memory consistent. For each NEW memory you see the
 user's EXISTING similar memories, each with an alias such as E1.
@@ -37,3 +41,23 @@ Return the JSON object now."""
 RECONCILE_RETRY_TEMPLATE = """\
 Your previous answer could not be used: {error}
 Answer again with ONE JSON object exactly in the requested shape and nothing else."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcilePrompts:
+    """The prompts of ``reconcile``; defaults from ``prompts/reconcile.py``."""
+
+    system: str = RECONCILE_SYSTEM_PROMPT
+    user_template: str = RECONCILE_USER_TEMPLATE
+    retry_template: str = RECONCILE_RETRY_TEMPLATE
+
+    def __post_init__(self) -> None:
+        if "{items}" not in self.user_template:
+            raise ConfigurationError(
+                f"ReconcilePrompts.user_template={self.user_template[:60]!r}... has no "
+                "'{items}' placeholder; add it where the memories go."
+            )
+        if "{error}" not in self.retry_template:
+            raise ConfigurationError(
+                f"ReconcilePrompts.retry_template={self.retry_template[:60]!r}... has no '{{error}}' placeholder."
+            )

@@ -268,7 +268,7 @@ def test_forget_user_empties_the_memory_writer_queue(
     from the checkpoint file the queue shares, and the other user's stay."""
     from langchain_core.messages import HumanMessage
 
-    from langgraph_memory.nodes.queue import SqliteMemoryQueue
+    from langgraph_memory.pipeline.queue import SqliteMemoryQueue
     from langgraph_memory.session import SqliteSaver as ProjectSqliteSaver
 
     path = tmp_path / "checkpoints.sqlite"

@@ -12,12 +12,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_memory.errors import ConfigurationError, JobLeaseLostError
-from langgraph_memory.nodes.queue import (
+from langgraph_memory.pipeline._queue_sql import to_pyformat
+from langgraph_memory.pipeline.queue import (
     MemoryQueue,
     PostgresMemoryQueue,
     SqliteMemoryQueue,
     backoff_seconds,
-    to_pyformat,
 )
 from langgraph_memory.types import CandidateMemory, MemoryOp
 

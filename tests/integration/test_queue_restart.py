@@ -92,9 +92,9 @@ class KillingExtractor:
 def child(db: str, store_dir: str, point: str) -> None:
     from langgraph_memory.embeddings import HashingEmbeddings
     from langgraph_memory.longterm import ChromaMemoryStore
-    from langgraph_memory.nodes.queue import SqliteMemoryQueue
     from langgraph_memory.nodes.rules import RuleBasedExtractor
-    from langgraph_memory.nodes.writer import MemoryWriter
+    from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+    from langgraph_memory.pipeline.writer import MemoryWriter
 
     store = ChromaMemoryStore.embedded(store_dir, embeddings=HashingEmbeddings())
     queue = SqliteMemoryQueue(db, debounce_seconds=0, lease_seconds=LEASE_SECONDS)
@@ -127,9 +127,9 @@ def test_sigkill_mid_batch_loses_nothing_and_applies_nothing_twice(
 ) -> None:
     from langgraph_memory.embeddings import HashingEmbeddings
     from langgraph_memory.longterm import ChromaMemoryStore
-    from langgraph_memory.nodes.queue import SqliteMemoryQueue
     from langgraph_memory.nodes.rules import RuleBasedExtractor
-    from langgraph_memory.nodes.writer import MemoryWriter
+    from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+    from langgraph_memory.pipeline.writer import MemoryWriter
 
     db, store_dir = tmp_path / "checkpoints.sqlite", tmp_path / "longterm"
     queue = SqliteMemoryQueue(db, debounce_seconds=0, lease_seconds=LEASE_SECONDS)

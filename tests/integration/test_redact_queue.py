@@ -16,9 +16,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes.queue import SqliteMemoryQueue
 from langgraph_memory.nodes.rules import RuleBasedExtractor
-from langgraph_memory.nodes.writer import MemoryWriter
+from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+from langgraph_memory.pipeline.writer import MemoryWriter
 
 PHONE = "13912345678"
 LANDLINE = "010-62751234"

@@ -17,7 +17,7 @@ from langchain_core.messages import HumanMessage
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes.rules import RuleBasedExtractor
-from langgraph_memory.nodes.writer import MemoryWriter
+from langgraph_memory.pipeline.writer import MemoryWriter
 from langgraph_memory.types import MemoryRecord, MemoryStatus, MemoryType
 
 U = "alice"

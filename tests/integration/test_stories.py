@@ -24,10 +24,10 @@ from langgraph.graph import END, START, StateGraph
 from graphs._models import MemoryAwareChatModel, ScriptedChatModel, memory_lines
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes import MemoryWriter
-from langgraph_memory.nodes.queue import SqliteMemoryQueue
 from langgraph_memory.nodes.recall import flush_access_stats
 from langgraph_memory.nodes.rules import RuleBasedExtractor
+from langgraph_memory.pipeline import MemoryWriter
+from langgraph_memory.pipeline.queue import SqliteMemoryQueue
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
 from langgraph_memory.session import SqliteSaver

@@ -17,9 +17,9 @@ from graphs._models import ScriptedChatModel, memory_lines
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.errors import ConfigurationError, MissingUserIdError
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes import MemoryWriter
 from langgraph_memory.nodes.recall import flush_access_stats
 from langgraph_memory.nodes.rules import RuleBasedExtractor
+from langgraph_memory.pipeline import MemoryWriter
 from langgraph_memory.prompts.compress import SUMMARY_MESSAGE_ID
 from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
 from langgraph_memory.session import AsyncSqliteSaver, SqliteSaver

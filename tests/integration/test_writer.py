@@ -21,10 +21,10 @@ from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.errors import ConfigurationError, MissingUserIdError
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes.extract import LLMMemoryExtractor, create_extract_node
-from langgraph_memory.nodes.queue import MemoryQueue, PostgresMemoryQueue, SqliteMemoryQueue
 from langgraph_memory.nodes.reconcile import create_reconcile_node
 from langgraph_memory.nodes.rules import RuleBasedExtractor
-from langgraph_memory.nodes.writer import MemoryWriter
+from langgraph_memory.pipeline.queue import MemoryQueue, PostgresMemoryQueue, SqliteMemoryQueue
+from langgraph_memory.pipeline.writer import MemoryWriter
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryStatus
 from tests.unit.test_extract_fakes import ScriptedChatModel, decisions_json, memories_json
 

@@ -1,0 +1,33 @@
+"""The write pipeline: turns in, durable memories out, off the reply path.
+
+* ``writer.py``: ``MemoryWriter`` - redacts and stamps submitted turns, queues
+  them, and runs extract + reconcile on a worker (or inline, ``mode="sync"``);
+* ``queue.py``: the durable job queue (``SqliteMemoryQueue`` in the checkpoint
+  file, ``PostgresMemoryQueue`` in the checkpoint database): idempotent per
+  message, debounced per thread, ordered per user, leased, retried, resumable;
+* ``_queue_sql.py``: every statement of the queue, named.
+
+Candidates and ops travel through the queue as ``CandidateMemory.to_dict()`` /
+``MemoryOp.to_dict()`` (``langgraph_memory.types``).
+"""
+
+from langgraph_memory.pipeline.queue import (
+    AuditEntry,
+    Job,
+    JobInfo,
+    MemoryQueue,
+    PostgresMemoryQueue,
+    SqliteMemoryQueue,
+)
+from langgraph_memory.pipeline.writer import MemoryWriter, WriteReceipt
+
+__all__ = [
+    "AuditEntry",
+    "Job",
+    "JobInfo",
+    "MemoryQueue",
+    "MemoryWriter",
+    "PostgresMemoryQueue",
+    "SqliteMemoryQueue",
+    "WriteReceipt",
+]
