@@ -17,8 +17,9 @@ Where things live:
   (``_sql_postgres.py``).
 * ``vectors.py`` (Chroma layout, vector cache), ``where.py`` (user ids,
   partitions, ``WHERE`` builders), ``rows.py`` (row/item/record mapping),
-  ``tokenize.py`` (Chinese + English tokens), ``_steps.py`` (sync/async twins
-  written once), ``_state.py`` (shared constants and types).
+  ``tokenize.py`` (Chinese + English tokens), ``_state.py`` (shared constants
+  and types). Sync and async twins are one generator each, run by
+  ``langgraph_memory._drive``.
 
 Ranking lives in ``langgraph_memory.scoring``.
 """

@@ -12,12 +12,11 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from functools import partial
 from typing import Any
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.longterm._steps import Blocking, Dual, Steps, arun, run
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, to_ts
 from langgraph_memory.longterm.where import validate_user_id
 from langgraph_memory.longterm.writes import Writes
@@ -221,7 +220,7 @@ class Lifecycle(Writes):
         Chroma keeps a shard user's raw vectors (no text) in its write-ahead log
         until it compacts that shard (see longterm/DESIGN.md).
         """
-        return run(self._forget_steps(user_id, checkpointer, memory_queue), self.embeddings)
+        return run(self._forget_steps(user_id, checkpointer, memory_queue))
 
     async def aforget_user(
         self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
@@ -232,7 +231,7 @@ class Lifecycle(Writes):
             return await asyncio.to_thread(
                 self.forget_user, user_id, checkpointer=checkpointer, memory_queue=memory_queue
             )
-        return await arun(self._forget_steps(user_id, checkpointer, memory_queue), self.embeddings)
+        return await arun(self._forget_steps(user_id, checkpointer, memory_queue))
 
     def _forget_steps(
         self, user_id: str, checkpointer: Any, memory_queue: Any
@@ -244,46 +243,44 @@ class Lifecycle(Writes):
             queue_rows = int((yield Blocking(lambda: memory_queue.forget_user(user_id))))
         threads = 0
         if checkpointer is not None:
-            thread_ids: set[str] = yield Dual(
-                lambda: _thread_ids(checkpointer, user_id),
-                lambda: _athread_ids(checkpointer, user_id),
-            )
+            saver = _Threads(checkpointer)
+            thread_ids: set[str] = yield Call(saver, "thread_ids", (user_id,))
             for thread_id in thread_ids:
-                yield Dual(
-                    partial(checkpointer.delete_thread, thread_id),
-                    partial(checkpointer.adelete_thread, thread_id),
-                )
+                yield Call(checkpointer, "delete_thread", (thread_id,))
             threads = len(thread_ids)
             if thread_ids or queue_rows:
-                yield Dual(partial(_vacuum, checkpointer), partial(_avacuum, checkpointer))
+                yield Call(saver, "vacuum")
         return _forget_receipt(
             user_id, memories, keyword_rows, threads, queue_rows, clock_now(self.clock)
         )
 
 
-def _thread_ids(checkpointer: Any, user_id: str) -> set[str]:
-    return {
-        t.config["configurable"]["thread_id"]
-        for t in checkpointer.list(None, filter={"user_id": user_id})
-    }
+class _Threads:
+    """A checkpointer's thread listing and vacuum, in the sync/async pairs ``Call`` expects."""
 
+    def __init__(self, checkpointer: Any) -> None:
+        self.checkpointer = checkpointer
 
-async def _athread_ids(checkpointer: Any, user_id: str) -> set[str]:
-    return {
-        t.config["configurable"]["thread_id"]
-        async for t in checkpointer.alist(None, filter={"user_id": user_id})
-    }
+    def thread_ids(self, user_id: str) -> set[str]:
+        return {
+            t.config["configurable"]["thread_id"]
+            for t in self.checkpointer.list(None, filter={"user_id": user_id})
+        }
 
+    async def athread_ids(self, user_id: str) -> set[str]:
+        return {
+            t.config["configurable"]["thread_id"]
+            async for t in self.checkpointer.alist(None, filter={"user_id": user_id})
+        }
 
-def _vacuum(checkpointer: Any) -> None:
-    if callable(getattr(checkpointer, "vacuum", None)):
-        checkpointer.vacuum()
+    def vacuum(self) -> None:
+        if callable(getattr(self.checkpointer, "vacuum", None)):
+            self.checkpointer.vacuum()
 
-
-async def _avacuum(checkpointer: Any) -> None:
-    vacuum = getattr(checkpointer, "avacuum", None)
-    if callable(vacuum):
-        await vacuum()
+    async def avacuum(self) -> None:
+        vacuum = getattr(self.checkpointer, "avacuum", None)
+        if callable(vacuum):
+            await vacuum()
 
 
 def _has_async_api(checkpointer: Any) -> bool:

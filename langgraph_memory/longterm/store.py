@@ -16,9 +16,10 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``), ``repair.py`` (interrupted vector writes settled on open) over ``catalog.py`` (the catalog interface and its SQLite
-dialect). This module builds it. Sync and async twins are one generator of
-steps (``_steps.py``). Scoring, ``WHERE`` building and row mapping are pure
+``forget_user``), ``repair.py`` (interrupted vector writes settled on open),
+over ``catalog.py`` (the catalog interface; SQLite here, Postgres in
+``catalog_postgres.py``). This module builds it. Sync and async twins are one
+generator of steps (``langgraph_memory._drive``). Scoring, ``WHERE`` building and row mapping are pure
 functions in ``scoring.py``, ``where.py`` and ``rows.py``.
 
 Example:

@@ -15,10 +15,10 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from langgraph_memory._drive import Call, Steps
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import MemoryNotFoundError
 from langgraph_memory.longterm._state import PreparedPut, StoreState
-from langgraph_memory.longterm._steps import EmbedDocuments, Steps
 from langgraph_memory.longterm.rows import (
     ItemRow,
     item_id_for,
@@ -43,7 +43,8 @@ class Writes(StoreState):
             return
         todo = [p for p in puts if p.value is not None and p.texts]
         if todo:
-            vectors = yield EmbedDocuments(["\n".join(p.texts) for p in todo])
+            texts = ["\n".join(p.texts) for p in todo]
+            vectors = yield Call(self.embeddings, "embed_documents", (texts,))
             for put, vector in zip(todo, vectors, strict=True):
                 put.vector = list(vector)
 
