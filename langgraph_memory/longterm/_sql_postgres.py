@@ -28,6 +28,98 @@ from typing import Final
 
 from langgraph_memory._migrations import Migration, MigrationTable
 
+# Statements both dialects share, re-exported so ``catalog.sql.NAME`` finds them here.
+from langgraph_memory.longterm._sql_common import (
+    COUNT_PARTITION_ITEMS as COUNT_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_FTS_ROW as DELETE_FTS_ROW,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_ITEM as DELETE_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION as DELETE_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_INTENTS as DELETE_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_ITEMS as DELETE_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_VECTOR_INTENTS as DELETE_VECTOR_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS as ITEM_COLUMNS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS_I as ITEM_COLUMNS_I,
+)
+from langgraph_memory.longterm._sql_common import (
+    REFRESH_TTL as REFRESH_TTL,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_BY_MEM_KEY as SELECT_ACTIVE_BY_MEM_KEY,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_WHERE_TEMPLATE as SELECT_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_EXPIRED as SELECT_EXPIRED,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_INTENT_PARTITIONS as SELECT_INTENT_PARTITIONS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ITEM as SELECT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_MEMORIES_BY_ID_TEMPLATE as SELECT_MEMORIES_BY_ID_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_META as SELECT_META,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION as SELECT_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE as SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_INTENTS as SELECT_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ITEM_IDS as SELECT_PARTITION_ITEM_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ROWS_TO_FORGET as SELECT_PARTITION_ROWS_TO_FORGET,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_IDS as SELECT_VECTOR_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_OF_PARTITION as SELECT_VECTOR_ROWS_OF_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_TEMPLATE as SELECT_VECTOR_ROWS_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SET_DEDICATED as SET_DEDICATED,
+)
+from langgraph_memory.longterm._sql_common import (
+    TOUCH_ITEM as TOUCH_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPDATE_VALUE as UPDATE_VALUE,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_ITEM as UPSERT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_META as UPSERT_META,
+)
+
 _BM25_K1 = 1.2
 _BM25_B = 0.75
 
@@ -146,39 +238,7 @@ MIGRATION_TABLE: Final = MigrationTable(
     lock="SELECT pg_advisory_xact_lock(hashtextextended('lgm_longterm_migrations', 0))",
 )
 
-ITEM_COLUMNS: Final = (
-    "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
-    "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"
-)
-ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
-SELECT_ITEM: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? AND key = ?"
-)
-UPSERT_ITEM: Final = """
-INSERT INTO lt_items (
-    item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
-    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
-    mem_importance, mem_active_ts
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (partition, namespace, key) DO UPDATE SET
-    value = excluded.value,
-    updated_ts = excluded.updated_ts,
-    ttl_minutes = excluded.ttl_minutes,
-    expires_ts = excluded.expires_ts,
-    has_vector = excluded.has_vector,
-    mem_status = excluded.mem_status,
-    mem_type = excluded.mem_type,
-    mem_key = excluded.mem_key,
-    valid_from_ts = excluded.valid_from_ts,
-    valid_to_ts = excluded.valid_to_ts,
-    mem_expires_ts = excluded.mem_expires_ts,
-    mem_importance = excluded.mem_importance,
-    mem_active_ts = excluded.mem_active_ts
-RETURNING rowid
-"""
-DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
-DELETE_FTS_ROW: Final = "DELETE FROM lt_keywords WHERE rowid = ?"
 # The body is the scoped, space-separated token string FTS5 gets; each distinct
 # token becomes a lexeme with its 1-based positions (tokens hold only letters,
 # digits and CJK characters, so they need no escaping beyond the quotes).
@@ -197,18 +257,6 @@ CROSS JOIN LATERAL (
 ) t
 GROUP BY r.id, r.len
 """
-REFRESH_TTL: Final = (
-    "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
-    "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
-)
-UPDATE_VALUE: Final = """
-UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?,
-    mem_importance = ?, mem_active_ts = ?
-WHERE partition = ? AND rowid = ?
-"""
-TOUCH_ITEM: Final = (
-    "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
-)
 
 # BM25 of every row matching any query term, FTS5's way: per term
 # idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6), then
@@ -271,21 +319,10 @@ SELECT_ITEMS_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
     "ORDER BY updated_ts DESC, rowid DESC LIMIT nullif(?::bigint, -1) OFFSET ?"
 )
-SELECT_VECTOR_IDS: Final = "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-SELECT_PARTITION_ITEM_IDS: Final = (
-    "SELECT rowid, item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-)
-SELECT_EXPIRED: Final = (
-    "SELECT rowid, item_id, partition, has_vector FROM lt_items "
-    "WHERE expires_ts IS NOT NULL AND expires_ts <= ?"
-)
 SELECT_NAMESPACES: Final = (
     'SELECT DISTINCT namespace COLLATE "C" FROM lt_items ORDER BY namespace COLLATE "C"'
 )
 
-SELECT_PARTITION: Final = (
-    "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
-)
 SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION + " FOR UPDATE"
 # Two instances creating one partition at once: the second keeps the first's row.
 INSERT_PARTITION: Final = (
@@ -296,9 +333,6 @@ ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
     "version = nextval('lt_partition_versions') WHERE partition = ?"
 )
-SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
-DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
-DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
 # Serialises typed-memory writes of one (user, key) across instances until commit.
 LOCK_MEMORY_KEY: Final = "SELECT pg_advisory_xact_lock(hashtextextended(? || chr(31) || ?, 0))"
 
@@ -308,44 +342,17 @@ SELECT_TERM_DOC_FREQ: Final = (
     "SELECT t, (SELECT count(*) FROM lt_keywords WHERE terms @@ ('''' || t || '''')::tsquery) "
     "FROM unnest(?::text[]) AS t"
 )
-COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
 DATA_VERSION: Final = "SELECT changes FROM lt_keyword_stats WHERE id = 1"
 
-SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
-UPSERT_META: Final = (
-    "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
-    "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
-)
 # Dims are fixed by the first instance: a racing second one keeps the first's value.
 INSERT_META_IF_ABSENT: Final = (
     "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
 )
 VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_partitions"
 
-SELECT_VECTOR_ROWS_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1 AND {{where}}"
-)
 SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND item_id IN ({{marks}}) "
     "AND {where}"
-)
-SELECT_ACTIVE_BY_MEM_KEY: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND mem_key = ? AND mem_status = 'active'"
-)
-SELECT_MEMORIES_BY_ID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND key IN ({marks}) AND mem_status IS NOT NULL"
-)
-SELECT_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}}"
-)
-SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}} "
-    "AND partition = ?"
-)
-SELECT_PARTITION_ROWS_TO_FORGET: Final = (
-    "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
 )
 
 # -- vector intents (repair.py) -----------------------------------------------------
@@ -353,17 +360,10 @@ INSERT_VECTOR_INTENT: Final = (
     "INSERT INTO lt_vector_intents (token, partition, item_id, created_ts) "
     "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 )
-DELETE_VECTOR_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE token = ?"
-SELECT_INTENT_PARTITIONS: Final = "SELECT DISTINCT partition FROM lt_vector_intents"
-SELECT_PARTITION_INTENTS: Final = "SELECT item_id FROM lt_vector_intents WHERE partition = ?"
-DELETE_PARTITION_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE partition = ?"
 # Held by every vector write of a partition and by its repair, until commit: a
 # repair never runs beside a live write, and a dead writer's lock is released
 # with its connection.
 LOCK_PARTITION: Final = "SELECT pg_advisory_xact_lock(hashtextextended('lgm-part' || ?, 0))"
-SELECT_VECTOR_ROWS_OF_PARTITION: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1"
-)
 SET_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = ?, version = nextval('lt_partition_versions') "
     "WHERE partition = ?"

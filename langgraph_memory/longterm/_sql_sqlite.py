@@ -13,6 +13,98 @@ from typing import Final
 
 from langgraph_memory._migrations import Migration, MigrationTable
 
+# Statements both dialects share, re-exported so ``catalog.sql.NAME`` finds them here.
+from langgraph_memory.longterm._sql_common import (
+    COUNT_PARTITION_ITEMS as COUNT_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_FTS_ROW as DELETE_FTS_ROW,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_ITEM as DELETE_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION as DELETE_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_INTENTS as DELETE_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_ITEMS as DELETE_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_VECTOR_INTENTS as DELETE_VECTOR_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS as ITEM_COLUMNS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS_I as ITEM_COLUMNS_I,
+)
+from langgraph_memory.longterm._sql_common import (
+    REFRESH_TTL as REFRESH_TTL,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_BY_MEM_KEY as SELECT_ACTIVE_BY_MEM_KEY,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_WHERE_TEMPLATE as SELECT_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_EXPIRED as SELECT_EXPIRED,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_INTENT_PARTITIONS as SELECT_INTENT_PARTITIONS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ITEM as SELECT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_MEMORIES_BY_ID_TEMPLATE as SELECT_MEMORIES_BY_ID_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_META as SELECT_META,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION as SELECT_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE as SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_INTENTS as SELECT_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ITEM_IDS as SELECT_PARTITION_ITEM_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ROWS_TO_FORGET as SELECT_PARTITION_ROWS_TO_FORGET,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_IDS as SELECT_VECTOR_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_OF_PARTITION as SELECT_VECTOR_ROWS_OF_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_TEMPLATE as SELECT_VECTOR_ROWS_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SET_DEDICATED as SET_DEDICATED,
+)
+from langgraph_memory.longterm._sql_common import (
+    TOUCH_ITEM as TOUCH_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPDATE_VALUE as UPDATE_VALUE,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_ITEM as UPSERT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_META as UPSERT_META,
+)
+
 # Applied by ``langgraph_memory._migrations.migrate``: each migration and its
 # "applied" row commit together; a file from a newer release is refused.
 MIGRATIONS: Final[tuple[Migration, ...]] = (
@@ -149,55 +241,8 @@ PRAGMAS: Final = (
     "PRAGMA cache_size = -32768",
 )
 
-ITEM_COLUMNS: Final = (
-    "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
-    "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"
-)
-# Same columns prefixed for joins with lt_fts.
-ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
-SELECT_ITEM: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? AND key = ?"
-)
-UPSERT_ITEM: Final = """
-INSERT INTO lt_items (
-    item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
-    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
-    mem_importance, mem_active_ts
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (partition, namespace, key) DO UPDATE SET
-    value = excluded.value,
-    updated_ts = excluded.updated_ts,
-    ttl_minutes = excluded.ttl_minutes,
-    expires_ts = excluded.expires_ts,
-    has_vector = excluded.has_vector,
-    mem_status = excluded.mem_status,
-    mem_type = excluded.mem_type,
-    mem_key = excluded.mem_key,
-    valid_from_ts = excluded.valid_from_ts,
-    valid_to_ts = excluded.valid_to_ts,
-    mem_expires_ts = excluded.mem_expires_ts,
-    mem_importance = excluded.mem_importance,
-    mem_active_ts = excluded.mem_active_ts
-RETURNING rowid
-"""
-DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
-DELETE_FTS_ROW: Final = "DELETE FROM lt_keywords WHERE rowid = ?"
 INSERT_FTS_ROW: Final = "INSERT INTO lt_keywords (rowid, body) VALUES (?, ?)"
-REFRESH_TTL: Final = (
-    "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
-    "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
-)
-UPDATE_VALUE: Final = """
-UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?,
-    mem_importance = ?, mem_active_ts = ?
-WHERE partition = ? AND rowid = ?
-"""
-# Access statistics change the value (``last_accessed_at``, ``access_count``) but not
-# ``updated_ts``: being recalled is not an edit.
-TOUCH_ITEM: Final = (
-    "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
-)
 
 # Keyword search. Query terms carry the partition's scope prefix, so FTS5 only
 # reads (and BM25 only scores) this partition's rows; ``partition = ?`` is still
@@ -254,19 +299,8 @@ SELECT_ITEMS_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
     "ORDER BY updated_ts DESC, rowid DESC LIMIT ? OFFSET ?"
 )
-SELECT_VECTOR_IDS: Final = "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-SELECT_PARTITION_ITEM_IDS: Final = (
-    "SELECT rowid, item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-)
-SELECT_EXPIRED: Final = (
-    "SELECT rowid, item_id, partition, has_vector FROM lt_items "
-    "WHERE expires_ts IS NOT NULL AND expires_ts <= ?"
-)
 SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY namespace"
 
-SELECT_PARTITION: Final = (
-    "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
-)
 # BEGIN IMMEDIATE already holds the file's write lock: no row locks needed.
 SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION
 LOCK_MEMORY_KEY: Final[str | None] = None
@@ -277,9 +311,6 @@ ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?), version = version + 1 "
     "WHERE partition = ?"
 )
-SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
-DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
-DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
 
 # Per-connection view of FTS5's term statistics (document frequency per scoped
 # term, i.e. per partition).
@@ -288,15 +319,9 @@ CREATE_VOCAB_VIEW: Final = (
     "USING fts5vocab(main, lt_keywords, 'row')"
 )
 SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_keywords_vocab WHERE term IN ({marks})"
-COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
 # Changes whenever another connection commits to the file.
 DATA_VERSION: Final = "PRAGMA data_version"
 
-SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
-UPSERT_META: Final = (
-    "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
-    "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
-)
 
 # Rewrites the FTS5 b-tree without the deleted rows' tokens; VACUUM and a WAL
 # truncation then drop the freed pages from the file itself.
@@ -306,10 +331,6 @@ WAL_TRUNCATE: Final = "PRAGMA wal_checkpoint(TRUNCATE)"
 
 # -- statements that used to be built inline in store.py ---------------------------
 
-# A shard-tier partition's eligible rows with a vector (exact ranking of all of them).
-SELECT_VECTOR_ROWS_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1 AND {{where}}"
-)
 # Vector winners of a dedicated partition joined to the catalog. ``+partition``
 # keeps the planner on the item_id index: given ``partition = ? AND namespace =
 # ?`` it preferred walking the whole partition (6.6 ms at 10k memories, vs ~0.2
@@ -318,44 +339,14 @@ SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items "
     "WHERE +partition = ? AND item_id IN ({marks}) AND {where}"
 )
-# A user's active memories with one profile key (two active ones never share it).
-SELECT_ACTIVE_BY_MEM_KEY: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND mem_key = ? AND mem_status = 'active'"
-)
-# A user's typed memories by id (any status).
-SELECT_MEMORIES_BY_ID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND key IN ({marks}) AND mem_status IS NOT NULL"
-)
-# Active memories matching a lifecycle condition (expiry, staleness), all users...
-SELECT_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}}"
-)
-# ... or one user's.
-SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}} "
-    "AND partition = ?"
-)
-# Everything forget_user removes from one partition.
-SELECT_PARTITION_ROWS_TO_FORGET: Final = (
-    "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
-)
 
 # -- vector intents (repair.py) -----------------------------------------------------
 INSERT_VECTOR_INTENT: Final = (
     "INSERT OR IGNORE INTO lt_vector_intents (token, partition, item_id, created_ts) "
     "VALUES (?, ?, ?, ?)"
 )
-DELETE_VECTOR_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE token = ?"
-SELECT_INTENT_PARTITIONS: Final = "SELECT DISTINCT partition FROM lt_vector_intents"
-SELECT_PARTITION_INTENTS: Final = "SELECT item_id FROM lt_vector_intents WHERE partition = ?"
-DELETE_PARTITION_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE partition = ?"
 # BEGIN IMMEDIATE already serialises writers of the file.
 LOCK_PARTITION: Final[str | None] = None
-SELECT_VECTOR_ROWS_OF_PARTITION: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1"
-)
 SET_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = ?, version = version + 1 WHERE partition = ?"
 )

@@ -86,7 +86,30 @@ class Catalog(Protocol):
     def scrub(self) -> None: ...
 
 
-class SqliteCatalog:
+class CatalogHelpers:
+    """What every dialect derives from its ``query``/``transaction`` the same way."""
+
+    sql: ModuleType
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def transaction(self, *, changes_terms: bool = True) -> Any:
+        raise NotImplementedError
+
+    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
+        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
+
+    def meta(self, name: str) -> str | None:
+        rows = self.query(self.sql.SELECT_META, (name,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(self.sql.UPSERT_META, (name, value))
+
+
+class SqliteCatalog(CatalogHelpers):
     """Owns the SQLite file of a :class:`ChromaMemoryStore` (the embedded dialect)."""
 
     sql: ModuleType = _sql
@@ -161,9 +184,6 @@ class SqliteCatalog:
         with self.lock:
             return self.conn.execute(sql, params).fetchall()
 
-    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
-        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
-
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> list[str]:
@@ -212,14 +232,6 @@ class SqliteCatalog:
                     self._doc_freq[term] = int(found.get(term, 0))
             doc_freq = {t: self._doc_freq[t] for t in unique}
         return choose_terms(unique, items, doc_freq, max_share)
-
-    def meta(self, name: str) -> str | None:
-        rows = self.query(_sql.SELECT_META, (name,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, name: str, value: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(_sql.UPSERT_META, (name, value))
 
     def scrub(self) -> None:
         """Push deleted text out of the file: FTS5 optimize, VACUUM, WAL truncate."""

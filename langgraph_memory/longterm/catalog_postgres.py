@@ -30,9 +30,9 @@ from langgraph_memory.longterm import _sql_postgres as _sql
 from langgraph_memory.longterm.catalog import (
     MAX_CACHED_TERMS,
     MIN_ITEMS_FOR_TERM_PRUNING,
+    CatalogHelpers,
     choose_terms,
 )
-from langgraph_memory.longterm.rows import ItemRow
 
 DEFAULT_POOL_SIZE = 8
 
@@ -60,7 +60,7 @@ class _Connection:
         return self.raw.execute(to_psycopg(sql), list(params))
 
 
-class PostgresCatalog:
+class PostgresCatalog(CatalogHelpers):
     """The catalog of a :class:`ChromaMemoryStore` in a shared Postgres database.
 
     Args:
@@ -162,9 +162,6 @@ class PostgresCatalog:
             rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
             return rows
 
-    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
-        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
-
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> list[str]:
@@ -192,14 +189,6 @@ class PostgresCatalog:
                 self._doc_freq[term] = int(found.get(term, 0))
             doc_freq = {t: self._doc_freq.get(t, int(found.get(t, 0))) for t in unique}
         return choose_terms(unique, items, doc_freq, max_share)
-
-    def meta(self, name: str) -> str | None:
-        rows = self.query(_sql.SELECT_META, (name,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, name: str, value: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(_sql.UPSERT_META, (name, value))
 
     def scrub(self) -> None:
         """``VACUUM`` the catalog's tables (outside any transaction)."""

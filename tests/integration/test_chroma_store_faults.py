@@ -16,7 +16,6 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import chromadb
 import psycopg
@@ -28,20 +27,12 @@ from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.errors import VectorStoreUnavailableError
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.types import MemoryRecord
+from tests.integration._longterm_worker import open_store as _open
 from tests.integration.test_chroma_store_instances import _args, _run, _spawn
 
 pytestmark = pytest.mark.chroma_server
 
 VECTOR_ONLY = ScoringWeights(keyword_share=0.0, recency=0.0, importance=0.0, min_relevance=0.0)
-
-
-def _open(args: dict[str, Any]) -> ChromaMemoryStore:
-    return ChromaMemoryStore.from_http(
-        args["chroma_url"],
-        catalog=args["dsn"],
-        embeddings=HashingEmbeddings(dimensions=64),
-        collection_prefix=args["prefix"],
-    )
 
 
 def _server_ids(url: str, prefix: str) -> set[str]:
