@@ -59,6 +59,11 @@ class _Connection:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.raw.execute(to_psycopg(sql), list(params))
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # psycopg pipelines these: one round trip for the lot, not one per row.
+        with self.raw.cursor() as cur:
+            cur.executemany(to_psycopg(sql), [list(r) for r in rows])
+
 
 class PostgresCatalog(CatalogHelpers):
     """The catalog of a :class:`ChromaMemoryStore` in a shared Postgres database.

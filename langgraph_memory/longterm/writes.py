@@ -61,9 +61,9 @@ class Writes(StoreState):
         sql = self.catalog.sql
         token = uuid.uuid4().hex
         now = time.time()  # bookkeeping, not a memory time
+        rows = [(token, partition, item_id, now) for partition, item_id in dict.fromkeys(entries)]
         with self.catalog.transaction(changes_terms=False) as conn:
-            for partition, item_id in dict.fromkeys(entries):
-                conn.execute(sql.INSERT_VECTOR_INTENT, (token, partition, item_id, now))
+            conn.executemany(sql.INSERT_VECTOR_INTENT, rows)
         return token
 
     def _settle_intent(self, conn: Any, token: str | None, partitions: Iterable[str]) -> None:
