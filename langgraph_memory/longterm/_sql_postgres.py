@@ -16,10 +16,12 @@ turns them into psycopg's ``%s`` once per statement. What differs:
   sequence: another instance's in-process vector cache keyed by (partition,
   version) can never mistake a re-created partition (after ``forget_user``)
   for the one it cached.
-* **Concurrency.** Writes lock the partition row (``SELECT_PARTITION_FOR_WRITE``)
-  and typed-memory writes take a transaction advisory lock on (user, key), so
-  two instances reconciling the same key serialise; a unique partial index on
-  active ``(partition, mem_key)`` backs the rule "one active memory per key".
+* **Concurrency.** Every write of a partition takes a transaction advisory lock
+  on it (``LOCK_PARTITION``, first thing in the transaction, partitions in
+  sorted order) and locks its partition row (``SELECT_PARTITION_FOR_WRITE``), so
+  two instances reconciling the same user's key serialise; a unique partial
+  index on active ``(partition, namespace, mem_key)`` backs the rule "one
+  active memory per key".
 """
 
 from __future__ import annotations
@@ -333,9 +335,6 @@ ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
     "version = nextval('lt_partition_versions') WHERE partition = ?"
 )
-# Serialises typed-memory writes of one (user, key) across instances until commit.
-LOCK_MEMORY_KEY: Final = "SELECT pg_advisory_xact_lock(hashtextextended(? || chr(31) || ?, 0))"
-
 # Term statistics for query planning (catalog.plan_terms): document frequency of
 # each scoped term, and the change counter that invalidates the cache.
 SELECT_TERM_DOC_FREQ: Final = (

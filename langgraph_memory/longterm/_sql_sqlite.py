@@ -303,7 +303,6 @@ SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY nam
 
 # BEGIN IMMEDIATE already holds the file's write lock: no row locks needed.
 SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION
-LOCK_MEMORY_KEY: Final[str | None] = None
 INSERT_PARTITION: Final = (
     "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) VALUES (?, ?, 0, 0)"
 )

@@ -249,9 +249,10 @@ class Writes(StoreState):
         # Superseded rows keep their vectors: only the new record's can change.
         intent = self._record_intent(self._intent_entries([put]))
         with self.catalog.transaction() as conn:
-            if record.key is not None and self.catalog.sql.LOCK_MEMORY_KEY:
-                # Two instances reconciling this user's key wait for each other.
-                conn.execute(self.catalog.sql.LOCK_MEMORY_KEY, (record.user_id, record.key))
+            # The partition lock first (Postgres): two instances reconciling this
+            # user's key wait for each other, and nothing this transaction updates
+            # below can be locked by a writer that then waits for us.
+            self._settle_intent(conn, None, [record.user_id])
             superseded: list[str] = []
             if supersede_id is not None:
                 old_rows = self._memory_rows(conn, record.user_id, [supersede_id])
