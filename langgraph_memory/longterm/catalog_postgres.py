@@ -136,7 +136,8 @@ class PostgresCatalog(CatalogHelpers):
         self.pool.close()
 
     def match_expression(self, scoped_terms: list[str]) -> str | None:
-        return " ".join(scoped_terms) if scoped_terms else None
+        """``'a' | 'b'``: a tsquery of the planned terms (letters, digits, CJK only)."""
+        return " | ".join(f"'{t}'" for t in scoped_terms) if scoped_terms else None
 
     @contextmanager
     def transaction(self, *, changes_terms: bool = True) -> Iterator[_Connection]:
