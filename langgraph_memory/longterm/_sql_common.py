@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
+__all__ = [
+    "COUNT_PARTITION_ITEMS",
+]
+
 ITEM_COLUMNS: Final = (
     "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
     "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"

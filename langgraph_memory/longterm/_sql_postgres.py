@@ -32,9 +32,7 @@ from typing import Final
 from langgraph_memory._migrations import Migration, MigrationTable
 
 # Statements both dialects share, re-exported so ``catalog.sql.NAME`` finds them here.
-from langgraph_memory.longterm._sql_common import (
-    COUNT_PARTITION_ITEMS as COUNT_PARTITION_ITEMS,
-)
+from langgraph_memory.longterm._sql_common import *  # noqa: F403
 from langgraph_memory.longterm._sql_common import (
     DELETE_FTS_ROW as DELETE_FTS_ROW,
 )

@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import psycopg
@@ -57,15 +58,23 @@ def _intents(dsn: str) -> int:
         return int(conn.execute("SELECT count(*) FROM lt_vector_intents").fetchone()[0])
 
 
+def _write_then_crash(
+    pg_dsn: str, chroma_server: tuple[str, int], tmp_path: Path, user: str, crash: str
+) -> tuple[dict[str, Any], list[str]]:
+    """Three acknowledged memories from one instance, then another dies mid-write."""
+    args = _args(pg_dsn, chroma_server)
+    acked = _run("write", {**args, "user": user, "n": 3, "tag": "kept"}, tmp_path / "w")["acked"]
+    proc = _spawn(crash, {**args, "user": user, "memory_id": acked[0]}, tmp_path / "crash")
+    proc.communicate(timeout=300)
+    assert proc.returncode == 9
+    return args, acked
+
+
 @pytest.mark.slow
 def test_writer_killed_after_its_vector_upsert_leaves_no_orphan_after_reopen(
     pg_dsn: str, chroma_server: tuple[str, int], tmp_path: Path
 ) -> None:
-    args = _args(pg_dsn, chroma_server)
-    acked = _run("write", {**args, "user": "kim", "n": 3, "tag": "kept"}, tmp_path / "w")["acked"]
-    proc = _spawn("crash_after_vectors", {**args, "user": "kim"}, tmp_path / "crash")
-    proc.communicate(timeout=300)
-    assert proc.returncode == 9
+    args, acked = _write_then_crash(pg_dsn, chroma_server, tmp_path, "kim", "crash_after_vectors")
     # The crash really left an orphan vector and an intent behind.
     orphans = _server_ids(args["chroma_url"], args["prefix"]) - _catalog_vector_ids(pg_dsn)
     assert len(orphans) == 1
@@ -83,13 +92,9 @@ def test_writer_killed_after_its_vector_upsert_leaves_no_orphan_after_reopen(
 def test_writer_killed_after_its_vector_delete_gets_the_vector_back(
     pg_dsn: str, chroma_server: tuple[str, int], tmp_path: Path
 ) -> None:
-    args = _args(pg_dsn, chroma_server)
-    acked = _run("write", {**args, "user": "lee", "n": 3, "tag": "kept"}, tmp_path / "w")["acked"]
-    proc = _spawn(
-        "crash_after_vector_delete", {**args, "user": "lee", "memory_id": acked[0]}, tmp_path / "c"
+    args, acked = _write_then_crash(
+        pg_dsn, chroma_server, tmp_path, "lee", "crash_after_vector_delete"
     )
-    proc.communicate(timeout=300)
-    assert proc.returncode == 9
     assert len(_server_ids(args["chroma_url"], args["prefix"])) == 2  # the catalog still has 3
     store = _open(args)
     try:
