@@ -146,6 +146,9 @@ def run_scenario(
     nrng = np.random.default_rng(seed)
     embeddings = LookupEmbeddings(dims)
 
+    # One database per scenario: the cache-off instance reads what the warm one wrote.
+    catalog = shared.database(f"scenario{name}") if shared is not None else None
+
     def open_store(**kwargs: Any) -> ChromaMemoryStore:
         if shared is None:
             return ChromaMemoryStore.embedded(
@@ -153,7 +156,7 @@ def run_scenario(
             )
         return ChromaMemoryStore.from_http(
             shared.chroma_url,
-            catalog=shared.database(f"scenario{name}"),
+            catalog=catalog,
             embeddings=embeddings,
             collection_prefix=f"bench{name.lower()}",
             **kwargs,
