@@ -189,7 +189,11 @@ class PostgresCatalog(CatalogHelpers):
                 self._partition_items[partition] = items
         if items < MIN_ITEMS_FOR_TERM_PRUNING:
             return unique
-        found = dict(self.query(_sql.SELECT_TERM_DOC_FREQ, (unknown,))) if unknown else {}
+        found = (
+            dict(self.query(_sql.SELECT_TERM_DOC_FREQ, (self.match_expression(unknown),)))
+            if unknown
+            else {}
+        )
         with self._stats_lock:
             for term in unknown:
                 self._doc_freq[term] = int(found.get(term, 0))
