@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint typecheck bench bench-session bench-floor bench-longterm bench-nodes bench-privacy clean
+.PHONY: demo test test-fast lint typecheck bench bench-session bench-floor bench-longterm bench-nodes bench-privacy bench-exam clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -30,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-bench: bench-session bench-floor bench-longterm bench-nodes bench-privacy
+bench: bench-session bench-floor bench-longterm bench-nodes bench-privacy bench-exam
 
 bench-session: $(STAMP)
 	$(BIN)/python -m benchmarks.session
@@ -46,6 +46,10 @@ bench-nodes: $(STAMP)
 
 bench-privacy: $(STAMP)
 	$(BIN)/python -m benchmarks.privacy
+
+## The planted-fact exam (all users, offline / offline-minilm / seeded): benchmarks/RESULTS-exam.md + PNGs.
+bench-exam: $(STAMP)
+	$(BIN)/python -m benchmarks.exam
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -103,9 +103,13 @@ class LookupEmbeddings(Embeddings):
         self.table: dict[str, list[float]] = {}
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self.table[t] for t in texts]
+        return [self.embed_query(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
+        if text not in self.table:  # the store's identity probe on open
+            from langgraph_memory.embeddings import HashingEmbeddings
+
+            return HashingEmbeddings(dimensions=self.dims).embed_query(text)
         return self.table[text]
 
 

@@ -334,7 +334,7 @@ def bench_compression() -> dict[str, Any]:
 def _extraction_answer(prompt: list[BaseMessage]) -> str:
     """A scripted extraction model: memories from each user line, citing that line."""
     found: list[tuple[str, str, str | None, float]] = []
-    for alias, text in re.findall(r"\[(m\d+)\] user: (.*)", prompt[-1].text):
+    for alias, text in re.findall(r"\[(m\d+)\] user(?: \([^)]*\))?: (.*)", prompt[-1].text):
         if m := re.search(r"budget is (\d+)", text):
             found.append((alias, f"User's budget is {m.group(1)}", "budget", 0.8))
         if m := re.search(r"I (?:like|love) ([\w ]+)", text):

@@ -29,7 +29,38 @@ from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID
 ScriptStep = BaseMessage | str | BaseException | Callable[[list[BaseMessage]], Any]
 
 
-class ScriptedChatModel(BaseChatModel):
+class RecordingChatModel(BaseChatModel):
+    """Base of the offline models: keeps every prompt in ``calls``; tools bind to itself.
+
+    The subclasses decide which tool calls to make, so ``bind_tools`` returns the model.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self
+
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        """The answer to one prompt (the subclass's rules)."""
+        raise NotImplementedError
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self._calls.append(list(messages))
+        return ChatResult(generations=[ChatGeneration(message=self.reply(list(messages)))])
+
+
+class ScriptedChatModel(RecordingChatModel):
     """Answers with the next step of ``script`` and records each prompt in ``calls``.
 
     A step is an ``AIMessage`` (returned as is), a ``str`` (wrapped in an
@@ -43,23 +74,13 @@ class ScriptedChatModel(BaseChatModel):
         ('hello', 1)
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     script: list[Any] = Field(default_factory=list)
     default: Any = None
-    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
     _position: int = PrivateAttr(default=0)
-
-    @property
-    def calls(self) -> list[list[BaseMessage]]:
-        return self._calls
 
     @property
     def _llm_type(self) -> str:
         return "scripted-chat-model"
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self  # the script decides which tool calls to make
 
     def _next_step(self, messages: list[BaseMessage]) -> AIMessage:
         if self._position < len(self.script):
@@ -79,16 +100,8 @@ class ScriptedChatModel(BaseChatModel):
             return step
         raise TypeError(f"ScriptedChatModel: unsupported script step {step!r}")
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self._calls.append(list(messages))
-        message = self._next_step(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=message)])
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        return self._next_step(messages)
 
 
 def block_lines(messages: Sequence[BaseMessage], message_id: str) -> list[str]:
@@ -112,7 +125,7 @@ _BUDGET = re.compile(r"budget\D{0,20}(\d[\d,]*)", re.IGNORECASE)
 _CALL_ME = re.compile(r"\bcall(?:ed)?(?: me| the user| him| her)? ([A-Z]\w*(?: [A-Z]\w*)?)")
 
 
-class MemoryAwareChatModel(BaseChatModel):
+class MemoryAwareChatModel(RecordingChatModel):
     """A rule-following offline assistant that shows what memory gives it.
 
     It answers the latest human message and explicitly uses the recalled
@@ -121,29 +134,12 @@ class MemoryAwareChatModel(BaseChatModel):
     current budget. Calls are recorded in ``calls``.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    _calls: list[list[BaseMessage]] = PrivateAttr(default_factory=list)
-
-    @property
-    def calls(self) -> list[list[BaseMessage]]:
-        return self._calls
-
     @property
     def _llm_type(self) -> str:
         return "memory-aware-offline-model"
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        self._calls.append(list(messages))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self.answer(messages)))])
+    def reply(self, messages: list[BaseMessage]) -> AIMessage:
+        return AIMessage(self.answer(messages))
 
     @staticmethod
     def answer(messages: Sequence[BaseMessage]) -> str:
@@ -188,5 +184,5 @@ def system_text(messages: Sequence[BaseMessage]) -> str:
     return "\n".join(m.text for m in messages if isinstance(m, SystemMessage))
 
 
-def iter_prompts(model: ScriptedChatModel | MemoryAwareChatModel) -> Iterator[list[BaseMessage]]:
+def iter_prompts(model: RecordingChatModel) -> Iterator[list[BaseMessage]]:
     yield from model.calls

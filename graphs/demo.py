@@ -19,10 +19,13 @@ messages in full, the conversation as a count) and its answer. With
 from __future__ import annotations
 
 import argparse
+import asyncio
+import atexit
 import logging
 import os
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -143,6 +146,41 @@ def build_demo(
     return Demo(graph, model, store, writer, queue)
 
 
+async def make_graph(config: RunnableConfig) -> Any:
+    """The ``langgraph dev`` factory (``langgraph.json``: ``./graphs/demo.py:make_graph``).
+
+    ``build_demo`` takes four arguments, and LangGraph accepts factories of 0, 1
+    or 2; this one builds the same graph once per process over
+    ``$LANGGRAPH_MEMORY_DATA_DIR/demo``, in a thread (opening files blocks).
+    """
+    return await asyncio.to_thread(_dev_demo_graph)
+
+
+def _dev_demo_graph() -> Any:
+    from graphs._agent import data_dir_for
+
+    global _DEV_DEMO
+    with _DEV_LOCK:
+        if _DEV_DEMO is None:
+            data_dir = data_dir_for("demo")
+            data_dir.mkdir(parents=True, exist_ok=True)
+            saver_cm = SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite"))
+            _DEV_DEMO = build_demo(data_dir, saver=saver_cm.__enter__())
+            atexit.register(_close_dev_demo, _DEV_DEMO, saver_cm)
+        return _DEV_DEMO.graph
+
+
+def _close_dev_demo(demo: Demo, saver_cm: Any) -> None:
+    demo.writer.stop()
+    demo.queue.close()
+    demo.store.close()
+    saver_cm.__exit__(None, None, None)
+
+
+_DEV_DEMO: Demo | None = None
+_DEV_LOCK = threading.Lock()
+
+
 def describe_prompt(messages: Sequence[BaseMessage]) -> str:
     """Our memory messages in full, the rest as one line each (shortened)."""
     lines = []
@@ -168,6 +206,10 @@ def run(data_dir: Path = DATA_DIR, *, keep: bool = False, out: Any = sys.stdout)
     started = time.perf_counter()
     with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
         demo = build_demo(data_dir, saver=saver)
+        if isinstance(demo.model, MemoryAwareChatModel):
+            from graphs._agent import OFFLINE_BANNER
+
+            print(OFFLINE_BANNER, file=out)
         recorder = PromptRecorder()
         try:
             for turn, (thread, text) in enumerate(SCRIPT, start=1):
@@ -207,7 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep memories from earlier runs")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    run(args.data_dir, keep=args.keep)
+    from graphs._agent import clean_model_errors
+
+    with clean_model_errors():  # a wrong OPENAI_API_KEY: one line, not a traceback
+        run(args.data_dir, keep=args.keep)
     return 0
 
 

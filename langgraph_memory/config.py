@@ -13,7 +13,68 @@ from typing import Literal
 from langgraph_memory.errors import ConfigurationError
 
 
+def check_int(
+    label: str, value: object, *, minimum: int | None = None, optional: bool = False
+) -> None:
+    """Refuse anything but an ``int`` (>= ``minimum`` if given; ``None`` too when
+    ``optional``).
+
+    ``bool`` is refused although it is an ``int``; so are numeric strings such as
+    ``"20"``, which would otherwise fail later with a bare ``TypeError``.
+
+    Example:
+        >>> check_int("RetentionPolicy.keep_last", 20, minimum=1)
+        >>> check_int("RetentionPolicy.keep_last", "20", minimum=1)
+        Traceback (most recent call last):
+        ...
+        langgraph_memory.errors.ConfigurationError: RetentionPolicy.keep_last='20' is a str; use an integer >= 1 (write 20, not '20').
+    """
+    if value is None and optional:
+        return
+    none = " or None" if optional else ""
+    floor = "" if minimum is None else f" >= {minimum}"
+    if not isinstance(value, int) or isinstance(value, bool):
+        hint = f" (write {value}, not {value!r})" if _numeric_text(value) else ""
+        raise ConfigurationError(
+            f"{label}={value!r} is a {type(value).__name__}; use an integer{floor}{none}{hint}."
+        )
+    if minimum is not None and value < minimum:
+        raise ConfigurationError(f"{label}={value!r}; use an integer >= {minimum}{none}.")
+
+
+def check_number(label: str, value: object, *, optional: bool = False) -> None:
+    """Refuse anything but an ``int`` or ``float`` (``None`` too when ``optional``);
+    the caller checks the range.
+
+    Example:
+        >>> check_number("ScoringWeights.recency", 0.2)
+        >>> check_number("ScoringWeights.recency", "0.2")
+        Traceback (most recent call last):
+        ...
+        langgraph_memory.errors.ConfigurationError: ScoringWeights.recency='0.2' is a str; use a number (write 0.2, not '0.2').
+    """
+    if value is None and optional:
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        hint = f" (write {value}, not {value!r})" if _numeric_text(value) else ""
+        none = " or None" if optional else ""
+        raise ConfigurationError(
+            f"{label}={value!r} is a {type(value).__name__}; use a number{none}{hint}."
+        )
+
+
+def _numeric_text(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_range(owner: str, name: str, value: float, lo: float, hi: float) -> None:
+    check_number(f"{owner}.{name}", value)
     if not (lo <= value <= hi):
         raise ConfigurationError(
             f"{owner}.{name}={value!r} is out of range; use a value between {lo} and {hi}."
@@ -40,6 +101,7 @@ class ScoringWeights:
     def __post_init__(self) -> None:
         for name in ("relevance", "recency", "importance", "keyword_share", "min_relevance"):
             _check_range("ScoringWeights", name, getattr(self, name), 0.0, 1.0)
+        check_number("ScoringWeights.half_life_days", self.half_life_days)
         if self.half_life_days <= 0:
             raise ConfigurationError(
                 f"ScoringWeights.half_life_days={self.half_life_days!r} must be > 0 (days)."
@@ -66,21 +128,13 @@ class RetentionPolicy:
     apply_every: int = 50
 
     def __post_init__(self) -> None:
-        if self.keep_last is not None and self.keep_last < 1:
-            raise ConfigurationError(
-                f"RetentionPolicy.keep_last={self.keep_last!r}; use an integer >= 1 or None to keep all."
-            )
+        check_int("RetentionPolicy.keep_last", self.keep_last, minimum=1, optional=True)
+        check_number("RetentionPolicy.thread_ttl_seconds", self.thread_ttl_seconds, optional=True)
+        check_int("RetentionPolicy.max_bytes", self.max_bytes, minimum=1, optional=True)
+        check_int("RetentionPolicy.apply_every", self.apply_every, minimum=1)
         if self.thread_ttl_seconds is not None and self.thread_ttl_seconds <= 0:
             raise ConfigurationError(
                 f"RetentionPolicy.thread_ttl_seconds={self.thread_ttl_seconds!r}; use seconds > 0 or None."
-            )
-        if self.max_bytes is not None and self.max_bytes <= 0:
-            raise ConfigurationError(
-                f"RetentionPolicy.max_bytes={self.max_bytes!r}; use bytes > 0 or None for no cap."
-            )
-        if self.apply_every < 1:
-            raise ConfigurationError(
-                f"RetentionPolicy.apply_every={self.apply_every!r}; use an integer >= 1."
             )
 
 
@@ -117,6 +171,10 @@ class PrivacyPolicy:
     hash_salt: str = "langgraph-memory"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.hash_salt, str) or not self.hash_salt:
+            raise ConfigurationError(
+                f"PrivacyPolicy.hash_salt={self.hash_salt!r}; use a non-empty string."
+            )
         for kind, action in self.actions.items():
             if kind not in IDENTIFIER_KINDS:
                 raise ConfigurationError(

@@ -7,18 +7,25 @@ user code keeps working. Messages quote the bad value and say the fix.
 
     LangGraphMemoryError(Exception)
     ├── ConfigurationError(ValueError)          bad policy / constructor argument
+    │   └── EmbeddingModelMismatchError          store built with another embedding model
     ├── MissingUserIdError(KeyError)             no user id in Runtime context / configurable
     ├── InvalidUserIdError(ValueError)           malformed or crafted user id
     ├── InvalidNamespaceError(ValueError)        namespace outside the store's contract
     ├── InvalidFilterError(ValueError)           a filter key/operator we refuse
     ├── InvalidConnectionError(TypeError)        a connection object we cannot use
+    ├── DatabaseConnectionError(ConnectionError) a database we cannot open or reach
+    ├── InvalidCheckpointError(ValueError)       a checkpoint / metadata / write a saver refuses
+    ├── InputTooLargeError(ValueError)           an id or text above its documented size limit
+    ├── InvalidMemoryError(ValueError)           a MemoryRecord field of the wrong type or range
     ├── ThreadDeletedError(RuntimeError)         write to a deleted (tombstoned) thread
+    ├── ThreadOwnershipError(PermissionError)    a thread used by a user who does not own it
     ├── CheckpointStorageError(RuntimeError)     the database refused after retries
     ├── MigrationError(RuntimeError)             a schema migration failed
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
     ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
+    ├── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
     └── VectorStoreUnavailableError(ConnectionError)  the Chroma server does not answer
 """
 
@@ -31,6 +38,22 @@ class LangGraphMemoryError(Exception):
 
 class ConfigurationError(LangGraphMemoryError, ValueError):
     """A constructor argument or policy value is out of range."""
+
+
+class EmbeddingModelMismatchError(ConfigurationError):
+    """A store's vectors were made by another embedding model than the one it was opened with.
+
+    Raised even when both models have the same dimension: vectors of two models
+    live in unrelated spaces, so comparing them ranks by noise. The message names
+    both models and the fixes (the recorded model, ``store.reembed(...)``, or a
+    new store). ``recorded`` and ``current`` hold the two
+    :class:`~langgraph_memory.longterm.embedding_identity.EmbeddingIdentity` values.
+    """
+
+    def __init__(self, message: str, *, recorded: object = None, current: object = None) -> None:
+        super().__init__(message)
+        self.recorded = recorded
+        self.current = current
 
 
 class MissingUserIdError(LangGraphMemoryError, KeyError):
@@ -54,6 +77,34 @@ class InvalidFilterError(LangGraphMemoryError, ValueError):
 
 class InvalidConnectionError(LangGraphMemoryError, TypeError):
     """A connection or pool passed in cannot be used as given."""
+
+
+class DatabaseConnectionError(LangGraphMemoryError, ConnectionError):
+    """A database file cannot be opened, or a database server refuses the connection.
+
+    Raised at once, never after retries: the message names the path or the
+    server (without its password), the database's own reason, and the fix.
+    """
+
+
+class InvalidCheckpointError(LangGraphMemoryError, ValueError):
+    """A checkpoint, its metadata, versions or pending writes are not what a saver stores."""
+
+
+class InputTooLargeError(LangGraphMemoryError, ValueError):
+    """An id or a text is longer than its documented limit (see ``langgraph_memory.limits``)."""
+
+
+class InvalidMemoryError(LangGraphMemoryError, ValueError):
+    """A ``MemoryRecord`` field has the wrong type or is out of range."""
+
+
+class ThreadOwnershipError(LangGraphMemoryError, PermissionError):
+    """A thread that belongs to one user was read or written with another user's id.
+
+    The saver fails closed: nothing is read or stored. Threads with no owner
+    (written without a user id) are not affected.
+    """
 
 
 class ThreadDeletedError(LangGraphMemoryError, RuntimeError):
@@ -85,6 +136,10 @@ class ModelOutputError(LangGraphMemoryError, ValueError):
 
 class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
     """A memory-queue worker no longer holds the lease of the job it was running."""
+
+
+class ExamDataError(LangGraphMemoryError, ValueError):
+    """An exam data file (``langgraph_memory.eval``) is malformed: names the file, field and fix."""
 
 
 class VectorStoreUnavailableError(LangGraphMemoryError, ConnectionError):

@@ -70,6 +70,10 @@ from langgraph_memory.errors import (
     RedactionRejectedError,
 )
 
+# The poisoning defence lives in its own module (this one is redaction); both
+# are privacy's public API.
+from langgraph_memory.poisoning import is_instruction_override, neutralize_markup
+
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
 
@@ -79,6 +83,8 @@ __all__ = [
     "RedactionResult",
     "Redactor",
     "fingerprint_user_id",
+    "is_instruction_override",
+    "neutralize_markup",
     "redact",
     "redact_for_log",
     "redact_messages",
@@ -572,6 +578,21 @@ _PASSWORD: Final = re.compile(_PASSWORD_KEYWORD + _SEPARATOR + _SECRET_VALUE, re
 _PASSWORD_SPACED: Final = re.compile(
     _PASSWORD_KEYWORD + r"[ \t]+(?P<bare>[!-~]*[0-9][!-~]*)", re.IGNORECASE
 )
+# "邮箱密码Zx9!kLm2", "pwd2024!x": the value glued to its keyword. After a
+# Chinese keyword any printable-ASCII run with a digit (密码学 stays a word);
+# after an English one the value must start with a digit ("passwords",
+# "password-protected" stay prose) and have 4+ characters ("password123"
+# named as an example has 3).
+_PASSWORD_GLUED: Final = re.compile(
+    r"(?:密码|口令)(?![:=])(?P<bare>[!-~]{0,100}[0-9][!-~]{0,100})"
+    r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd)(?P<latin>[0-9][!-~]{3,199})",
+    re.IGNORECASE,
+)
+# "PIN4921", "PIN码0912", "pin码 1379": 4-12 digits right after the keyword
+# ("PIN1", "GPIO pin17" are pin labels, too short to be a PIN).
+_PIN_GLUED: Final = re.compile(
+    r"(?<![A-Za-z])PIN(?:码)?[ \t]*(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])", re.IGNORECASE
+)
 # A PIN is digits only, so "PIN is stuck in the machine" stays prose.
 _PIN: Final = re.compile(
     r"(?<![A-Za-z])PIN(?:码|\s?code)?(?![A-Za-z])"
@@ -579,20 +600,35 @@ _PIN: Final = re.compile(
     + r"(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
-_KEYED_SECRET: Final = re.compile(
+_KEYED_KEYWORD: Final = (
     r"(?:密钥|秘钥|私钥|令牌|(?<![A-Za-z])(?:api[\s_\-]?key|apikey|access[\s_\-]?key(?:[\s_\-]?id)?"
-    r"|secret(?:[\s_\-]?key)?|client[\s_\-]?secret|app[\s_\-]?secret"
-    r"|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token)(?![A-Za-z]))"
-    + _SEPARATOR
-    + _SECRET_VALUE,
-    re.IGNORECASE,
+    r"|secret[\s_\-]?access[\s_\-]?key|secret(?:[\s_\-]?key)?|client[\s_\-]?secret"
+    r"|app[\s_\-]?secret|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token)(?![A-Za-z]))"
 )
+_KEYED_SECRET: Final = re.compile(_KEYED_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
+# "use the token 9f8e7d6c5b4a3928 to log in": a key named in prose with only
+# a space before it. Accepted when the value looks generated: 12+ characters
+# with a letter and a digit ("token count 1200", "secret santa" stay prose).
+_KEYED_SPACED: Final = re.compile(
+    _KEYED_KEYWORD + r"[ \t]+(?P<bare>[!-+\--~]{12,200})", re.IGNORECASE
+)
+# Cloud access key ids; the secret that travels with one (AWS: 40 base64
+# characters) is redacted too when it follows within a short span, whatever
+# joins them ("AKIA... / wJalr...", "AKIA...:wJalr...", "... with secret ...").
+_ACCESS_KEY_ID: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?:AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,24})(?![A-Za-z0-9])"
+)
+_PAIRED_SECRET: Final = re.compile(
+    r"(?<![A-Za-z0-9/+=_\-])[A-Za-z0-9/+]{24,64}={0,2}(?![A-Za-z0-9/+=_\-])"
+)
+_PAIR_WINDOW = 80
 _KNOWN_KEY_FORMATS: Final = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:"
     r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|LTAI[0-9A-Za-z]{12,24}"
     r"|xox[bpoars]-[A-Za-z0-9\-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}"
     r"|eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"
@@ -652,11 +688,18 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
         if len(value) < 3 or _is_filler(value) or _is_prose_word(m, value):
             continue
         yield _Candidate("password", span[0], span[1], value)
+    for m in _PASSWORD_GLUED.finditer(folded):
+        group = "bare" if m.group("bare") is not None else "latin"
+        value = m.group(group).rstrip(".,;)]")
+        if len(value) >= 4 and not _is_filler(value):
+            yield _Candidate("password", m.start(group), m.start(group) + len(value), value)
     for m in _PASSWORD_SPACED.finditer(folded):
         span = _secret_span(m)
         if span is None or span[1] - span[0] < 4:
             continue
         yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
+    for m in _PIN_GLUED.finditer(folded):
+        yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
     for m in _PIN.finditer(folded):
         yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
 
@@ -668,9 +711,32 @@ def _looks_like_key(value: str) -> bool:
     return len(value) >= 8 and (has_digit or mixed_case or len(value) >= 20)
 
 
+def _generated(value: str) -> bool:
+    return (
+        len(value) >= 12 and any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)
+    )
+
+
 def _detect_api_key(folded: str) -> Iterator[_Candidate]:
     for m in _KNOWN_KEY_FORMATS.finditer(folded):
         yield _Candidate("api_key", m.start(), m.end(), m.group())
+    for m in _ACCESS_KEY_ID.finditer(folded):
+        window = folded[m.end() : m.end() + _PAIR_WINDOW]
+        paired = _PAIRED_SECRET.search(window)
+        if (
+            paired is not None
+            and _generated(paired.group())
+            and not _ACCESS_KEY_ID.match(paired.group())
+        ):
+            start = m.end() + paired.start()
+            yield _Candidate("api_key", start, start + len(paired.group()), paired.group())
+    for m in _KEYED_SPACED.finditer(folded):
+        span = _secret_span(m)
+        if span is None:
+            continue
+        value = folded[span[0] : span[1]]
+        if _generated(value) and not _is_filler(value):
+            yield _Candidate("api_key", span[0], span[1], value)
     for m in _BEARER.finditer(folded):
         group = "token" if m.group("token") is not None else "basic"
         yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))

@@ -15,6 +15,12 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from langgraph_memory.errors import InvalidMemoryError
+from langgraph_memory.limits import check_memory_text
+
+# Memory ids are uuid4 hex (32 characters) unless a caller picks its own.
+MAX_MEMORY_ID_CHARS = 256
+
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
@@ -81,6 +87,22 @@ class MemoryRecord:
     origin_thread_id: str | None = None
     origin_message_ids: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        """Refuse a field of the wrong type or range with a message naming it.
+
+        Enum fields also take their string values (``type="episodic"``) and
+        sequences become tuples, so records built from JSON compare equal.
+
+        Example:
+            >>> MemoryRecord("User is vegetarian", importance=0.8).importance
+            0.8
+            >>> MemoryRecord("x", importance="high")
+            Traceback (most recent call last):
+            ...
+            langgraph_memory.errors.InvalidMemoryError: MemoryRecord importance='high' (str) must be a number between 0 and 1, e.g. importance=0.7.
+        """
+        _validate_record(self)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict: enums as values, datetimes as ISO-8601 strings."""
         out: dict[str, Any] = {}
@@ -123,6 +145,63 @@ class MemoryRecord:
 
     def evolve(self, **changes: Any) -> MemoryRecord:
         return replace(self, **changes)
+
+
+def _refuse(name: str, value: Any, want: str) -> InvalidMemoryError:
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:60] + "..."
+    return InvalidMemoryError(
+        f"MemoryRecord {name}={shown} ({type(value).__name__}) must be {want}."
+    )
+
+
+def _coerce_enum(record: MemoryRecord, name: str, enum: type[Enum]) -> None:
+    value = getattr(record, name)
+    if isinstance(value, enum):
+        return
+    try:
+        object.__setattr__(record, name, enum(value))
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in enum)
+        raise _refuse(name, value, f"one of {allowed}") from None
+
+
+def _validate_record(record: MemoryRecord) -> None:
+    check_memory_text(record.text, what="MemoryRecord text")
+    for name, enum in (("type", MemoryType), ("source", MemorySource), ("status", MemoryStatus)):
+        _coerce_enum(record, name, enum)
+    for name in ("importance", "confidence"):
+        value = getattr(record, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise _refuse(name, value, f"a number between 0 and 1, e.g. {name}=0.7")
+    if not isinstance(record.id, str) or not record.id or len(record.id) > MAX_MEMORY_ID_CHARS:
+        raise _refuse(
+            "id", record.id, f"a non-empty string of at most {MAX_MEMORY_ID_CHARS} characters"
+        )
+    # user_id is left to the store, which fails closed on a missing or crafted id.
+    for name in ("key", "superseded_by", "origin_thread_id"):
+        value = getattr(record, name)
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_MEMORY_ID_CHARS):
+            raise _refuse(
+                name, value, f"None or a string of at most {MAX_MEMORY_ID_CHARS} characters"
+            )
+    access_count = record.access_count
+    if isinstance(access_count, bool) or not isinstance(access_count, int) or access_count < 0:
+        raise _refuse("access_count", access_count, "an integer >= 0")
+    for name in ("created_at", "updated_at", "valid_from"):
+        if not isinstance(getattr(record, name), datetime):
+            raise _refuse(name, getattr(record, name), "a datetime")
+    for name in ("last_accessed_at", "event_time", "valid_to", "expires_at"):
+        value = getattr(record, name)
+        if value is not None and not isinstance(value, datetime):
+            raise _refuse(name, value, "None or a datetime")
+    for name in ("supersedes", "origin_message_ids"):
+        value = getattr(record, name)
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            raise _refuse(name, value, "a tuple of id strings")
+        if not all(isinstance(item, str) for item in value):
+            raise _refuse(name, value, "a tuple of id strings")
+        if not isinstance(value, tuple):
+            object.__setattr__(record, name, tuple(value))
 
 
 @dataclass(frozen=True, slots=True)

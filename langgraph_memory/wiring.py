@@ -48,6 +48,7 @@ from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 
 from langgraph_memory.clock import Clock
+from langgraph_memory.config import check_int
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._messages import is_memory_message, state_messages
 from langgraph_memory.nodes.compress import create_compress_node
@@ -182,6 +183,7 @@ def add_memory_nodes(
         >>> sorted(graph.get_graph().nodes)
         ['__end__', '__start__', 'agent', 'memory_compress', 'memory_recall']
     """
+    check_int("add_memory_nodes(max_tokens)", max_tokens, minimum=1)
     if model_node not in builder.nodes:
         raise ConfigurationError(
             f"add_memory_nodes(model_node={model_node!r}): no such node; the graph has "
@@ -319,6 +321,7 @@ if AgentMiddleware is not None:
             compress_options: Mapping[str, Any] | None = None,
         ) -> None:
             super().__init__()
+            check_int("MemoryMiddleware(max_tokens)", max_tokens, minimum=1)
             self._recall = create_recall_node(
                 store=store, prompt_budget_tokens=max_tokens, **(recall_options or {})
             )

@@ -12,6 +12,8 @@ Where things live:
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
 * ``repair.py``: vector writes a crash or a Chroma outage interrupted, settled
   from the catalog on open (intent rows, see its docstring).
+* ``reembedding.py``: the embedding model's recorded identity (pure parts in
+  ``embedding_identity.py``), refusing another model, ``reembed``.
 * ``catalog.py``: the catalog interface and its SQLite dialect; statements in
   ``_sql_sqlite.py``. ``catalog_postgres.py``: the shared Postgres dialect
   (``_sql_postgres.py``).

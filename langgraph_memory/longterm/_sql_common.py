@@ -12,6 +12,10 @@ from typing import Final
 
 __all__ = [
     "COUNT_PARTITION_ITEMS",
+    "COUNT_VECTOR_ROWS_AFTER",
+    "DELETE_META",
+    "SELECT_PARTITION_COLLECTIONS",
+    "SELECT_VECTOR_ROWS_AFTER",
 ]
 
 ITEM_COLUMNS: Final = (
@@ -144,3 +148,13 @@ DELETE_PARTITION_INTENTS: Final = "DELETE FROM lt_vector_intents WHERE partition
 SELECT_VECTOR_ROWS_OF_PARTITION: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1"
 )
+
+DELETE_META: Final = "DELETE FROM lt_meta WHERE name = ?"
+
+# Re-embedding (reembedding.py): every vector-bearing row, in rowid order, in batches.
+COUNT_VECTOR_ROWS_AFTER: Final = "SELECT count(*) FROM lt_items WHERE has_vector = 1 AND rowid > ?"
+SELECT_VECTOR_ROWS_AFTER: Final = (
+    "SELECT rowid, partition, item_id, value FROM lt_items "
+    "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
+)
+SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"

@@ -211,7 +211,9 @@ class Lifecycle(Writes):
     ) -> ForgetReceipt:
         """Remove every trace of a user: memories and items, keyword index, vectors,
         (given a ``MemoryWriter`` queue) its jobs and audit rows, and (given a
-        checkpointer) every thread whose checkpoint metadata has this ``user_id``.
+        checkpointer) every thread the user owns (``threads_of_user``: the user of its
+        first write, from ``configurable`` or the Runtime context) or whose checkpoint
+        metadata has this ``user_id``.
 
         Returns a receipt with counts only. Text leaves the disk: FTS5 is optimised,
         the SQLite file vacuumed and its WAL truncated; the checkpointer is vacuumed
@@ -256,19 +258,28 @@ class Lifecycle(Writes):
 
 
 class _Threads:
-    """A checkpointer's thread listing and vacuum, in the sync/async pairs ``Call`` expects."""
+    """A checkpointer's thread listing and vacuum, in the sync/async pairs ``Call`` expects.
+
+    A user's threads: those the user owns (our savers record the owner at the first
+    write, whether the id came from ``configurable`` or the Runtime ``context=``), plus
+    any other saver's threads whose checkpoint metadata names the user.
+    """
 
     def __init__(self, checkpointer: Any) -> None:
         self.checkpointer = checkpointer
 
     def thread_ids(self, user_id: str) -> set[str]:
-        return {
+        owned = getattr(self.checkpointer, "threads_of_user", None)
+        found = set(owned(user_id)) if callable(owned) else set()
+        return found | {
             t.config["configurable"]["thread_id"]
             for t in self.checkpointer.list(None, filter={"user_id": user_id})
         }
 
     async def athread_ids(self, user_id: str) -> set[str]:
-        return {
+        owned = getattr(self.checkpointer, "athreads_of_user", None)
+        found = set(await owned(user_id)) if callable(owned) else set()
+        return found | {
             t.config["configurable"]["thread_id"]
             async for t in self.checkpointer.alist(None, filter={"user_id": user_id})
         }

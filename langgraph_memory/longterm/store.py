@@ -17,7 +17,8 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
 ``forget_user``), ``repair.py`` (interrupted vector writes settled on open),
-over ``catalog.py`` (the catalog interface; SQLite here, Postgres in
+``reembedding.py`` (the recorded embedding model, ``reembed``), over
+``catalog.py`` (the catalog interface; SQLite here, Postgres in
 ``catalog_postgres.py``). This module builds it. Sync and async twins are one
 generator of steps (``langgraph_memory._drive``). Scoring, ``WHERE`` building and row mapping are pure
 functions in ``scoring.py``, ``where.py`` and ``rows.py``.
@@ -61,6 +62,7 @@ from langgraph_memory.longterm._state import (
 from langgraph_memory.longterm.catalog import Catalog, SqliteCatalog
 from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
+from langgraph_memory.longterm.reembedding import Reembedding
 from langgraph_memory.longterm.repair import Repair
 from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS
 from langgraph_memory.longterm.surface import StoreSurface
@@ -78,7 +80,7 @@ KEYWORD_INDEX_FILENAME = "keyword_index.sqlite3"
 CHROMA_DIRNAME = "chroma"
 
 
-class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, BaseStore):
+class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedding, BaseStore):
     """Long-term memory on Chroma + SQLite FTS5, partitioned per user.
 
     Build it with :meth:`embedded` (a local directory) or :meth:`from_http`
@@ -181,7 +183,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, BaseStor
             probe = getattr(embeddings, "dimensions", None)
             dims = int(probe) if probe else len(self.embeddings.embed_query("dimension probe"))
         if self.embeddings is not None:
-            self._check_dims(dims)
+            self._check_embedding_identity(dims)
             self.index_config = {
                 "dims": dims,
                 "embed": self.embeddings,
@@ -294,16 +296,6 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, BaseStor
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _check_dims(self, dims: int) -> None:
-        stored = self.catalog.meta("dims")
-        if stored is None:
-            self.catalog.set_meta("dims", str(dims))
-        elif int(stored) != dims:
-            raise ConfigurationError(
-                f"Embedding dims={dims} but {self.catalog.path!r} was built with dims={stored}; "
-                "use the same embedding model, or a new store directory."
-            )
 
 
 def _open_catalog(

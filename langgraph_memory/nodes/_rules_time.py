@@ -29,7 +29,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Final
 
-__all__ = ["bound_of", "moment_of"]
+__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end"]
 
 _EN_WEEKDAYS: Final = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
@@ -148,7 +148,54 @@ def _named_day(clause: str, now: datetime) -> date | None:
     m = re.search(r"\b(?:on\s+|this\s+|by\s+|until\s+|till\s+)?" + _EN_WEEKDAY + r"\b", lowered)
     if m:
         return _next_weekday(now, _EN_WEEKDAYS[m.group(1)])
-    return _explicit_date(clause, now)
+    explicit = _explicit_date(clause, now)
+    if explicit is not None:
+        return explicit
+    m = re.search(r"\b(?:on\s+)?the\s+(\d{1,2}(?:st|nd|rd|th))\b", lowered)
+    return _ordinal_day(m.group(1), now) if m else None
+
+
+_MONTH_ONLY: Final = re.compile(
+    rf"\b(?:in|during|for|this|next|early|late|mid)[- ]{_EN_MONTH}(?!\s*\d)|(?<![\d/])(\d{{1,2}})月份?(?![\d日号])"
+    r"|([一二三四五六七八九十]{1,3})月份",
+    re.IGNORECASE,
+)
+_ZH_MONTHS: Final = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+                     "九": 9, "十": 10, "十一": 11, "十二": 12}  # fmt: skip
+
+
+def month_of(clause: str, now: datetime) -> date | None:
+    """The first day of a month named without a day ("in April", "4月份", "next month").
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)
+        >>> month_of("a trip to Japan in April", now).isoformat()
+        '2027-04-01'
+        >>> month_of("下个月去成都", now).isoformat()
+        '2026-12-01'
+    """
+    today = now.date()
+    if re.search(r"\bnext month\b|下个?月", clause, re.IGNORECASE):
+        return date(today.year + (today.month == 12), today.month % 12 + 1, 1)
+    m = _MONTH_ONLY.search(clause)
+    if m is None:
+        return None
+    if m.group(1):
+        month = _EN_MONTHS[m.group(1).lower()[:3]]
+    elif m.group(2):
+        month = int(m.group(2))
+    else:
+        month = _ZH_MONTHS.get(m.group(3), 0)
+    if not 1 <= month <= 12:
+        return None
+    year = today.year if month >= today.month else today.year + 1
+    return date(year, month, 1)
+
+
+def month_end(day: date, now: datetime) -> datetime:
+    """The first moment after the month of ``day``."""
+    return _day_start(date(day.year + (day.month == 12), day.month % 12 + 1, 1), now)
 
 
 _EN_UNTIL: Final = re.compile(r"\b(?:until|till|til|through|thru|by)\s+(.+)$", re.IGNORECASE)
@@ -164,8 +211,86 @@ _ZH_FOR: Final = re.compile(
 _EN_COUNTS: Final = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 
 
+# An explicit end: "back on the 12th", "returning Dec 12", "check out on Friday",
+# "until 12 Dec", "Dec 3-5", "from Dec 3 to Dec 5", "12号回来", "住到5号", "3号到5号".
+_EN_END: Final = re.compile(
+    r"\b(?:back|return(?:ing|s)?|home|fly(?:ing)? back|flying home|check(?:ing)? out|checkout|"
+    r"ends?|ending|until|till|til|through|thru|from\s+.{1,20}?\s+to)\s+(?:on\s+|by\s+|the\s+)*(.{1,24})$",
+    re.IGNORECASE,
+)
+_EN_RANGE: Final = re.compile(
+    rf"\b{_EN_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|~|to|until|through|thru)\s*(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|~|to|until|through|thru)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}",
+    re.IGNORECASE,
+)
+_ZH_END: Final = re.compile(
+    r"(?:(\d{1,2})月)?(\d{1,2})[日号](?:就|才|会|要)?(?:回来|返回|回国|回家|回|结束|退房|离开|走)"
+    r"|(?:到|至|住到|待到|呆到|一直到|直到)(?:(\d{1,2})月)?(\d{1,2})[日号]"
+    r"|(?:(?:下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天])(?:就|才|会|要)?(?:回来|返回|回国|回家|结束|退房)"
+)
+
+
+def stated_end(clause: str, now: datetime) -> datetime | None:
+    """An end date the user states outright (exclusive end of that day), or ``None``.
+
+    A stated end wins over a vague one: "away until the end of next week, back
+    on Dec 9" ends after 9 December.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 11, 30, 18, 0, tzinfo=timezone.utc)  # Monday
+        >>> stated_end("hotel in Kyoto Dec 3-5", now).date().isoformat()
+        '2026-12-06'
+        >>> stated_end("我下周末之前都在日本，12号回来", now).date().isoformat()
+        '2026-12-13'
+    """
+    m = _EN_RANGE.search(clause)
+    if m:
+        if m.group(1):
+            month, last = _EN_MONTHS[m.group(1).lower()[:3]], int(m.group(3))
+        else:
+            month, last = _EN_MONTHS[m.group(6).lower()[:3]], int(m.group(5))
+        found = _future_date(now, month, last)
+        if found is not None:
+            return _day_end(found, now)
+    for m in _EN_END.finditer(clause):
+        tail = m.group(1)
+        if re.match(r"(?:the\s+)?end of\b", tail, re.IGNORECASE):
+            continue
+        end = _explicit_date(tail, now) or _weekday_in(tail, now) or _ordinal_day(tail, now)
+        if end is not None:
+            return _day_end(end, now)
+    m = _ZH_END.search(clause)
+    if m:
+        text = m.group(0)
+        zh_end = _explicit_date(text, now) or _named_day(text, now)
+        if zh_end is not None:
+            return _day_end(zh_end, now)
+    return None
+
+
+def _ordinal_day(text: str, now: datetime) -> date | None:
+    """ "12th" / "the 3rd": that day of this month, or of next month once it passed."""
+    m = re.match(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b", text, re.IGNORECASE)
+    if m is None:
+        return None
+    today, day = now.date(), int(m.group(1))
+    month = today.month if day >= today.day else today.month % 12 + 1
+    return _future_date(now, month, day)
+
+
+def _weekday_in(text: str, now: datetime) -> date | None:
+    lowered = text.lower()
+    m = re.match(r"(?:next\s+)?" + _EN_WEEKDAY + r"\b", lowered)
+    if m:
+        return _next_weekday(now, _EN_WEEKDAYS[m.group(1)], next_week=lowered.startswith("next"))
+    return None
+
+
 def bound_of(clause: str, now: datetime) -> datetime | None:
     """When a time-bounded statement in ``clause`` stops holding, or ``None``.
+
+    An end the user states outright (``stated_end``) wins over a vague one.
 
     Example:
         >>> from datetime import datetime, timezone
@@ -178,6 +303,9 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         True
     """
     lowered = clause.lower()
+    stated = stated_end(clause, now)
+    if stated is not None:
+        return stated
     m = _EN_UNTIL.search(clause)
     if m:
         day = _named_day(m.group(1), now)
@@ -202,6 +330,10 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         count = int(raw) if raw.isdigit() else _ZH_NUMBERS[raw]
         unit = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}[m.group(2)]
         return now + timedelta(days=count * unit)
+    if re.search(r"\bnext weekend\b|\bend of next week\b|下个?周末|下周末", lowered):
+        return _week_end(now, weeks_ahead=1)
+    if re.search(r"\bend of (?:the|this) month\b|月底|这个月底", lowered):
+        return _month_end(now)
     if re.search(r"\bthis weekend\b|这个?周末|本周末", lowered):
         return _week_end(now)
     if re.search(r"\bthis week\b|这周|这个星期|这个礼拜|本周|这一周", lowered):
@@ -234,4 +366,5 @@ def moment_of(clause: str, now: datetime) -> datetime | None:
     if re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", clause.lower()):
         today = now.date()
         return _day_start(today - timedelta(days=today.weekday()) + timedelta(days=7), now)
-    return None
+    month = month_of(clause, now)
+    return _day_start(month, now) if month is not None else None

@@ -45,6 +45,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
+from langgraph_memory.config import check_int, check_number
 from langgraph_memory.errors import ConfigurationError, ModelOutputError
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes._messages import (
@@ -57,6 +58,7 @@ from langgraph_memory.nodes._messages import (
     tool_call_ids,
     tool_result_id,
 )
+from langgraph_memory.privacy import neutralize_markup
 from langgraph_memory.prompts.compress import (
     DEFAULT_COMPRESS_PROMPT,
     SUMMARY_CLOSE_TAG,
@@ -83,7 +85,6 @@ TokenCounter = Callable[[Iterable[Any]], int]
 # documents are cut so the summary call itself stays far below the context budget.
 _MAX_CHARS_PER_MESSAGE = 2000
 _MAX_CHARS_PER_TOOL_RESULT = 500
-_OUR_TAGS = re.compile(r"</?\s*(conversation_summary|long_term_memory)\s*>", re.IGNORECASE)
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
@@ -256,8 +257,9 @@ def _text_tokens(text: str, token_counter: TokenCounter) -> int:
 
 
 def clean_summary(text: str) -> str:
-    """Strip our own block tags (a summary cannot close its block) and blank-line runs."""
-    return _BLANK_LINES.sub("\n\n", _OUR_TAGS.sub("", text)).strip()
+    """Neutralise our block tags and their look-alikes (a summary cannot close its
+    block; ``privacy.neutralize_markup``) and collapse blank-line runs."""
+    return _BLANK_LINES.sub("\n\n", neutralize_markup(text)).strip()
 
 
 def fit_to_tokens(text: str, max_tokens: int, token_counter: TokenCounter) -> str:
@@ -615,6 +617,16 @@ def create_compress_node(
         - User: Call me Lao Wang
         - User: My budget is 5000
     """
+    for arg, value, optional in (
+        ("max_tokens", max_tokens, False),
+        ("trigger_tokens", trigger_tokens, True),
+        ("trigger_messages", trigger_messages, True),
+        ("keep_last_turns", keep_last_turns, False),
+        ("summary_max_tokens", summary_max_tokens, False),
+        ("max_retries", max_retries, False),
+    ):
+        check_int(f"create_compress_node({arg})", value, optional=optional)
+    check_number("create_compress_node(trigger_fraction)", trigger_fraction)
     if max_tokens < 1:
         raise ConfigurationError(
             f"create_compress_node(max_tokens={max_tokens!r}): use tokens >= 1."

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -28,9 +29,16 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.runnables import RunnableConfig, RunnableLambda
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from langgraph_memory.clock import Clock, message_time
+from langgraph_memory.clock import Clock, message_time, parse_time
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import (
@@ -82,6 +90,12 @@ MAX_MEMORIES_PER_ANSWER = 50
 
 # --- the model's answer ----------------------------------------------------------
 
+
+def _aware(value: str | None, tz: tzinfo = UTC) -> datetime | None:
+    """An ISO string as an aware datetime; naive values (and bare dates) are in ``tz``."""
+    return parse_time(value, tz) if value else None
+
+
 Category = Literal[
     "preference", "identity", "business_fact", "correction", "event", "procedure",
     "forget", "chit_chat", "other",
@@ -105,8 +119,36 @@ class ExtractedMemory(BaseModel):
     source: Literal["user_stated", "agent_inferred"] = "user_stated"
     message_ids: list[str] = Field(default_factory=list, max_length=50)
     forget: bool = False
+    # ISO 8601, resolved by the model against the cited message's own time
+    # (the transcript shows it); a date alone means that day, in the user's zone.
+    event_time: str | None = None
+    expires_at: str | None = None
 
     _lower_enums = field_validator("type", "category", "source", mode="before")(_lower)
+
+    @field_validator("event_time", "expires_at", mode="before")
+    @classmethod
+    def _iso_time(cls, value: Any) -> Any:
+        if value is None or (
+            isinstance(value, str) and value.strip().lower() in ("", "null", "none")
+        ):
+            return None
+        if not isinstance(value, str) or parse_time(value) is None:
+            raise ValueError(
+                f"{value!r} is not an ISO 8601 date or datetime; use e.g. '2026-12-12' or "
+                "'2026-12-12T18:00:00+08:00', or null"
+            )
+        return value.strip()
+
+    @model_validator(mode="after")
+    def _ends_after_it_starts(self) -> ExtractedMemory:
+        start, end = _aware(self.event_time), _aware(self.expires_at)
+        if start is not None and end is not None and end < start:
+            raise ValueError(
+                f"expires_at {self.expires_at!r} is before event_time {self.event_time!r}; "
+                "expires_at is when the memory stops being true (at or after the event)"
+            )
+        return self
 
     @field_validator("message_ids", mode="before")
     @classmethod
@@ -179,13 +221,23 @@ def _role(message: BaseMessage) -> str | None:
     return None  # system messages (our own recall block among them) are not the user's words
 
 
+def _said_at(message: BaseMessage, clock: Clock | None) -> str:
+    """``2026-12-01T10:00+08:00 Tue``: the message's own time, for resolving "明天"."""
+    moment = message_time(message, clock)
+    return f"{moment.isoformat(timespec='minutes')} {moment.strftime('%a')}"
+
+
 def build_transcript(
-    messages: Sequence[BaseMessage], policy: PrivacyPolicy | None = None
+    messages: Sequence[BaseMessage],
+    policy: PrivacyPolicy | None = None,
+    clock: Clock | None = None,
 ) -> Transcript:
-    """Render ``[m1] user: ...`` lines from redacted message text.
+    """Render ``[m1] user (2026-12-01T10:00+00:00 Tue): ...`` lines from redacted message text.
 
     Short aliases (``m1``, ``m2``) instead of 36-character ids: fewer tokens and
-    fewer mistyped ids. A message the privacy policy rejects is left out.
+    fewer mistyped ids. Each line shows when the message was said (its own
+    ``created_at``, else ``clock``), so the model resolves "tomorrow" against
+    that time, not against today. A message the privacy policy rejects is left out.
     """
     redactor = Redactor(policy)
     lines: list[str] = []
@@ -213,7 +265,7 @@ def build_transcript(
         alias_to_id[alias] = message_id
         if role == "user":
             human_ids.add(message_id)
-        lines.append(f"[{alias}] {role}: {text}")
+        lines.append(f"[{alias}] {role} ({_said_at(message, clock)}): {text}")
     return Transcript("\n".join(lines), alias_to_id, frozenset(human_ids))
 
 
@@ -224,8 +276,12 @@ def candidates_from_answer(
     policy: PrivacyPolicy | None = None,
     min_importance: float = 0.5,
     keep_agent_inferred: bool = False,
+    tz: tzinfo = UTC,
 ) -> list[CandidateMemory]:
     """Validate the model's memories against the transcript; pure.
+
+    ``event_time`` / ``expires_at`` without an offset (or bare dates) are read in ``tz``
+    (the user's zone: the clock's).
 
     - cited ids must be in the transcript (aliases or real ids); others are dropped;
     - a memory citing no human message is ``agent_inferred``; those are dropped
@@ -282,6 +338,8 @@ def candidates_from_answer(
                 confidence=1.0 if source is MemorySource.USER_STATED else 0.5,
                 origin_message_ids=tuple(cited),
                 forget=item.forget,
+                event_time=_aware(item.event_time, tz),
+                expires_at=_aware(item.expires_at, tz),
             )
         )
     return out
@@ -436,6 +494,7 @@ class LLMMemoryExtractor:
             policy=self.policy,
             min_importance=self.min_importance,
             keep_agent_inferred=self.keep_agent_inferred,
+            tz=clock_now(self.clock).tzinfo or UTC,
         )
         # Valid from when it was said: the latest message the memory cites.
         said = {
@@ -459,7 +518,7 @@ class LLMMemoryExtractor:
         Raises:
             ModelOutputError: The answer was invalid twice.
         """
-        transcript = build_transcript(messages, self.policy)
+        transcript = build_transcript(messages, self.policy, self.clock)
         if not self._needs_model(transcript):
             return []
         request = self._first_request(transcript)
@@ -473,7 +532,7 @@ class LLMMemoryExtractor:
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
         """Async twin of ``extract``."""
-        transcript = build_transcript(messages, self.policy)
+        transcript = build_transcript(messages, self.policy, self.clock)
         if not self._needs_model(transcript):
             return []
         request = self._first_request(transcript)

@@ -28,7 +28,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
-from langgraph_memory.config import ScoringWeights
+from langgraph_memory.config import ScoringWeights, check_int, check_number
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes._context import resolve_store, resolve_user_id
 from langgraph_memory.nodes._messages import (
@@ -37,6 +37,7 @@ from langgraph_memory.nodes._messages import (
     state_messages,
     upsert_memory_message,
 )
+from langgraph_memory.privacy import neutralize_markup
 from langgraph_memory.prompts.recall import (
     DEFAULT_RECALL_PROMPT,
     RECALL_MESSAGE_ID,
@@ -73,7 +74,6 @@ _SECTION_ORDER: tuple[MemoryType, ...] = (
     MemoryType.PROCEDURAL,
 )
 # A memory may not open/close our block or start a new section of its own.
-_TAG_PATTERN = re.compile(r"</?\s*long_term_memory\s*>", re.IGNORECASE)
 _WHITESPACE = re.compile(r"\s+")
 # Context from earlier turns helps short follow-ups ("and tonight?"), but too
 # much of it dilutes the keyword part of the hybrid search.
@@ -118,7 +118,9 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
 
 
 def _clean_memory_text(text: str) -> str:
-    return _WHITESPACE.sub(" ", _TAG_PATTERN.sub("[tag removed]", text)).strip()
+    # Look-alike tags (fullwidth, spaced, zero-width joined, entity-encoded) and
+    # fake provenance tags are neutralised too (privacy.neutralize_markup).
+    return _WHITESPACE.sub(" ", neutralize_markup(text)).strip()
 
 
 def _memory_date(record: MemoryRecord) -> str:
@@ -452,6 +454,16 @@ def create_recall_node(
         >>> "User is vegan" in recalled_block(update["messages"])
         True
     """
+    for arg, value, optional in (
+        ("k", k, False),
+        ("token_budget", token_budget, True),
+        ("prompt_budget_tokens", prompt_budget_tokens, False),
+        ("context_messages", context_messages, False),
+        ("pinned_k", pinned_k, False),
+    ):
+        check_int(f"create_recall_node({arg})", value, optional=optional)
+    check_number("create_recall_node(max_share)", max_share)
+    check_number("create_recall_node(min_relevance)", min_relevance, optional=True)
     if k < 1:
         raise ConfigurationError(f"create_recall_node(k={k!r}): use an integer >= 1.")
     if not 0 < max_share <= 1:

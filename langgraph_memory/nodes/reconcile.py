@@ -47,6 +47,9 @@ from langgraph_memory.errors import (
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
+from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
+from langgraph_memory.nodes.rules._evidence import shares_salient_term, updates
+from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
@@ -147,6 +150,32 @@ def key_matches(record_key: str | None, key: str) -> bool:
     return record_key is not None and (record_key == key or record_key.startswith(key + "."))
 
 
+def forget_covers(record: MemoryRecord, key: str) -> bool:
+    """A forget request for ``key`` covers its slot, sub-slots, and evidence turns on its topic.
+
+    Evidence (a raw user turn, ``evidence.<digest>``) has no slot of its own, so
+    "forget my address" also deletes the raw turns that talk about an address.
+    """
+    return key_matches(record.key, key) or (
+        is_evidence_key(record.key) and mentions_topic(record.text, key)
+    )
+
+
+def _forget_topic(cand: CandidateMemory) -> str:
+    return re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
+
+
+def _evidence_on(topic: str, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """Active evidence turns that share a salient term with ``topic``."""
+    return [
+        r
+        for r in records
+        if is_evidence_key(r.key)
+        and r.status == MemoryStatus.ACTIVE
+        and shares_salient_term(topic, r.text)
+    ]
+
+
 # --- planning (pure) -------------------------------------------------------------
 
 
@@ -183,10 +212,19 @@ def _keyed_op(
     if key is None:
         return None
     if cand.forget:
+        # The slot's versions, plus evidence turns on the topic among the neighbours.
+        nearby = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
         targets = tuple(
-            r.id
-            for r in ctx.same_key
-            if key_matches(r.key, key) and r.status != MemoryStatus.DELETED
+            dict.fromkeys(
+                [
+                    *(
+                        r.id
+                        for r in (*ctx.same_key, *nearby)
+                        if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+                    ),
+                    *(r.id for r in _evidence_on(_forget_topic(cand), nearby)),
+                ]
+            )
         )
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
         if not targets and not planned:
@@ -254,8 +292,15 @@ def _offline_op(
     cand = ctx.candidate
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
     if cand.forget:
-        topic = re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
-        targets = tuple(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold)
+        topic = _forget_topic(cand)
+        targets = tuple(
+            dict.fromkeys(
+                [
+                    *(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold),
+                    *(r.id for r in _evidence_on(topic, active)),
+                ]
+            )
+        )
         if not targets:
             return MemoryOp(
                 "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
@@ -264,6 +309,18 @@ def _offline_op(
             "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
+    if cand.source is MemorySource.USER_STATED and updates(cand.text):
+        # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
+        # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
+        stale = [r for _, r in scored if r in _evidence_on(cand.text, active)][:2]
+        if stale and not (scored and scored[0][0] >= duplicate_threshold):
+            return MemoryOp(
+                "supersede",
+                cand,
+                tuple(r.id for r in stale),
+                "an update: the older raw statements on the same topic are superseded",
+                result_id_for(seed, index),
+            )
     if scored and scored[0][0] >= duplicate_threshold:
         similarity, record = scored[0]
         upgrade = (
@@ -811,7 +868,7 @@ class Reconciler:
         store = self.store
         contexts: list[CandidateContext] = []
         history: list[MemoryRecord] | None = None
-        for cand in candidates:
+        for cand in map(flag_override, candidates):  # overrides become flagged events
             similar = yield Call(
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )

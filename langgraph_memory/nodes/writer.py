@@ -1,5 +1,10 @@
 """Moved to ``langgraph_memory.pipeline.writer``; this name is kept for 0.1 imports."""
 
-from langgraph_memory.pipeline.writer import MemoryWriter, WriteReceipt
+from langgraph_memory.pipeline.writer import (
+    MemorySweepPolicy,
+    MemorySweepReport,
+    MemoryWriter,
+    WriteReceipt,
+)
 
-__all__ = ["MemoryWriter", "WriteReceipt"]
+__all__ = ["MemorySweepPolicy", "MemorySweepReport", "MemoryWriter", "WriteReceipt"]

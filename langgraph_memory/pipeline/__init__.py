@@ -5,7 +5,9 @@
 * ``queue.py``: the durable job queue (``SqliteMemoryQueue`` in the checkpoint
   file, ``PostgresMemoryQueue`` in the checkpoint database): idempotent per
   message, debounced per thread, ordered per user, leased, retried, resumable;
-* ``_queue_sql.py``: every statement of the queue, named.
+* ``_queue_sql.py``: every statement of the queue, named;
+* ``sweep.py``: the scheduled sweep (``MemorySweepPolicy``): expiry and decay applied
+  to the store on an interval of memory time, run by the writer's worker.
 
 Candidates and ops travel through the queue as ``CandidateMemory.to_dict()`` /
 ``MemoryOp.to_dict()`` (``langgraph_memory.types``).
@@ -19,6 +21,7 @@ from langgraph_memory.pipeline.queue import (
     PostgresMemoryQueue,
     SqliteMemoryQueue,
 )
+from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.pipeline.writer import MemoryWriter, WriteReceipt
 
 __all__ = [
@@ -26,8 +29,11 @@ __all__ = [
     "Job",
     "JobInfo",
     "MemoryQueue",
+    "MemorySweepPolicy",
+    "MemorySweepReport",
     "MemoryWriter",
     "PostgresMemoryQueue",
     "SqliteMemoryQueue",
+    "Sweeper",
     "WriteReceipt",
 ]

@@ -17,6 +17,11 @@ A job runs in stages, each saved under the job's lease: candidates (one
 extract call), the plan (at most one reconcile call), then each op. A worker
 that dies is replaced by the next one, which resumes at the saved stage; ops
 are applied idempotently, so nothing is applied twice and nothing is lost.
+
+Forgetting is scheduled too (``pipeline/sweep.py``): every ``MemorySweepPolicy.interval``
+of memory time the background worker applies ``store.expire_due`` and
+``store.archive_stale``. Without a worker (sync mode) call ``maybe_sweep()``
+after turns or from a scheduler, or ``sweep()`` from a cron-style job.
 """
 
 from __future__ import annotations
@@ -49,12 +54,13 @@ from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
 from langgraph_memory.nodes.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.nodes.reconcile import Reconciler
+from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.privacy import Redactor, redact_for_log
 from langgraph_memory.types import LongTermMemory, MemoryOp
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MemoryWriter", "WriteReceipt"]
+__all__ = ["MemorySweepPolicy", "MemorySweepReport", "MemoryWriter", "WriteReceipt"]
 
 WriterMode = Literal["background", "sync"]
 
@@ -85,7 +91,10 @@ class MemoryWriter:
         worker_id: Name of this writer's worker in leases (default: random).
         clock: Stamps messages that carry no ``created_at`` and the memories reconcile
             creates (``langgraph_memory.clock``; default the UTC wall clock). Queue
-            leases and debounce keep real time.
+            leases and debounce keep real time; the sweep follows this clock.
+        sweep: When to apply expiry and decay (``MemorySweepPolicy``); ``None`` (default) is
+            ``MemorySweepPolicy()`` (every hour of memory time), ``False`` turns the
+            scheduled sweep off (``sweep()`` still works).
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -119,6 +128,7 @@ class MemoryWriter:
         poll_interval: float = 0.2,
         worker_id: str | None = None,
         clock: Clock | None = None,
+        sweep: MemorySweepPolicy | Literal[False] | None = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -151,6 +161,33 @@ class MemoryWriter:
         self._written_lock = threading.Lock()
         self._current: Job | None = None
         self._heartbeat: threading.Thread | None = None
+        if sweep is not None and sweep is not False and not isinstance(sweep, MemorySweepPolicy):
+            raise ConfigurationError(
+                f"MemoryWriter(sweep={sweep!r}); pass a MemorySweepPolicy(...), None for the "
+                "default policy, or False to turn the scheduled sweep off."
+            )
+        self.sweeper = Sweeper(
+            store, None if sweep is False else (sweep or MemorySweepPolicy()), clock=clock
+        )
+
+    # sweeping (expiry and decay) --------------------------------------------------
+
+    @property
+    def last_sweep(self) -> MemorySweepReport | None:
+        """The latest sweep's report (``None`` before the first)."""
+        return self.sweeper.last
+
+    def sweep(self) -> MemorySweepReport:
+        """Apply expiry and decay to the whole store now, at ``now(clock)``."""
+        return self.sweeper.sweep()
+
+    def maybe_sweep(self) -> MemorySweepReport | None:
+        """Sweep if the policy's interval of memory time has passed (else ``None``); never raises.
+
+        The background worker calls it on every loop; a sync-mode app calls it
+        after turns or from its scheduler.
+        """
+        return self.sweeper.maybe_sweep()
 
     # submitting -------------------------------------------------------------------
 
@@ -336,6 +373,7 @@ class MemoryWriter:
     def _work(self) -> None:
         queue = self._require_queue()
         while not self._stop.is_set():
+            self.maybe_sweep()
             try:
                 job = queue.claim(self.worker_id)
             except Exception:  # a locked/broken database must not kill the worker

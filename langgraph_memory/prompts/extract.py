@@ -1,7 +1,8 @@
 """Default prompts of the ``extract`` step (data, not code; override by argument).
 
 ``LLMMemoryExtractor`` formats ``EXTRACT_USER_TEMPLATE`` with ``transcript``
-(one ``[message-id] role: text`` line per message, already redacted) and sends
+(one ``[message-id] role (when it was said): text`` line per message, already
+redacted) and sends
 it after ``EXTRACT_SYSTEM_PROMPT``. When the answer fails validation it sends
 ``EXTRACT_RETRY_TEMPLATE`` once, with the validation ``error``.
 """
@@ -22,8 +23,12 @@ Keep only what will still matter in a later conversation:
 - preferences ("prefers window seats", "does not want honorifics")
 - identity and profile (name, how to address the user, city, diet, allergies, budget)
 - business facts (order numbers, tickets, promises the assistant made to the user)
-- corrections of earlier facts (the corrected value is the memory)
-- events with a date or an outcome
+- corrections and updates of earlier facts, however phrased ("actually", "scratch
+  that", "改成", "不是…是…", a value raised in passing): the new value is the memory,
+  with the same "key" as the old one
+- facts about the user's household that matter for safety ("my son is allergic to
+  peanuts" -> key "allergy.son.peanuts")
+- events and plans with a date (flights, trains, hotels, restaurants, appointments)
 - procedures: standing instructions on how the assistant must behave
 - requests to forget something (set "forget": true and describe what to forget)
 
@@ -47,11 +52,22 @@ Rules:
   "event", "procedure", "forget", "chit_chat".
 - "importance": 0.0-1.0; 0.9+ for safety (allergies, health) and explicit
   "remember this"; below 0.5 for anything trivial.
+- Time: every transcript line shows when that message was said, e.g.
+  "(2026-12-01T10:00+08:00 Tue)". Resolve relative dates ("tomorrow", "下周三",
+  "next Friday") against THAT message's time, never against today, and write
+  absolute dates in the text too ("User's flight is on 2026-12-04").
+  - "event_time": ISO 8601 date or datetime of the event ("2026-12-04" or
+    "2026-12-04T09:30:00+08:00"); null when the memory is not an event.
+  - "expires_at": ISO 8601 moment the memory stops being true: the end the user
+    stated ("back on the 12th" -> the day after the 12th), else the end of the
+    event's day; for a temporary state ("this week I'm in Tokyo") the end of that
+    period. null for lasting facts. Never before "event_time".
 - Nothing worth keeping is a normal answer: {"memories": []}.
 
 Answer with ONE JSON object and nothing else:
 {"memories": [{"text": str, "type": str, "key": str|null, "category": str,
-  "importance": float, "source": str, "message_ids": [str], "forget": bool}]}
+  "importance": float, "source": str, "message_ids": [str], "forget": bool,
+  "event_time": str|null, "expires_at": str|null}]}
 """
 
 EXTRACT_USER_TEMPLATE = """\

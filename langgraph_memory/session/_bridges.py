@@ -16,6 +16,7 @@ over the base class's ``NotImplementedError`` ones. :func:`iter_pages` and
 from __future__ import annotations
 
 import asyncio
+import builtins
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -86,6 +87,7 @@ class ThreadedAsyncTwins(_SaverBase):
         def sweep(self, dry_run: bool = False) -> SweepReport: ...
         def storage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         def vacuum(self, *, full: bool = False) -> int: ...
+        def threads_of_user(self, user_id: str) -> list[str]: ...
         def _list_page(
             self, query: ListQuery, after: tuple[str, str, str] | None, size: int
         ) -> Any: ...
@@ -158,6 +160,9 @@ class ThreadedAsyncTwins(_SaverBase):
     async def avacuum(self, *, full: bool = False) -> int:
         return await asyncio.to_thread(lambda: self.vacuum(full=full))
 
+    async def athreads_of_user(self, user_id: str) -> list[str]:
+        return await asyncio.to_thread(self.threads_of_user, user_id)
+
 
 class LoopSyncTwins(_SaverBase):
     """Sync methods for an async saver, allowed only from threads other than its loop.
@@ -176,6 +181,7 @@ class LoopSyncTwins(_SaverBase):
         async def asweep(self, dry_run: bool = False) -> SweepReport: ...
         async def astorage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         async def avacuum(self, *, full: bool = False) -> int: ...
+        async def athreads_of_user(self, user_id: str) -> list[str]: ...
         async def _list_page(
             self, query: ListQuery, after: tuple[str, str, str] | None, size: int
         ) -> Any: ...
@@ -254,3 +260,6 @@ class LoopSyncTwins(_SaverBase):
 
     def vacuum(self, *, full: bool = False) -> int:
         return self._sync(self.avacuum(full=full))
+
+    def threads_of_user(self, user_id: str) -> builtins.list[str]:
+        return self._sync(self.athreads_of_user(user_id))

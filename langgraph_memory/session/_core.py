@@ -46,6 +46,11 @@ from langgraph_memory.errors import (
     MigrationError,
     ThreadDeletedError,
 )
+from langgraph_memory.limits import (
+    MAX_CHECKPOINT_ID_BYTES,
+    MAX_CHECKPOINT_NS_BYTES,
+    MAX_THREAD_ID_BYTES,
+)
 from langgraph_memory.session._channels import (
     ENCODING_EMPTY,
     ENCODING_ITEMS,
@@ -62,6 +67,18 @@ from langgraph_memory.session._channels import (
     ranges_length,
     ranges_to_json,
 )
+from langgraph_memory.session._inputs import (
+    check_before,
+    check_filter,
+    check_limit,
+    check_put_arguments,
+    check_text,
+    check_writes,
+    checked_id,
+    checked_key,
+    serialization_refused,
+)
+from langgraph_memory.session._owner import OwnerCache, config_user_id, ownership_refused
 from langgraph_memory.session._reads import (
     ChunkStore,
     LazyChannelValues,
@@ -69,6 +86,7 @@ from langgraph_memory.session._reads import (
     RawValue,
     msgpack_array_header,
 )
+from langgraph_memory.session._redaction import MessageRedactor
 from langgraph_memory.session._retention import (
     CheckpointSkeleton,
     StorageStats,
@@ -232,7 +250,7 @@ def parse_thread_id(thread_id: Any) -> str:
         raise ConfigurationError(
             "thread_id='' is empty; pass a non-empty string, e.g. 'user-42-chat'."
         )
-    return text
+    return checked_id("thread_id", text, MAX_THREAD_ID_BYTES)
 
 
 def parse_config(config: RunnableConfig | None, *, what: str = "config") -> CheckpointKey:
@@ -250,6 +268,7 @@ def parse_config(config: RunnableConfig | None, *, what: str = "config") -> Chec
             and type(ns) is str
             and (checkpoint_id is None or type(checkpoint_id) is str)
         ):
+            checked_key(thread_id, ns, checkpoint_id or None)
             return CheckpointKey(thread_id, ns, checkpoint_id or None)
     if not isinstance(config, Mapping):
         raise ConfigurationError(
@@ -273,6 +292,7 @@ def parse_config(config: RunnableConfig | None, *, what: str = "config") -> Chec
         raise ConfigurationError(
             f"{what} checkpoint_id={checkpoint_id!r} must be a string id returned by put()."
         )
+    checked_key(thread_id, ns, checkpoint_id or None)
     return CheckpointKey(thread_id, ns, checkpoint_id or None)
 
 
@@ -424,6 +444,8 @@ class ListQuery:
     before_id: str | None
     metadata_filter: Mapping[str, Any] | None
     limit: int | None
+    # (thread id, user id) to check before the first page (session/_owner.py).
+    owner: tuple[str, str] | None = None
 
 
 class ListPager:
@@ -517,6 +539,7 @@ class SaverCore:
         cache_size: lists remembered per (thread, ns, channel) for delta puts and
             cache-served reads; 0 disables the cache.
         retention: what to keep; ``None`` keeps everything.
+        redactor: redacts the messages of values and writes before they are stored.
     """
 
     def __init__(
@@ -526,6 +549,7 @@ class SaverCore:
         *,
         cache_size: int = 256,
         retention: RetentionPolicy | None = None,
+        redactor: MessageRedactor | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigurationError(f"cache_size={cache_size!r}; use an integer >= 0.")
@@ -537,7 +561,10 @@ class SaverCore:
         self.serde = serde
         self.cache = ListCache(cache_size)
         self.retention = retention
+        # The savers' redact_messages option (session/_redaction.py).
+        self.redactor = redactor
         self.activity = ThreadActivity()
+        self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
         # Dialects whose write lock covers the whole database may skip the
         # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
@@ -575,6 +602,42 @@ class SaverCore:
         )
         return True
 
+    # ---------------------------------------------------------------- ownership
+
+    def owner_check(self, config: RunnableConfig | None) -> tuple[str, str] | None:
+        """(thread id, user id) to check before this call, or ``None`` when the call
+        names no user or no thread, or this process confirmed that user recently."""
+        user_id = config_user_id(config)
+        if user_id is None:
+            return None
+        configurable = config.get("configurable") if isinstance(config, Mapping) else None
+        raw_thread = configurable.get("thread_id") if isinstance(configurable, Mapping) else None
+        if raw_thread is None:
+            return None
+        thread_id = parse_thread_id(raw_thread)
+        if self.owners.confirmed(thread_id, user_id):
+            return None
+        return thread_id, user_id
+
+    def owner_txn(self, thread_id: str, user_id: str, *, claim: bool) -> Txn[bool]:
+        """Check (and, for a write, claim) the thread's owner; True once ``user_id``
+        is its owner. Raises ``ThreadOwnershipError`` for another user's thread."""
+        sql = self.sql
+        if claim:
+            now = time.time()
+            yield Execute(sql.CLAIM_THREAD_OWNER, (thread_id, now, now, user_id))
+        rows = yield Fetch(sql.SELECT_THREAD_OWNER, (thread_id,))
+        owner = rows[0][0] if rows else None
+        if owner is None:
+            return False  # unowned (a read, or a tombstoned thread): nothing to confirm
+        if owner != user_id:
+            raise ownership_refused(thread_id, owner, user_id)
+        return True
+
+    def owned_threads_txn(self, user_id: str) -> Txn[list[str]]:
+        rows = yield Fetch(self.sql.SELECT_OWNED_THREADS, (user_id,))
+        return [str(r[0]) for r in rows]
+
     # ---------------------------------------------------------------- put
 
     def prepare_put(
@@ -585,20 +648,31 @@ class SaverCore:
         new_versions: ChannelVersions,
     ) -> PreparedPut:
         key = parse_config(config)
+        check_put_arguments(checkpoint, metadata, new_versions)
         checkpoint_id = checkpoint.get("id")
         if not isinstance(checkpoint_id, str) or not checkpoint_id:
             raise ConfigurationError(
                 f"checkpoint id {checkpoint_id!r} must be a non-empty string (LangGraph's uuid6 id)."
             )
+        checked_id("checkpoint id", checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
         values = checkpoint.get("channel_values") or {}
+        if self.redactor is not None:
+            values = {ch: self.redactor.value(v) for ch, v in values.items()}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions") or {}
         inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
         if inline:
             body[INLINE_VALUES_KEY] = inline
-        type_, blob = self.serde.dumps_typed(body)
+        try:
+            type_, blob = self.serde.dumps_typed(body)
+        except (TypeError, ValueError) as exc:
+            raise serialization_refused("the checkpoint", body, exc) from exc
         meta = get_serializable_checkpoint_metadata(config, metadata)
-        meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+        try:
+            meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError) as exc:
+            raise serialization_refused("metadata", metadata, exc) from exc
+        check_text("metadata", meta_text)
         run_id = meta.get("run_id")
         now = time.time()
         prepared: list[PreparedValue] = []
@@ -620,7 +694,10 @@ class SaverCore:
                     pv.next_seq = cached.guess_next_seq()
                 prepared.append(pv)
             else:
-                v_type, v_blob = self.serde.dumps_typed(value)
+                try:
+                    v_type, v_blob = self.serde.dumps_typed(value)
+                except (TypeError, ValueError) as exc:
+                    raise serialization_refused(f"channel {channel!r}", value, exc) from exc
                 prepared.append(PreparedValue(channel, ver, ENCODING_VALUE, v_type, v_blob))
         return PreparedPut(
             key=key,
@@ -643,7 +720,10 @@ class SaverCore:
         new_items = plan.new_items
         for start in range(0, len(new_items), MAX_CHUNK_ITEMS):
             part = list(new_items[start : start + MAX_CHUNK_ITEMS])
-            c_type, c_blob = self.serde.dumps_typed(part)
+            try:
+                c_type, c_blob = self.serde.dumps_typed(part)
+            except (TypeError, ValueError) as exc:
+                raise serialization_refused(f"an item of channel {channel!r}", part, exc) from exc
             chunks.append((start, len(part), c_type, c_blob))
         return PreparedValue(
             channel, version, ENCODING_ITEMS, plan=plan, chunks=chunks, value=value
@@ -658,7 +738,9 @@ class SaverCore:
         insert_if_live = None if p.touch_thread else getattr(sql, "INSERT_CHECKPOINT_IF_LIVE", None)
         if p.touch_thread:
             # Creates/touches the thread row; a tombstone makes it return no row.
-            rows = yield Fetch(sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now))
+            rows = yield Fetch(
+                sql.UPSERT_THREAD_ON_PUT, (key.thread_id, p.now, p.now, p.parent_id, p.parent_id)
+            )
             if not rows:
                 raise _put_refused(key.thread_id)
         elif insert_if_live is None and (yield Fetch(sql.SELECT_TOMBSTONE, (key.thread_id,))):
@@ -695,9 +777,25 @@ class SaverCore:
         )
         if insert_if_live is None:
             yield Execute(sql.INSERT_CHECKPOINT, row)
-        elif not (yield Execute(insert_if_live, (*row, key.thread_id))):
+        elif not (yield Execute(insert_if_live, (*row, key.thread_id, p.parent_id))):
             raise _put_refused(key.thread_id)
         return outcome
+
+    @staticmethod
+    def restarts_thread(p: PreparedPut) -> bool:
+        """Whether this put, refused on a deleted thread, starts it afresh: a new
+        run's first checkpoint (root namespace, no parent). A run that began
+        before the delete always has a parent, and stays refused."""
+        return p.parent_id is None and p.key.checkpoint_ns == ""
+
+    def restart_thread_txn(self, p: PreparedPut) -> Txn[bool]:
+        """Make a deleted thread live again for ``p``'s run; from now on its
+        puts with an older parent, and writes to older checkpoints, are refused
+        (``reset_before``, SQLite migration 5 / Postgres migration 7)."""
+        self.activity.forget(p.key.thread_id)
+        self.cache.discard_thread(p.key.thread_id)
+        done = yield Fetch(self.sql.RESTART_THREAD, (p.checkpoint_id, p.now, p.key.thread_id))
+        return bool(done)
 
     def _store_list(self, p: PreparedPut, pv: PreparedValue, outcome: PutOutcome) -> Txn[None]:
         sql = self.sql
@@ -880,9 +978,15 @@ class SaverCore:
             raise ConfigurationError(
                 "put_writes() needs config.configurable.checkpoint_id (the config put() returned)."
             )
+        writes = check_writes(writes, task_id, task_path)
         rows: list[tuple[Any, ...]] = []
         for idx, (channel, value) in enumerate(writes):
-            w_type, w_blob = self.serde.dumps_typed(value)
+            if self.redactor is not None:
+                value = self.redactor.value(value)
+            try:
+                w_type, w_blob = self.serde.dumps_typed(value)
+            except (TypeError, ValueError) as exc:
+                raise serialization_refused(f"the write to {channel!r}", value, exc) from exc
             rows.append(
                 (
                     key.thread_id,
@@ -930,13 +1034,14 @@ class SaverCore:
         live = getattr(sql, "UPSERT_WRITE_IF_LIVE", None)
         if live is not None and p.rows:
             stmt = live if p.replace else sql.INSERT_WRITE_IF_ABSENT_IF_LIVE
-            stored = yield ExecuteMany(stmt, [(*row, thread_id) for row in p.rows])
+            stored = yield ExecuteMany(stmt, [(*row, thread_id, p.checkpoint_id) for row in p.rows])
             if isinstance(stored, int) and 0 <= stored == len(p.rows):
                 return
-        if (yield Fetch(sql.SELECT_TOMBSTONE, (thread_id,))):
+        if (yield Fetch(sql.SELECT_WRITES_REFUSED, (thread_id, p.checkpoint_id))):
             raise ThreadDeletedError(
-                f"thread_id={thread_id!r} was deleted; its late writes are refused so it "
-                "stays deleted. Call undelete_thread() first to reuse this id."
+                f"thread_id={thread_id!r} was deleted after checkpoint {p.checkpoint_id!r}; "
+                "late writes of a run that began before the delete are refused, so the "
+                "deleted thread never comes back (a new run on the id starts it afresh)."
             )
         if p.rows and live is None:
             stmt = sql.UPSERT_WRITE if p.replace else sql.INSERT_WRITE_IF_ABSENT
@@ -1099,25 +1204,44 @@ class SaverCore:
     ) -> ListQuery:
         thread_id = ns = checkpoint_id = None
         if config is not None:
-            configurable = config.get("configurable") or {}
+            configurable = (
+                (config.get("configurable") or {}) if isinstance(config, Mapping) else None
+            )
+            if not isinstance(configurable, Mapping):
+                raise ConfigurationError(
+                    f"list() config={config!r} is not a RunnableConfig; pass None or "
+                    "{'configurable': {'thread_id': ...}}."
+                )
             if configurable.get("thread_id") is not None:
                 thread_id = parse_thread_id(configurable["thread_id"])
             raw_ns = configurable.get("checkpoint_ns")
             if raw_ns is not None:
                 if not isinstance(raw_ns, str):
                     raise ConfigurationError(f"checkpoint_ns={raw_ns!r} must be a string.")
-                ns = raw_ns
+                ns = checked_id("checkpoint_ns", raw_ns, MAX_CHECKPOINT_NS_BYTES)
             checkpoint_id = configurable.get("checkpoint_id") or None
-        before_id = None
-        if before is not None:
-            before_id = (before.get("configurable") or {}).get("checkpoint_id") or None
-        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)):
-            raise ConfigurationError(f"limit={limit!r}; use a positive integer or None.")
+            if checkpoint_id is not None:
+                if not isinstance(checkpoint_id, str):
+                    raise ConfigurationError(
+                        f"checkpoint_id={checkpoint_id!r} must be a string id returned by put()."
+                    )
+                checked_id("checkpoint_id", checkpoint_id, MAX_CHECKPOINT_ID_BYTES)
+        before_id = check_before(before)
+        limit = check_limit(limit)
         if filter is not None and not isinstance(filter, Mapping):
             raise ConfigurationError(f"filter={filter!r}; use a mapping of metadata key -> value.")
-        # Validate filter keys now, before any page is read.
+        # Validate filter keys and values now, before any page is read.
         self.sql.metadata_predicates(filter or {})
-        return ListQuery(thread_id, ns, checkpoint_id, before_id, filter or None, limit)
+        check_filter(filter or {})
+        owner = None
+        if thread_id is not None:
+            owner = self.owner_check(config)
+        elif config_user_id(config) is not None:
+            raise ConfigurationError(
+                "list() with a user_id but no thread_id would list every user's threads; "
+                "pass the thread_id, or call threads_of_user(user_id) and list each."
+            )
+        return ListQuery(thread_id, ns, checkpoint_id, before_id, filter or None, limit, owner)
 
     def list_page_txn(
         self, q: ListQuery, after_key: tuple[str, str, str] | None, page_size: int
@@ -1315,6 +1439,7 @@ class SaverCore:
         sql = self.sql
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
+        self.owners.forget(tid)
         for stmt in (
             sql.DELETE_THREAD_CHECKPOINTS,
             sql.DELETE_THREAD_WRITES,
@@ -1329,6 +1454,7 @@ class SaverCore:
     def undelete_thread_txn(self, thread_id: str) -> Txn[None]:
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
+        self.owners.forget(tid)
         yield Execute(self.sql.CLEAR_TOMBSTONE, (tid,))
 
     def delete_for_runs_txn(self, run_ids: Sequence[str]) -> Txn[int]:
@@ -1514,8 +1640,9 @@ class SaverCore:
 
 def _put_refused(thread_id: str) -> ThreadDeletedError:
     return ThreadDeletedError(
-        f"thread_id={thread_id!r} was deleted; deleted threads stay deleted. "
-        "Use a new thread id, or call undelete_thread() first to reuse this one."
+        f"thread_id={thread_id!r} was deleted; a run that began before the delete "
+        "cannot write to it again. A new run on this id starts a fresh thread (or use "
+        "a new thread id, or call undelete_thread() first)."
     )
 
 

@@ -9,14 +9,21 @@ drive the generators below exactly like the core's own.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psycopg
 from psycopg import pq
+from psycopg.conninfo import conninfo_to_dict
 
-from langgraph_memory.errors import ConfigurationError, InvalidConnectionError
+from langgraph_memory.errors import (
+    ConfigurationError,
+    DatabaseConnectionError,
+    InvalidConnectionError,
+)
 from langgraph_memory.session import _sql_postgres as SQL
 from langgraph_memory.session._core import Execute, Fetch, SaverCore, Txn, parse_thread_id
 
@@ -68,6 +75,70 @@ def validate_pool_options(
             "prepare statements server-side (needed behind pgbouncer in transaction mode)."
         )
     return min_pool_size
+
+
+# ------------------------------------------------------------------ the first connection
+
+# A pool opened on a DSN that cannot work (no such database, wrong role or
+# password, nothing listening) retries in the background until its timeout
+# (30 s by default) and logs a warning per attempt. One plain connection made
+# first fails in milliseconds with libpq's own reason, which we then quote.
+_FIXES: tuple[tuple[str, str], ...] = (
+    (
+        r'database "[^"]*" does not exist',
+        "create it (createdb, or CREATE DATABASE) or fix the database name in the DSN",
+    ),
+    (r'role "[^"]*" does not exist', "fix the user name in the DSN, or create that role"),
+    (r"password authentication failed", "check the user's password in the DSN"),
+    (r"no password supplied", "put the password in the DSN or in PGPASSWORD / ~/.pgpass"),
+    (r"Connection refused", "start the server, or fix the host and port in the DSN"),
+    (r"could not translate host name|Name or service not known", "fix the host name in the DSN"),
+    (r"timeout expired", "check that the host is reachable and the port is open"),
+)
+
+
+def probe_kwargs(conn_string: str, connect_timeout: float) -> dict[str, Any]:
+    """Arguments of the one connection ``from_conn_string`` makes before its
+    pool: the DSN checked for syntax, and libpq's ``connect_timeout`` (whole
+    seconds) unless the DSN sets its own."""
+    try:
+        params = conninfo_to_dict(conn_string)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigurationError(
+            f"conn_string is not a valid libpq DSN ({str(exc).strip()}); write it as "
+            "'postgresql://user:password@host:5432/dbname' or 'host=... dbname=...'."
+        ) from exc
+    kwargs: dict[str, Any] = {"autocommit": True}
+    if "connect_timeout" not in params:
+        kwargs["connect_timeout"] = max(2, math.ceil(connect_timeout))
+    return kwargs
+
+
+def describe_dsn(conn_string: str) -> str:
+    """``user@host:port/dbname`` of a DSN, never its password."""
+    try:
+        params = conninfo_to_dict(conn_string)
+    except psycopg.Error:
+        return "the server in the DSN"
+    user = params.get("user") or "(default user)"
+    host = params.get("host") or params.get("hostaddr") or "(default host)"
+    port = params.get("port") or "5432"
+    dbname = params.get("dbname") or "(default database)"
+    return f"{user}@{host}:{port}/{dbname}"
+
+
+def connect_error(exc: psycopg.Error, conn_string: str) -> DatabaseConnectionError:
+    """A failed first connection as a typed error: where, libpq's reason, the fix."""
+    text = str(exc).strip()
+    # libpq: 'connection failed: connection to server at "h", port p failed: FATAL:  reason'
+    reason = " ".join(re.split(r"failed: (?:FATAL:\s+)?", text)[-1].split()) or text
+    fix = next(
+        (fix for pattern, fix in _FIXES if re.search(pattern, text)),
+        "check the DSN and that the server is up",
+    )
+    return DatabaseConnectionError(
+        f"cannot connect to Postgres at {describe_dsn(conn_string)}: {reason}; {fix}."
+    )
 
 
 def session_async_commit(prepare_threshold: int | None, synchronous_commit: bool) -> bool:
@@ -246,8 +317,27 @@ def is_retryable(exc: BaseException, *, idempotent: bool) -> bool:
     if isinstance(exc, (psycopg.errors.TransactionRollback, ConnectionLostBeforeCommit)):
         return True
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+        state = getattr(exc, "sqlstate", None)
+        if state is not None and state.startswith("40"):
+            # 40001 serialization_failure / 40P01 deadlock_detected: psycopg does
+            # not file them under TransactionRollback, but the server rolled back.
+            return True
+        if state is not None and state[:2] not in TRANSIENT_SQLSTATE_CLASSES:
+            # The server answered and refused the statement itself: psycopg
+            # files "program limit exceeded" (54000, e.g. a 3,000-character
+            # thread id above the index row limit) and friends under
+            # OperationalError, and running it again fails the same way.
+            return False
         return idempotent
     return False
+
+
+# SQLSTATE classes of an OperationalError worth running again: connection
+# exceptions (08), transaction rollbacks (40), insufficient resources (53, e.g.
+# too many connections), operator intervention (57: admin shutdown, statement
+# timeout), object in use / lock not available (55), system errors (58).
+# Errors without a SQLSTATE (the client lost the connection) are retried too.
+TRANSIENT_SQLSTATE_CLASSES = frozenset(("08", "40", "53", "55", "57", "58"))
 
 
 # A server restart or failover takes seconds, during which every attempt fails

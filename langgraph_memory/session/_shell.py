@@ -19,22 +19,50 @@ transactions (``sweep``) written once as a generator of :data:`Step`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Generator,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from functools import partial
+from types import ModuleType
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.errors import CheckpointStorageError, ConfigurationError, MigrationError
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.errors import (
+    CheckpointStorageError,
+    ConfigurationError,
+    MigrationError,
+    ThreadDeletedError,
+)
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
-from langgraph_memory.session._core import ListQuery, SaverCore, Txn
+from langgraph_memory.session._core import (
+    Fetch,
+    ListQuery,
+    PreparedPut,
+    PutOutcome,
+    SaverCore,
+    Txn,
+)
+from langgraph_memory.session._owner import check_owner_id
+from langgraph_memory.session._redaction import message_redactor
 from langgraph_memory.session._retention import StorageStats
 from langgraph_memory.session._versions import next_version
 
 T = TypeVar("T")
+
+# Setup's warnings (an unmigrated official database); ``migrate`` silences it.
+setup_logger = logging.getLogger("langgraph_memory.session.setup")
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
@@ -85,11 +113,25 @@ def sweep_steps(
 def migration_steps(
     core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
 ) -> Iterator[Callable[[], Txn[Any]]]:
-    """The schema's transactions in order: the migrations table, then each
-    migration with its "applied" row (each step is one transaction)."""
+    """The schema's transactions in order: a look for the official saver's
+    tables, the migrations table, then each migration with its "applied" row
+    (each step is one transaction)."""
+    yield partial(official_tables_txn, core)
     yield core.migrations_table_txn
     for version, name, statements in migrations:
         yield partial(core.migration_txn, version, name, statements)
+
+
+def official_tables_txn(core: SaverCore) -> Txn[None]:
+    """Warn once when the database holds LangGraph's official checkpoint tables
+    and none of ours: an app switching savers would otherwise see its history
+    as empty, silently. The warning names ``langgraph-memory migrate``."""
+    from langgraph_memory.migrate._warning import unmigrated_warning
+
+    rows = yield Fetch(core.sql.SELECT_TABLE_NAMES)
+    message = unmigrated_warning({str(r[0]) for r in rows}, core.sql.DIALECT)
+    if message is not None:
+        setup_logger.warning(message)
 
 
 def check_prune_strategy(strategy: str) -> None:
@@ -113,6 +155,23 @@ class _DialectHooks(_SaverBase):
     def _core_serde(self, serde: SerializerProtocol) -> SerializerProtocol:
         """The serializer the core encodes and decodes with."""
         return serde
+
+    @staticmethod
+    def _new_core(
+        sql: ModuleType,
+        serde: SerializerProtocol,
+        cache_size: int,
+        retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
+    ) -> SaverCore:
+        """The core of a saver built from its constructor's arguments."""
+        return SaverCore(
+            sql,
+            serde,
+            cache_size=cache_size,
+            retention=retention,
+            redactor=message_redactor(redact_messages),
+        )
 
     def _clone_with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
         clone = super().with_allowlist(extra_allowlist)
@@ -181,7 +240,44 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             result = self._write(factory) if write else self._read(factory)
 
     def _list_page(self, query: ListQuery, after: tuple[str, str, str] | None, size: int) -> Any:
+        if after is None:
+            self._check_owner(query.owner, claim=False)
         return self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    def _put_restarting(self, prepared: PreparedPut, store: Callable[[], PutOutcome]) -> PutOutcome:
+        """``store()`` the put; if the thread was deleted and this put starts a
+        new run on it (``SaverCore.restarts_thread``), restart the thread and
+        store it again. Any other put on a deleted thread stays refused."""
+        try:
+            return store()
+        except ThreadDeletedError:
+            if not self._core.restarts_thread(prepared):
+                raise
+        self._write(partial(self._core.restart_thread_txn, prepared))
+        return self._write(partial(self._core.put_txn, prepared))
+
+    def _check_owner(self, need: tuple[str, str] | None, *, claim: bool) -> None:
+        """Fail closed before a call on another user's thread (session/_owner.py);
+        a write (``claim``) makes an unowned thread the caller's. ``need`` is
+        ``core.owner_check(config)``: None when there is nothing to check."""
+        if need is None:
+            return
+        thread_id, user_id = need
+        txn = partial(self._core.owner_txn, thread_id, user_id, claim=claim)
+        if self._write(txn) if claim else self._read(txn):
+            self._core.owners.confirm(thread_id, user_id)
+
+    def threads_of_user(self, user_id: str) -> list[str]:
+        """The live threads this user owns (recorded at their first write that named
+        the user, from ``configurable`` or the Runtime context); ``forget_user`` deletes these.
+
+        Example:
+            >>> from langgraph_memory.session import SqliteSaver
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     saver.threads_of_user("u-1")
+            []
+        """
+        return self._read(partial(self._core.owned_threads_txn, check_owner_id(user_id)))
 
     def _keep_last(self, thread_id: str) -> None:
         """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""
@@ -221,6 +317,7 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         if not channels:
             return {}
         channels = list(channels)
+        self._check_owner(self._core.owner_check(config), claim=False)
         loaded = self._read(lambda: self._core.delta_history_txn(config, channels))
         return self._core.build_delta_history(channels, loaded)
 
@@ -288,7 +385,34 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
     async def _list_page(
         self, query: ListQuery, after: tuple[str, str, str] | None, size: int
     ) -> Any:
+        if after is None:
+            await self._check_owner(query.owner, claim=False)
         return await self._read(lambda: self._core.list_page_txn(query, after, size))
+
+    async def _put_restarting(
+        self, prepared: PreparedPut, store: Callable[[], Awaitable[PutOutcome]]
+    ) -> PutOutcome:
+        """As ``SyncShell._put_restarting``."""
+        try:
+            return await store()
+        except ThreadDeletedError:
+            if not self._core.restarts_thread(prepared):
+                raise
+        await self._write(partial(self._core.restart_thread_txn, prepared))
+        return await self._write(partial(self._core.put_txn, prepared))
+
+    async def _check_owner(self, need: tuple[str, str] | None, *, claim: bool) -> None:
+        """As ``SyncShell._check_owner``."""
+        if need is None:
+            return
+        thread_id, user_id = need
+        txn = partial(self._core.owner_txn, thread_id, user_id, claim=claim)
+        if await self._write(txn) if claim else await self._read(txn):
+            self._core.owners.confirm(thread_id, user_id)
+
+    async def athreads_of_user(self, user_id: str) -> list[str]:
+        """As ``SyncShell.threads_of_user``."""
+        return await self._read(partial(self._core.owned_threads_txn, check_owner_id(user_id)))
 
     async def _keep_last(self, thread_id: str) -> None:
         """Trim the thread to ``keep_last`` after a ``put`` that made retention due."""
@@ -327,6 +451,7 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
         if not channels:
             return {}
         channels = list(channels)
+        await self._check_owner(self._core.owner_check(config), claim=False)
         loaded = await self._read(lambda: self._core.delta_history_txn(config, channels))
         return self._core.build_delta_history(channels, loaded)
 

@@ -86,6 +86,11 @@ CREATE TABLE IF NOT EXISTS lgm_schema_migrations (
     applied_at TEXT NOT NULL
 )"""
 SELECT_APPLIED_MIGRATIONS = "SELECT version FROM lgm_schema_migrations ORDER BY version"
+# Before the first migration: does the schema hold the official saver's tables
+# and none of ours? (setup then warns and names the migrate command.)
+SELECT_TABLE_NAMES = (
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+)
 INSERT_APPLIED_MIGRATION = (
     "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)"
 )
@@ -515,6 +520,69 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         # A format marker, as SQLite's migration 3: older releases refuse the database.
         ("SELECT 1",),
     ),
+    (
+        6,
+        "thread owners",
+        # As SQLite's migration 4 (session/_owner.py). Adding a NULL column
+        # rewrites no rows; the partial index holds owned threads only.
+        (
+            "ALTER TABLE lgm_threads ADD COLUMN IF NOT EXISTS owner TEXT",
+            "CREATE INDEX IF NOT EXISTS lgm_threads_by_owner ON lgm_threads (owner) "
+            "WHERE owner IS NOT NULL",
+        ),
+    ),
+)
+
+
+# Migration 7: a deleted thread's id restarts fresh; see _sql_sqlite.py's
+# migration 5 for the rule (reset_before: the restarting run's first checkpoint
+# id; an older parent or write checkpoint is a late write and refused). The
+# released functions are patched, not retyped: each patch must match once.
+def _released(version: int, function: str) -> str:
+    statements = next(m[2] for m in MIGRATIONS if m[0] == version)
+    return next(s for s in statements if f"CREATE OR REPLACE FUNCTION {function}(" in s)
+
+
+def _patched(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+MIGRATIONS = (
+    *MIGRATIONS,
+    (
+        7,
+        "a deleted thread's id restarts fresh (lgm_threads.reset_before)",
+        (
+            "ALTER TABLE lgm_threads ADD COLUMN IF NOT EXISTS reset_before TEXT",
+            _patched(
+                _released(2, "lgm_put_checkpoint"),
+                "WHERE lgm_threads.deleted_at IS NULL;",
+                "WHERE lgm_threads.deleted_at IS NULL AND (p_parent_id IS NULL\n"
+                "                    OR lgm_threads.reset_before IS NULL\n"
+                "                    OR p_parent_id >= lgm_threads.reset_before);",
+            ),
+            _patched(
+                _released(3, "lgm_put_writes"),
+                "SELECT deleted_at INTO tomb FROM lgm_threads",
+                "SELECT CASE WHEN p_checkpoint_id < reset_before THEN 0 ELSE deleted_at END\n"
+                "                INTO tomb FROM lgm_threads",
+            ),
+            _patched(
+                _released(4, "lgm_put_all"),
+                "-- All writes in one insert, in item order",
+                """-- Writes to a checkpoint older than its thread's restart: refused.
+                IF EXISTS (
+                    SELECT 1 FROM jsonb_array_elements(p_items) AS i
+                    JOIN lgm_threads AS t ON t.thread_id = i.value->>1
+                    WHERE i.value->>0 = 'w' AND i.value->>3 < t.reset_before
+                ) THEN
+                    RAISE EXCEPTION USING ERRCODE = 'LGM01', MESSAGE = 'thread restarted';
+                END IF;
+                -- All writes in one insert, in item order""",
+            ),
+        ),
+    ),
 )
 
 # The SQLSTATE the functions above raise to hand a call back to the core.
@@ -535,6 +603,7 @@ CALL_PUT_ALL = "SELECT lgm_put_all(%s::jsonb, %b::bytea[], %s, %s, %s::jsonb)"
 # One statement both touches the thread and refuses a tombstoned one: the
 # DO UPDATE is skipped when `deleted_at` is set, so RETURNING yields no row.
 # It also takes the thread's row lock for the rest of the transaction.
+# The last two parameters: the put's parent id (see migration 7's reset_before).
 UPSERT_THREAD_ON_PUT = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
 VALUES (%s, %s, %s, 1)
@@ -542,6 +611,8 @@ ON CONFLICT (thread_id) DO UPDATE SET
     updated_at = excluded.updated_at,
     puts_since_retention = lgm_threads.puts_since_retention + 1
 WHERE lgm_threads.deleted_at IS NULL
+  AND (%s::text IS NULL OR lgm_threads.reset_before IS NULL
+       OR %s::text >= lgm_threads.reset_before)
 RETURNING puts_since_retention"""
 UPSERT_THREAD_ON_WRITES = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
@@ -563,8 +634,31 @@ SELECT deleted_at FROM t WHERE deleted_at IS NOT NULL"""
 TOMBSTONE_THREAD = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
 VALUES (%s, %s, %s, 0, %s)
-ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at"""
+ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at, owner = NULL"""
 CLEAR_TOMBSTONE = "UPDATE lgm_threads SET deleted_at = NULL WHERE thread_id = %s"
+# As in _sql_sqlite.py (migration 7).
+RESTART_THREAD = """
+UPDATE lgm_threads SET deleted_at = NULL, reset_before = %s, updated_at = %s,
+    puts_since_retention = 0
+WHERE thread_id = %s AND deleted_at IS NOT NULL
+RETURNING thread_id"""
+# As SELECT_TOMBSTONE (row locked first), also refusing a checkpoint older than
+# the thread's restart (parameters: thread id, checkpoint id).
+SELECT_WRITES_REFUSED = """
+WITH t AS MATERIALIZED (
+    SELECT deleted_at, reset_before FROM lgm_threads WHERE thread_id = %s FOR KEY SHARE
+)
+SELECT 1 FROM t WHERE deleted_at IS NOT NULL OR %s::text < reset_before"""
+# Thread ownership (migration 6), as in _sql_sqlite.py.
+CLAIM_THREAD_OWNER = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, owner)
+VALUES (%s, %s, %s, 0, %s)
+ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner
+WHERE lgm_threads.owner IS NULL AND lgm_threads.deleted_at IS NULL"""
+SELECT_THREAD_OWNER = "SELECT owner FROM lgm_threads WHERE thread_id = %s"
+SELECT_OWNED_THREADS = (
+    "SELECT thread_id FROM lgm_threads WHERE owner = %s AND deleted_at IS NULL ORDER BY thread_id"
+)
 SELECT_THREAD_ACTIVITY = """
 SELECT thread_id, updated_at FROM lgm_threads
 WHERE deleted_at IS NULL ORDER BY updated_at"""

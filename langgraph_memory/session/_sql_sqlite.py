@@ -48,12 +48,28 @@ SINGLE_WRITER = True
 # every ~50 turns, and copies the same hot b-tree pages again each time.
 # 8000 pages (32 MB of log) makes it rarer and dedups those pages; measured
 # on 20 threads x 50 turns: total COMMIT wall time -30%, same CPU.
+# `journal_size_limit`: SQLite never shrinks the WAL file by itself; it reuses
+# it from the start after each checkpoint, so without a limit a file that
+# once reached 32 MB stays 32 MB (even beside a 2.5 MB database) until the
+# last connection closes. With 4 MB, every checkpoint that restarts the log
+# truncates the file back to 4 MB. The log may still grow to ~32 MB between
+# two checkpoints: that is the autocheckpoint interval above, kept because
+# the 30% is measured; `vacuum()` or `PRAGMA wal_checkpoint(TRUNCATE)` empties
+# it at once.
+WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024
 CONNECTION_PRAGMAS = (
     "PRAGMA busy_timeout = {busy_timeout_ms}",
     "PRAGMA synchronous = NORMAL",
     "PRAGMA foreign_keys = OFF",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA wal_autocheckpoint = 8000",
+    f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT_BYTES}",
+    # Deleted rows and freed pages are overwritten with zeros, so a deleted
+    # thread's text does not linger in free pages until vacuum() (issue 18).
+    # A chat turn only inserts, so puts pay nothing measurable (quick benchmark,
+    # 2026-12-01, load 8: 12.7 vs 12.6 CPU ms/turn); delete_thread, which also
+    # truncates the WAL, takes ~35 ms instead of ~2.5 ms for a 10-turn thread.
+    "PRAGMA secure_delete = ON",
 )
 SET_WAL = "PRAGMA journal_mode = WAL"
 # Lets `vacuum()` give pages back without rewriting the whole file. Only takes
@@ -75,6 +91,9 @@ CREATE TABLE IF NOT EXISTS lgm_schema_migrations (
     applied_at TEXT NOT NULL
 )"""
 SELECT_APPLIED_MIGRATIONS = "SELECT version FROM lgm_schema_migrations ORDER BY version"
+# Before the first migration: does the file hold the official saver's tables
+# and none of ours? (setup then warns and names the migrate command.)
+SELECT_TABLE_NAMES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 INSERT_APPLIED_MIGRATION = (
     "INSERT INTO lgm_schema_migrations (version, name, applied_at) VALUES (?, ?, ?)"
 )
@@ -268,6 +287,63 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         # would read such a checkpoint without those values, refuses the file.
         ("SELECT 1",),
     ),
+    (
+        4,
+        "thread owners",
+        # The user a thread belongs to (session/_owner.py); NULL for threads
+        # written without a user id, which stay usable by every caller.
+        (
+            "ALTER TABLE lgm_threads ADD COLUMN owner TEXT",
+            "CREATE INDEX lgm_threads_by_owner ON lgm_threads (owner) WHERE owner IS NOT NULL",
+        ),
+    ),
+)
+
+
+# A deleted thread's id starts a fresh thread when a new run writes its first
+# checkpoint (root namespace, no parent): RESTART_THREAD clears the tombstone
+# and records that checkpoint's id as `reset_before`. Checkpoint ids are
+# uuid6, ordered by creation time, so every checkpoint of a run that started
+# before the delete sorts below it: a put whose *parent*, or a write whose
+# checkpoint, is older than `reset_before` is a late write of the thread's
+# previous life and is refused, as the tombstone refused it. The same probe
+# of the thread row the tombstone check already makes; no extra statement.
+def _refuse_if_deleted_or_older(checkpoint: str) -> str:
+    return f"""SELECT RAISE(ABORT, '{FAST_PATH_REFUSED}') FROM lgm_threads
+                WHERE thread_id = NEW.thread_id
+                  AND (deleted_at IS NOT NULL OR {checkpoint} < reset_before);"""
+
+
+def _restart_write_trigger(kind: str, on_conflict: str) -> str:
+    return _write_trigger(kind, on_conflict).replace(
+        _REFUSE_IF_TOMBSTONED, _refuse_if_deleted_or_older("NEW.version")
+    )
+
+
+_CHECKPOINT_TRIGGER_V2 = next(
+    stmt for stmt in MIGRATIONS[1][2] if "CREATE TRIGGER lgm_write_rows_checkpoint" in stmt
+)
+assert _CHECKPOINT_TRIGGER_V2.count(_REFUSE_IF_TOMBSTONED) == 1
+
+MIGRATIONS = (
+    *MIGRATIONS,
+    (
+        5,
+        "a deleted thread's id restarts fresh (lgm_threads.reset_before)",
+        (
+            "ALTER TABLE lgm_threads ADD COLUMN reset_before TEXT",
+            "DROP TRIGGER lgm_write_rows_checkpoint",
+            # 'checkpoint': NEW.version is the parent id.
+            _CHECKPOINT_TRIGGER_V2.replace(
+                _REFUSE_IF_TOMBSTONED, _refuse_if_deleted_or_older("NEW.version")
+            ),
+            "DROP TRIGGER lgm_write_rows_write",
+            "DROP TRIGGER lgm_write_rows_write_replace",
+            # 'write' / 'write_replace': NEW.version is the checkpoint id.
+            _restart_write_trigger("write", "IGNORE"),
+            _restart_write_trigger("write_replace", "REPLACE"),
+        ),
+    ),
 )
 
 # ------------------------------------------------------------------ one-statement writes
@@ -293,6 +369,7 @@ def insert_write_rows(count: int) -> str:
 
 # One statement both touches the thread and refuses a tombstoned one: the
 # DO UPDATE is skipped when `deleted_at` is set, so RETURNING yields no row.
+# The last two parameters: the put's parent id (see migration 5's reset_before).
 UPSERT_THREAD_ON_PUT = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
 VALUES (?, ?, ?, 1)
@@ -300,6 +377,7 @@ ON CONFLICT (thread_id) DO UPDATE SET
     updated_at = excluded.updated_at,
     puts_since_retention = lgm_threads.puts_since_retention + 1
 WHERE lgm_threads.deleted_at IS NULL
+  AND (? IS NULL OR lgm_threads.reset_before IS NULL OR ? >= lgm_threads.reset_before)
 RETURNING puts_since_retention"""
 UPSERT_THREAD_ON_WRITES = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention)
@@ -314,8 +392,31 @@ SELECT_TOMBSTONE = (
 TOMBSTONE_THREAD = """
 INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, deleted_at)
 VALUES (?, ?, ?, 0, ?)
-ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at"""
+ON CONFLICT (thread_id) DO UPDATE SET deleted_at = excluded.deleted_at, owner = NULL"""
 CLEAR_TOMBSTONE = "UPDATE lgm_threads SET deleted_at = NULL WHERE thread_id = ?"
+# A new run's first checkpoint on a deleted thread (migration 5): live again,
+# with nothing of its previous life accepted (parameters: checkpoint id, now, thread id).
+RESTART_THREAD = """
+UPDATE lgm_threads SET deleted_at = NULL, reset_before = ?, updated_at = ?,
+    puts_since_retention = 0
+WHERE thread_id = ? AND deleted_at IS NOT NULL
+RETURNING thread_id"""
+# Whether writes to this checkpoint are refused: the thread is deleted, or
+# restarted after the checkpoint (parameters: thread id, checkpoint id).
+SELECT_WRITES_REFUSED = """
+SELECT 1 FROM lgm_threads
+WHERE thread_id = ? AND (deleted_at IS NOT NULL OR ? < reset_before)"""
+# Thread ownership (migration 4): a write claims an unowned live thread; a
+# tombstoned one stays unowned (its put is refused anyway).
+CLAIM_THREAD_OWNER = """
+INSERT INTO lgm_threads (thread_id, created_at, updated_at, puts_since_retention, owner)
+VALUES (?, ?, ?, 0, ?)
+ON CONFLICT (thread_id) DO UPDATE SET owner = excluded.owner
+WHERE lgm_threads.owner IS NULL AND lgm_threads.deleted_at IS NULL"""
+SELECT_THREAD_OWNER = "SELECT owner FROM lgm_threads WHERE thread_id = ?"
+SELECT_OWNED_THREADS = (
+    "SELECT thread_id FROM lgm_threads WHERE owner = ? AND deleted_at IS NULL ORDER BY thread_id"
+)
 SELECT_THREAD_ACTIVITY = """
 SELECT thread_id, updated_at FROM lgm_threads
 WHERE deleted_at IS NULL ORDER BY updated_at"""
@@ -329,13 +430,15 @@ INSERT_CHECKPOINT = """
 INSERT OR REPLACE INTO lgm_checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
-# The same, unless the thread is tombstoned (last parameter: the thread id):
-# no row is stored then, and the put is refused and rolled back.
+# The same, unless the thread is tombstoned or restarted after the parent
+# (last parameters: the thread id, the parent id): no row is stored then, and
+# the put is refused and rolled back.
 INSERT_CHECKPOINT_IF_LIVE = """
 INSERT OR REPLACE INTO lgm_checkpoints
     (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, run_id, type, checkpoint, metadata)
 SELECT ?, ?, ?, ?, ?, ?, ?, ?
-WHERE NOT EXISTS (SELECT 1 FROM lgm_threads WHERE thread_id = ? AND deleted_at IS NOT NULL)"""
+WHERE NOT EXISTS (SELECT 1 FROM lgm_threads
+                  WHERE thread_id = ? AND (deleted_at IS NOT NULL OR ? < reset_before))"""
 # First writer wins for a (channel, version): a version names one value.
 INSERT_CHANNEL_VALUE = """
 INSERT OR IGNORE INTO lgm_channel_values
@@ -375,10 +478,12 @@ INSERT OR IGNORE INTO lgm_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
-# The same two, storing nothing for a tombstoned thread (last parameter: the
-# thread id), so a write needs no separate tombstone read.
+# The same two, storing nothing for a tombstoned thread or one restarted after
+# the checkpoint (last parameters: the thread id, the checkpoint id), so a
+# write needs no separate tombstone read.
 _UNLESS_DELETED = (
-    "WHERE NOT EXISTS (SELECT 1 FROM lgm_threads WHERE thread_id = ? AND deleted_at IS NOT NULL)"
+    "WHERE NOT EXISTS (SELECT 1 FROM lgm_threads WHERE thread_id = ? "
+    "AND (deleted_at IS NOT NULL OR ? < reset_before))"
 )
 UPSERT_WRITE_IF_LIVE = f"""
 INSERT OR REPLACE INTO lgm_writes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import (
@@ -32,7 +33,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -44,7 +45,6 @@ from langgraph_memory.session._core import (
     Execute,
     Fetch,
     PreparedWrites,
-    SaverCore,
     Statement,
     Txn,
 )
@@ -54,9 +54,10 @@ from langgraph_memory.session._shell import AsyncShell
 from langgraph_memory.session.sqlite import (
     DEFAULT_BUSY_TIMEOUT_MS,
     DEFAULT_RETRY_SECONDS,
-    check_conn_string,
     commit_batch,
     is_busy_error,
+    open_error,
+    resolve_conn_string,
     retry_delay,
     run_reads,
     run_transaction,
@@ -199,6 +200,9 @@ class AsyncSqliteSaver(AsyncShell):
             Prefer :meth:`from_conn_string`, which owns its connection.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
 
     Example:
@@ -227,6 +231,7 @@ class AsyncSqliteSaver(AsyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -236,7 +241,7 @@ class AsyncSqliteSaver(AsyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self.conn = conn
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
         self._busy_timeout_ms = busy_timeout_ms
         self._retry_seconds = retry_seconds
         self._lock = asyncio.Lock()
@@ -260,10 +265,11 @@ class AsyncSqliteSaver(AsyncShell):
     @asynccontextmanager
     async def from_conn_string(
         cls,
-        conn_string: str,
+        conn_string: str | os.PathLike[str],
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -271,29 +277,41 @@ class AsyncSqliteSaver(AsyncShell):
         """Open a saver that owns (and closes) its aiosqlite connection.
 
         Args:
-            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            conn_string: a file path (``str`` or ``pathlib.Path``), ``file:`` URI,
+                or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried.
 
         Yields:
             A set-up saver.
+
+        Raises:
+            DatabaseConnectionError: the file's directory does not exist, or
+                SQLite cannot open the file.
         """
-        check_conn_string(conn_string)
-        conn = await aiosqlite.connect(
-            conn_string,
-            isolation_level=None,
-            timeout=busy_timeout_ms / 1000,
-            uri=conn_string.startswith("file:"),
-            cached_statements=256,
-        )
+        conn_string = resolve_conn_string(conn_string)
+        try:
+            conn = await aiosqlite.connect(
+                conn_string,
+                isolation_level=None,
+                timeout=busy_timeout_ms / 1000,
+                uri=conn_string.startswith("file:"),
+                cached_statements=256,
+            )
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise
+            raise open_error(exc, conn_string) from exc
         try:
             saver = cls(
                 conn,
                 serde=serde,
                 retention=retention,
+                redact_messages=redact_messages,
                 cache_size=cache_size,
                 busy_timeout_ms=busy_timeout_ms,
                 retry_seconds=retry_seconds,
@@ -554,6 +572,7 @@ class AsyncSqliteSaver(AsyncShell):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._check_owner(self._core.owner_check(config), claim=False)
         # Queued like a write: concurrent get_tuple calls (runs starting together)
         # and pending writes share one hop to aiosqlite's thread.
         loaded = await self._enqueue(lambda: self._core.get_tuple_txn(config), read=True)
@@ -579,8 +598,11 @@ class AsyncSqliteSaver(AsyncShell):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = await self._write(lambda: self._core.put_txn(prepared))
+        outcome = await self._put_restarting(
+            prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             await self._keep_last(prepared.key.thread_id)
@@ -609,6 +631,7 @@ class AsyncSqliteSaver(AsyncShell):
             ThreadDeletedError: the thread was deleted; it stays deleted (a
                 queued write refused this way is logged and dropped instead).
         """
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         # may_wait is False for the writes of a step that got an error or
         # interrupt write (the core's EndedSteps): no put follows that step.
@@ -618,9 +641,11 @@ class AsyncSqliteSaver(AsyncShell):
         await self._write(lambda: self._core.writes_txn(prepared))
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete the thread and tombstone its id (see ``SqliteSaver.delete_thread``)."""
+        """Delete the thread and tombstone its id, leaving none of its rows in the
+        files (see ``SqliteSaver.delete_thread``)."""
         await self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
+        await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist``; shares connection,

@@ -31,7 +31,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -288,6 +288,9 @@ class PostgresSaver(SyncShell):
             transactions. Prefer :meth:`from_conn_string`, which owns its pool.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode (autocommit
@@ -323,6 +326,7 @@ class PostgresSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -337,6 +341,7 @@ class PostgresSaver(SyncShell):
             connections,
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,
@@ -348,6 +353,7 @@ class PostgresSaver(SyncShell):
         *,
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
         cache_size: int,
         pipeline: bool,
         synchronous_commit: bool,
@@ -358,8 +364,8 @@ class PostgresSaver(SyncShell):
         # Each write transaction asks for an asynchronous commit, unless our
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
-        self._core = SaverCore(
-            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+        self._core = self._new_core(
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
         )
         self._latest = FAST.LatestVersions()
         self._deferred = _DeferredWrites()
@@ -382,6 +388,7 @@ class PostgresSaver(SyncShell):
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
     ) -> Iterator[PostgresSaver]:
         """Open a saver with its own connection pool, set up, closed on exit.
@@ -416,10 +423,17 @@ class PostgresSaver(SyncShell):
             connect_timeout: seconds to wait for the first connection.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection
+                (no such database, role or password; nothing listening). Raised
+                at once with libpq's reason, before any pool is opened.
         """
         options, session_async = pool_options(
             conn_string,
@@ -429,6 +443,10 @@ class PostgresSaver(SyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            psycopg.connect(conn_string, **PG.probe_kwargs(conn_string, connect_timeout)).close()
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
         pool = ConnectionPool(
             **options,
             configure=PG.configure_async_commit if session_async else None,
@@ -445,6 +463,7 @@ class PostgresSaver(SyncShell):
             _Connections(pool=pool, conn=None, owns=True),
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,
@@ -704,6 +723,7 @@ class PostgresSaver(SyncShell):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config`` (latest of the thread/namespace if no id)."""
+        self._check_owner(self._core.owner_check(config), claim=False)
         key = parse_config(config)
         if key.thread_id in self._deferred.unsettled:
             self._store_deferred()  # read-your-writes
@@ -747,9 +767,13 @@ class PostgresSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         async_commit = self._set_local_async_commit
         if self._deferred.items:
@@ -758,7 +782,9 @@ class PostgresSaver(SyncShell):
         else:
             outcome = self._write_fast(lambda: FAST.put_txn(prepared, async_commit=async_commit))
         if outcome is None:
-            outcome = self._write(lambda: self._core.put_txn(prepared))
+            outcome = self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)
@@ -786,6 +812,7 @@ class PostgresSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         deferred = self._deferred
         if FAST.fast_writes(prepared):
@@ -802,8 +829,9 @@ class PostgresSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id (from any instance) raises
-        ``ThreadDeletedError``; call :meth:`undelete_thread` to reuse the id.
+        The next new run on this id (from any instance) starts a fresh thread;
+        a run that began before the delete gets ``ThreadDeletedError`` (see
+        ``SqliteSaver.delete_thread``).
         """
         self._write(PG.delete_thread_txn(self._core, thread_id))
         self._core.cache.discard_thread(str(thread_id))

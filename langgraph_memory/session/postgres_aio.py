@@ -35,7 +35,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -46,7 +46,6 @@ from langgraph_memory.session._core import (
     ExecuteMany,
     Fetch,
     PreparedWrites,
-    SaverCore,
     Txn,
     parse_config,
 )
@@ -298,6 +297,9 @@ class AsyncPostgresSaver(AsyncShell):
             autocommit mode. Prefer :meth:`from_conn_string`, which owns its pool.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode.
         synchronous_commit: wait for the WAL flush at each commit; see
@@ -335,6 +337,7 @@ class AsyncPostgresSaver(AsyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -346,8 +349,8 @@ class AsyncPostgresSaver(AsyncShell):
             conn=conn if kind == "conn" else None,  # type: ignore[arg-type]
             owns=False,
         )
-        self._core = SaverCore(
-            SQL, CompressedDicts(self.serde), cache_size=cache_size, retention=retention
+        self._core = self._new_core(
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
         )
         self._pipeline = bool(pipeline)
         # Each write transaction asks for an asynchronous commit, unless our
@@ -375,6 +378,7 @@ class AsyncPostgresSaver(AsyncShell):
         connect_timeout: float = 30.0,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver with its own async connection pool, set up, closed on exit.
@@ -384,6 +388,11 @@ class AsyncPostgresSaver(AsyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            ConfigurationError: ``conn_string`` is not a DSN.
+            DatabaseConnectionError: the server refused the first connection, at
+                once, with libpq's reason.
         """
         options, session_async = pool_options(
             conn_string,
@@ -393,6 +402,13 @@ class AsyncPostgresSaver(AsyncShell):
             prepare_threshold=prepare_threshold,
             synchronous_commit=synchronous_commit,
         )
+        try:
+            probe = await psycopg.AsyncConnection.connect(
+                conn_string, **PG.probe_kwargs(conn_string, connect_timeout)
+            )
+        except psycopg.Error as exc:
+            raise PG.connect_error(exc, conn_string) from None
+        await probe.close()
         pool = AsyncConnectionPool(
             **options,
             configure=PG.aconfigure_async_commit if session_async else None,
@@ -409,6 +425,7 @@ class AsyncPostgresSaver(AsyncShell):
                 pool,
                 serde=serde,
                 retention=retention,
+                redact_messages=redact_messages,
                 cache_size=cache_size,
                 pipeline=pipeline,
                 synchronous_commit=synchronous_commit,
@@ -563,6 +580,7 @@ class AsyncPostgresSaver(AsyncShell):
     # ---------------------------------------------------------------- async API
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        await self._check_owner(self._core.owner_check(config), claim=False)
         key = parse_config(config)
         if key.thread_id in self._group_commit.unsettled:
             await self._group_commit.drain()  # read-your-writes
@@ -601,10 +619,13 @@ class AsyncPostgresSaver(AsyncShell):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
         outcome = await self._group_commit.submit(prepared)
         if outcome is None:
-            outcome = await self._write(lambda: self._core.put_txn(prepared))
+            outcome = await self._put_restarting(
+                prepared, lambda: self._write(lambda: self._core.put_txn(prepared))
+            )
         saved = self._core.finish_put(prepared, outcome)
         key = prepared.key
         self._latest.remember(key.thread_id, key.checkpoint_ns, prepared.row_versions)
@@ -627,6 +648,7 @@ class AsyncPostgresSaver(AsyncShell):
         a ``call_later`` timer 0.1 s later, stores them first. Errors,
         interrupts, other modes and direct calls are stored before this returns.
         """
+        await self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         group = self._group_commit
         if FAST.fast_writes(prepared):

@@ -9,10 +9,12 @@ worker thread, so one saver object serves both ``graph.invoke`` and
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sqlite3
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -27,10 +29,11 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
+    DatabaseConnectionError,
     InvalidConnectionError,
 )
 from langgraph_memory.session import _sql_sqlite as SQL
@@ -94,12 +97,50 @@ def retry_delay(
     return backoff_delay(attempt)
 
 
-def check_conn_string(conn_string: Any) -> None:
+def resolve_conn_string(conn_string: Any) -> str:
+    """``from_conn_string``'s argument as the string ``sqlite3.connect`` takes.
+
+    Accepts ``str`` and ``os.PathLike`` (``pathlib.Path``, as the official saver
+    does). A file in a directory that does not exist fails here, naming the
+    path, instead of as SQLite's "unable to open database file" later.
+    """
+    if isinstance(conn_string, os.PathLike):
+        conn_string = os.fspath(conn_string)
+    if isinstance(conn_string, bytes):
+        conn_string = os.fsdecode(conn_string)
     if not isinstance(conn_string, str) or not conn_string:
         raise ConfigurationError(
             f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-            "or ':memory:'."
+            "(str or pathlib.Path) or ':memory:'."
         )
+    path = database_file(conn_string)
+    if path is not None:
+        directory = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(directory):
+            raise DatabaseConnectionError(
+                f"cannot create the SQLite database {path!r}: its directory {directory!r} "
+                f"does not exist; create it first (os.makedirs({directory!r}, exist_ok=True) "
+                "or `mkdir -p`)."
+            )
+    return conn_string
+
+
+def database_file(conn_string: str) -> str | None:
+    """The file a connection string opens (``None`` for an in-memory database)."""
+    if conn_string == ":memory:" or "mode=memory" in conn_string:
+        return None
+    if conn_string.startswith("file:"):
+        return urllib.parse.unquote(urllib.parse.urlparse(conn_string).path) or None
+    return conn_string
+
+
+def open_error(exc: sqlite3.Error, conn_string: str) -> DatabaseConnectionError:
+    """SQLite's "unable to open database file", with the path and what to check."""
+    path = database_file(conn_string) or conn_string
+    return DatabaseConnectionError(
+        f"SQLite could not open {path!r} ({exc}); check that the path is a file (not a "
+        "directory), that its directory exists and that this process may write there."
+    )
 
 
 def check_user_connection(conn: Any) -> None:
@@ -181,21 +222,28 @@ class _Connections:
 
     def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
         for pragma in SQL.CONNECTION_PRAGMAS:
-            if user and ("foreign_keys" in pragma or "wal_autocheckpoint" in pragma):
+            if user and any(
+                name in pragma for name in ("foreign_keys", "wal_autocheckpoint", "journal_size")
+            ):
                 continue  # leave the user's own settings alone
             conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
 
     def _open(self) -> sqlite3.Connection:
         assert self._path is not None
-        conn = sqlite3.connect(
-            self._path,
-            check_same_thread=False,
-            isolation_level=None,
-            timeout=self._busy_timeout_ms / 1000,
-            uri=self._uri,
-            cached_statements=256,
-        )
-        self._configure(conn, user=False)
+        try:
+            conn = sqlite3.connect(
+                self._path,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=self._busy_timeout_ms / 1000,
+                uri=self._uri,
+                cached_statements=256,
+            )
+            self._configure(conn, user=False)
+        except sqlite3.OperationalError as exc:
+            if "unable to open" not in str(exc):
+                raise
+            raise open_error(exc, self._path) from exc
         return conn
 
     def _checkout(self) -> sqlite3.Connection:
@@ -545,6 +593,9 @@ class SqliteSaver(SyncShell):
             which owns its connections.
         serde: LangGraph serializer; defaults to ``JsonPlusSerializer``.
         retention: what to keep; see :class:`~langgraph_memory.config.RetentionPolicy`.
+        redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
+            identifiers redacted; the model then sees placeholders on later turns
+            too (see ``session/_redaction.py``). Default off.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
 
@@ -570,6 +621,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -581,6 +633,7 @@ class SqliteSaver(SyncShell):
             ),
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -591,6 +644,7 @@ class SqliteSaver(SyncShell):
         *,
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
+        redact_messages: bool | PrivacyPolicy,
         cache_size: int,
         retry_seconds: float,
     ) -> None:
@@ -598,7 +652,7 @@ class SqliteSaver(SyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self._connections = connections
-        self._core = SaverCore(SQL, self.serde, cache_size=cache_size, retention=retention)
+        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
         # Held by reference so a with_allowlist() clone shares the same queue.
@@ -609,10 +663,11 @@ class SqliteSaver(SyncShell):
     @contextmanager
     def from_conn_string(
         cls,
-        conn_string: str,
+        conn_string: str | os.PathLike[str],
         *,
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
+        redact_messages: bool | PrivacyPolicy = False,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -620,9 +675,11 @@ class SqliteSaver(SyncShell):
         """Open a saver on a file path (or ``":memory:"``) that owns and closes its connections.
 
         Args:
-            conn_string: a file path, ``file:`` URI, or ``":memory:"``.
+            conn_string: a file path (``str`` or ``pathlib.Path``), ``file:`` URI,
+                or ``":memory:"``.
             serde: LangGraph serializer.
             retention: what to keep.
+            redact_messages: store messages with identifiers redacted.
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried before
@@ -630,8 +687,12 @@ class SqliteSaver(SyncShell):
 
         Yields:
             A set-up saver.
+
+        Raises:
+            DatabaseConnectionError: the file's directory does not exist, or
+                SQLite cannot open the file.
         """
-        check_conn_string(conn_string)
+        conn_string = resolve_conn_string(conn_string)
         in_memory = conn_string == ":memory:" or "mode=memory" in conn_string
         if in_memory:
             shared = sqlite3.connect(
@@ -656,6 +717,7 @@ class SqliteSaver(SyncShell):
             connections,
             serde=serde,
             retention=retention,
+            redact_messages=redact_messages,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -831,6 +893,7 @@ class SqliteSaver(SyncShell):
             ...     saver.get_tuple({"configurable": {"thread_id": "none"}}) is None
             True
         """
+        self._check_owner(self._core.owner_check(config), claim=False)
         loaded = self._read(lambda: self._core.get_tuple_txn(config))
         return self._core.build_tuple(loaded)
 
@@ -858,11 +921,20 @@ class SqliteSaver(SyncShell):
     ) -> RunnableConfig:
         """Store a checkpoint in one transaction; lists store only their new items.
 
+        A new run's first checkpoint (root namespace, no parent) on a deleted
+        thread starts the thread afresh; see :meth:`delete_thread`.
+
         Raises:
-            ThreadDeletedError: the thread was deleted; it stays deleted.
+            ThreadDeletedError: the thread was deleted after this put's run began.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_put(config, checkpoint, metadata, new_versions)
-        outcome = self._write(lambda: self._core.put_txn(prepared), self._core.put_rows(prepared))
+        outcome = self._put_restarting(
+            prepared,
+            lambda: self._write(
+                lambda: self._core.put_txn(prepared), self._core.put_rows(prepared)
+            ),
+        )
         saved = self._core.finish_put(prepared, outcome)
         if outcome.retention_due and self._core.retention is not None:
             self._keep_last(prepared.key.thread_id)
@@ -888,6 +960,7 @@ class SqliteSaver(SyncShell):
         Raises:
             ThreadDeletedError: the thread was deleted; it stays deleted.
         """
+        self._check_owner(self._core.owner_check(config), claim=True)
         prepared = self._core.prepare_writes(config, writes, task_id, task_path)
         fast = self._core.writes_rows(prepared)
         if prepared.may_wait and fast is not None:
@@ -914,28 +987,53 @@ class SqliteSaver(SyncShell):
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and tombstone its id.
 
-        A later ``put``/``put_writes`` for this id raises ``ThreadDeletedError``;
-        call :meth:`undelete_thread` to reuse the id deliberately.
+        "Delete to reset" works as with LangGraph's savers: the next *new run*
+        on this id (its first checkpoint: root namespace, no parent) starts a
+        fresh thread. What the tombstone guards stays guarded: a run that began
+        before the delete (its puts have a parent, its writes a checkpoint, from
+        before) gets ``ThreadDeletedError``, before and after such a restart.
+
+        Nothing of the thread stays in the files: ``secure_delete`` zeroes the
+        deleted rows and freed pages, and the write-ahead log, whose older
+        frames still hold the rows, is checkpointed and truncated (when another
+        connection is reading, SQLite truncates it at the next checkpoint that
+        finds no reader; ``vacuum()`` forces one). The tombstone keeps the id.
+
+        Example:
+            >>> from langgraph.checkpoint.base import empty_checkpoint
+            >>> from langgraph_memory.errors import ThreadDeletedError
+            >>> with SqliteSaver.from_conn_string(":memory:") as saver:
+            ...     fresh = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+            ...     in_flight = saver.put(fresh, empty_checkpoint(), {}, {})
+            ...     saver.delete_thread("t")
+            ...     _ = saver.put(fresh, empty_checkpoint(), {}, {})  # a new run: fresh thread
+            ...     try:
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})  # the old run's next put
+            ...     except ThreadDeletedError:
+            ...         print("refused")
+            refused
         """
         self._write(lambda: self._core.delete_thread_txn(thread_id))
         self._core.cache.discard_thread(str(thread_id))
+        self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
     def undelete_thread(self, thread_id: str) -> None:
-        """Remove a deleted thread's tombstone so the id can be used again (starting empty).
+        """Remove a deleted thread's tombstone so the id can be used again (starting
+        empty), by any write, including one whose run began before the delete.
 
         Example:
             >>> from langgraph.checkpoint.base import empty_checkpoint
             >>> from langgraph_memory.errors import ThreadDeletedError
             >>> with SqliteSaver.from_conn_string(":memory:") as saver:
             ...     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     in_flight = saver.put(config, empty_checkpoint(), {}, {})
             ...     saver.delete_thread("t")
             ...     try:
-            ...         saver.put(config, empty_checkpoint(), {}, {})
+            ...         saver.put(in_flight, empty_checkpoint(), {}, {})
             ...     except ThreadDeletedError:
             ...         print("refused")
             ...     saver.undelete_thread("t")
-            ...     _ = saver.put(config, empty_checkpoint(), {}, {})
+            ...     _ = saver.put(in_flight, empty_checkpoint(), {}, {})
             refused
         """
         self._write(lambda: self._core.undelete_thread_txn(thread_id))

@@ -219,8 +219,11 @@ async def test_write_to_a_thread_deleted_meanwhile_is_logged_and_dropped(
         assert conn.execute(
             "SELECT count(*) FROM lgm_writes WHERE thread_id='gone'"
         ).fetchone() == (0,)
-    with pytest.raises(ThreadDeletedError):
-        await saver.aput(cfg("gone"), empty_checkpoint(), {}, {})
+    late = {
+        "configurable": {**cfg("gone")["configurable"], "checkpoint_ns": "", "checkpoint_id": "1"}
+    }
+    with pytest.raises(ThreadDeletedError):  # a put after a pre-delete checkpoint
+        await saver.aput(late, empty_checkpoint(), {}, {})
 
 
 async def test_timer_failure_is_logged_not_raised(

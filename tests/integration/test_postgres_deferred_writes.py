@@ -196,8 +196,8 @@ def test_a_queued_write_to_a_deleted_thread_is_logged_and_dropped(
     assert "'doomed'" in dropped[0] and "'task-doomed'" in dropped[0]
     assert _writes(readers, kept) == [("task-kept", "b", 2)]  # its batch still stored
     assert readers.get_tuple(doomed) is None  # stays deleted
-    with pytest.raises(ThreadDeletedError):
-        _put(saver, "doomed")
+    with pytest.raises(ThreadDeletedError):  # a put after a pre-delete checkpoint
+        saver.put(doomed, empty_checkpoint(), {}, {})
 
 
 def test_close_stores_queued_writes(pg_dsn: str, readers: PostgresSaver) -> None:
@@ -414,8 +414,8 @@ async def test_async_queued_write_to_a_deleted_thread_is_logged_and_dropped(
     assert "'doomed'" in dropped[0] and "'task-doomed'" in dropped[0]
     assert _writes(readers, kept) == [("task-kept", "b", 2)]
     assert readers.get_tuple(doomed) is None
-    with pytest.raises(ThreadDeletedError):
-        await _aput(asaver, "doomed")
+    with pytest.raises(ThreadDeletedError):  # a put after a pre-delete checkpoint
+        await asaver.aput(doomed, empty_checkpoint(), {}, {})
 
 
 async def test_async_close_stores_queued_writes(

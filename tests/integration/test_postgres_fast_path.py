@@ -103,9 +103,10 @@ def test_tombstoned_thread_is_refused_on_both_paths(pg_dsn: str) -> None:
     with PostgresSaver.from_conn_string(pg_dsn) as saver:
         first = run_turns(saver, "gone", 1)
         assert first is not None
+        stale = saver.get_tuple(thread_config("gone"))
         saver.delete_thread("gone")
-        with pytest.raises(ThreadDeletedError):
-            run_turns(saver, "gone", 1, start=2)
+        with pytest.raises(ThreadDeletedError):  # a run in flight: its next put
+            saver.put(stale.config, stale.checkpoint, stale.metadata, {})
     assert _rows(pg_dsn, "SELECT count(*) FROM lgm_checkpoints WHERE thread_id = 'gone'") == [(0,)]
 
 
@@ -493,8 +494,8 @@ def test_a_refused_lgm_put_all_falls_back_and_stores_the_rest_of_the_batch(
         assert found is not None and [w[0] for w in found.pending_writes] == ["task-kept"]
         assert other.get_tuple(saved) is not None
         assert other.get_tuple(doomed) is None
-        with pytest.raises(ThreadDeletedError):
-            _empty_put(saver, "doomed")
+        with pytest.raises(ThreadDeletedError):  # a put after a pre-delete checkpoint
+            saver.put(doomed, empty_checkpoint(), {}, {})
 
 
 def test_released_migrations_are_unchanged() -> None:
@@ -505,7 +506,7 @@ def test_released_migrations_are_unchanged() -> None:
     assert released == "3fb3a0b96c84a9383b4b87c966e1834349ff5744127545a66ccf4e9e786deae1"
     released = hashlib.sha256(repr(SQL.MIGRATIONS[:4]).encode()).hexdigest()
     assert released == "6c221a23c740d56e005d378ee746617abe4868cd77dd6d93311373d2836697ba"
-    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4, 5]
+    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7]
 
 
 @pytest.mark.parametrize("autocommit", [True, False])

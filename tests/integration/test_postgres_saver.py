@@ -27,6 +27,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from benchmarks._session_workload import (
     build_chat_graph,
+    human_text,
     reply_text,
     run_turns,
     thread_config,
@@ -34,8 +35,8 @@ from benchmarks._session_workload import (
 )
 from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.errors import (
-    CheckpointStorageError,
     ConfigurationError,
+    DatabaseConnectionError,
     InvalidConnectionError,
     InvalidFilterError,
     ThreadDeletedError,
@@ -155,8 +156,9 @@ def test_pool_grows_from_its_minimum_under_load(pg_dsn: str) -> None:
 
 
 def test_unreachable_server_is_a_storage_error_naming_the_fix() -> None:
+    # Refused at the first plain connection, before any pool waits (issue 17).
     with (
-        pytest.raises(CheckpointStorageError, match="check the DSN"),
+        pytest.raises(DatabaseConnectionError, match="start the server, or fix the host"),
         PostgresSaver.from_conn_string(
             "postgresql://postgres@127.0.0.1:1/none", pool_size=1, connect_timeout=1
         ),
@@ -380,7 +382,7 @@ def test_deleted_thread_stays_deleted_across_instances(pg_dsn: str) -> None:
         with pytest.raises(ThreadDeletedError, match="gone"):
             b.put_writes(latest.config, [("messages", [])], "late-task")
         with pytest.raises(ThreadDeletedError):
-            run_turns(b, "gone", 1, start=3)
+            b.put(latest.config, latest.checkpoint, latest.metadata, {})  # a run in flight
         assert _checkpoint_ids(pg_dsn, "gone") == set()
         a.undelete_thread("gone")
         assert run_turns(b, "gone", 1)["turn"] == 1
@@ -389,9 +391,10 @@ def test_deleted_thread_stays_deleted_across_instances(pg_dsn: str) -> None:
 async def test_async_deleted_thread_stays_deleted(pg_dsn: str) -> None:
     async with AsyncPostgresSaver.from_conn_string(pg_dsn, pool_size=2) as saver:
         await _aturns(saver, "agone", 1)
+        stale = await saver.aget_tuple(thread_config("agone"))
         await saver.adelete_thread("agone")
         with pytest.raises(ThreadDeletedError):
-            await _aturns(saver, "agone", 1, start=2)
+            await saver.aput(stale.config, stale.checkpoint, stale.metadata, {})
         assert _checkpoint_ids(pg_dsn, "agone") == set()
 
 
@@ -458,7 +461,13 @@ def test_delete_racing_a_put_never_leaves_rows_behind(pg_dsn: str) -> None:
                 pool.submit(saver.delete_thread, tid).result(timeout=20)
                 with contextlib.suppress(ThreadDeletedError):  # the delete may win or lose
                     writer.result(timeout=20)
-            assert _checkpoint_ids(pg_dsn, tid) == set()
+            # Nothing from before the delete survives: a run in flight is refused;
+            # a turn that began after the delete starts a fresh thread.
+            with PostgresSaver.from_conn_string(pg_dsn, pool_size=1) as reader:
+                latest = reader.get_tuple(thread_config(tid))
+            if latest is not None:
+                texts = [m.content for m in latest.checkpoint["channel_values"]["messages"]]
+                assert human_text(tid, 1) not in texts
 
 
 # ---------------------------------------------------------------- retention, prune, stats
@@ -553,8 +562,9 @@ def test_sweep_expires_idle_threads_but_skips_one_being_written(pg_dsn: str) -> 
         assert set(report.expired_threads) == {"idle-1", "idle-2"}
         assert _checkpoint_ids(pg_dsn, "idle-1") == set()
         assert _checkpoint_ids(pg_dsn, "busy")
-        with pytest.raises(ThreadDeletedError):
-            run_turns(saver, "idle-1", 1, start=2)
+        # An expired id is reusable: a new run on it starts a fresh thread.
+        out = run_turns(saver, "idle-1", 1, start=2)
+        assert next(m.content for m in out["messages"]) == human_text("idle-1", 2)
 
 
 def test_size_cap_evicts_oldest_once_and_counts_freed_space_as_free(pg_dsn: str) -> None:

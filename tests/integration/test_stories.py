@@ -122,7 +122,9 @@ def scripted_extractor(rules: list[tuple[str, dict[str, Any]]]) -> ScriptedChatM
     def answer(prompt: list[BaseMessage]) -> str:
         transcript = prompt[-1].text
         memories = []
-        for alias, role, text in re.findall(r"\[(m\d+)\] (user|assistant|tool): (.*)", transcript):
+        for alias, role, text in re.findall(
+            r"\[(m\d+)\] (user|assistant|tool)(?: \([^)]*\))?: (.*)", transcript
+        ):
             for pattern, memory in rules:
                 if re.search(pattern, text, re.IGNORECASE) and memory.get("role", "user") == role:
                     item = {k: v for k, v in memory.items() if k != "role"}
@@ -173,7 +175,9 @@ def test_product_name_corrected_last_week_is_right_this_week(build: Any) -> None
         raw = json.loads(extractor._next_step(prompt).text)
         transcript = prompt[-1].text
         for memory in raw["memories"]:
-            line = re.search(rf"\[{memory['message_ids'][0]}\] user: (.*)", transcript)
+            line = re.search(
+                rf"\[{memory['message_ids'][0]}\] user(?: \([^)]*\))?: (.*)", transcript
+            )
             name = re.search(r"product is called (\w[\w ]*?)[.,]", line.group(1) if line else "")
             memory["text"] = f"The user's product is called {name.group(1) if name else '?'}"
         return json.dumps(raw)

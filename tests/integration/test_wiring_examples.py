@@ -1,10 +1,8 @@
-"""The demo (``python -m graphs.demo``) and the notebooks run offline and show memory at work."""
+"""The demo (``python -m graphs.demo``) runs offline and shows memory at work."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import json
 import os
 import subprocess
 import sys
@@ -14,7 +12,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def test_demo_runs_offline_in_under_a_minute(tmp_path: Path) -> None:
@@ -58,31 +55,4 @@ def test_demo_refuses_to_delete_a_foreign_directory(tmp_path: Path) -> None:
     assert (foreign / "important.txt").exists()
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.stem for n in NOTEBOOKS])
-def test_notebook_runs(notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    try:
-        import nbclient
-        import nbformat
-    except ImportError:  # no Jupyter stack: run the code cells in order, like a kernel would
-        cells = json.loads(notebook.read_text())["cells"]
-        source = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        output = io.StringIO()
-        with contextlib.redirect_stdout(output):
-            exec(compile(source, str(notebook), "exec"), {"__name__": "__main__"})
-        text = output.getvalue()
-    else:  # pragma: no cover - only where Jupyter is installed
-        nb = nbformat.read(notebook, as_version=4)
-        nbclient.NotebookClient(
-            nb, timeout=120, resources={"metadata": {"path": str(ROOT)}}
-        ).execute()
-        text = "".join(
-            o.get("text", "")
-            for c in nb.cells
-            if c.cell_type == "code"
-            for o in c.get("outputs", [])
-        )
-    if notebook.stem == "quickstart":
-        assert "superseded | user_stated  | User's budget is 3000" in text
-        assert "vegetable hot pot" in text
+# The notebooks are executed from their own folder by tests/integration/test_notebooks.py.

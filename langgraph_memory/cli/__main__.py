@@ -1,0 +1,3 @@
+from langgraph_memory.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,350 @@
+"""Offline, rule-based memory extraction (no model needed), English and Chinese.
+
+``RuleBasedExtractor`` reads only the user's own messages, so everything it
+proposes is ``user_stated``. A turn is cut into sentences and clause-sized
+segments (``_text.py``: decimals never split, "2.5万" stays whole), and each
+segment is matched anywhere, not only at its start, by the rules:
+
+- who the user is (``_profile.py``): name and how to address them, reply
+  language, allergies and health facts of the user *and their household*
+  ("my son is allergic to peanuts" -> ``allergy.son.peanuts``), diet, home city;
+- business facts (``_business.py``): budget, group size, membership, order and
+  ticket numbers, purchases, and any "my X is Y" / "我的X是Y";
+- what the user wants (``_preferences.py``): likes, shipping, contact channel,
+  standing instructions opening with any word;
+- forget requests anywhere in a sentence (``_forget.py``);
+- corrections and updates however phrased ("actually", "scratch that",
+  "不是…是…", "改成", "提高到", "moved to") keep the slot's key (``_clause.py``);
+- dated events (flights, trains, hotels, restaurants, 高铁 ...) with
+  ``event_time`` and ``expires_at``, and time-bounded states (``_events.py``,
+  relative times in ``nodes/_rules_time.py``).
+
+Cantonese (唔/冇/钟意/食) is matched through a Mandarin normalisation. Jokes,
+hypotheticals ("if I were ..."), questions and assistant turns stay out.
+
+**Evidence.** What no rule understood is not thrown away: the segments of a
+user turn that state something about the user (first person, not a greeting,
+not a question) become ONE low-importance episodic "evidence" memory
+("User said: ..."), so recall can still find them. Its key is
+``evidence.<turn digest>``: unique per turn, so it never supersedes a fact, and
+it is recognisable (``is_evidence_key``). What keeps it from serving an old
+value as current:
+
+- a segment a rule turned into a fact is *not* part of the evidence: the keyed
+  fact alone carries that value and is superseded by the next one;
+- denials ("I'm not vegetarian"), questions, jokes, hypotheticals and tentative
+  statements ("I might switch ...") are left out;
+- an update ("I switched to ...", "改成", "搬到") supersedes the older evidence
+  that shares a salient term with it, a forget request deletes the evidence on
+  its topic, and dated evidence expires (``_evidence.py``; reconcile applies it);
+- digit runs the redactor missed are masked.
+
+Its limit, measured on the planted-fact exam: an update that shares no word
+with the turn it updates, and carries no update marker, leaves the old raw turn
+active (stale recall). ``evidence=False`` trades recall for that risk.
+
+Example:
+    >>> from langchain_core.messages import HumanMessage
+    >>> from langgraph_memory.nodes.rules import RuleBasedExtractor
+    >>> [c.text for c in RuleBasedExtractor().extract([HumanMessage("以后叫我老王", id="m1")])]
+    ['用户希望被称为老王']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+
+from langgraph_memory.clock import Clock, message_time, wall_clock
+from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
+from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end
+from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
+from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
+from langgraph_memory.nodes.rules._commitments import commitment
+from langgraph_memory.nodes.rules._events import with_time
+from langgraph_memory.nodes.rules._forget import mentions_topic
+from langgraph_memory.nodes.rules._match import Match
+from langgraph_memory.nodes.rules._text import (
+    HYPOTHETICAL,
+    JOKE,
+    TENTATIVE,
+    first_person,
+    has_cjk,
+    is_question,
+    segments,
+    sentence_case,
+    sentences,
+    states_something,
+    to_third_person,
+)
+from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
+
+__all__ = [
+    "EVIDENCE_PREFIX",
+    "RuleBasedExtractor",
+    "is_evidence_key",
+    "match_clause",
+    "mentions_topic",
+    "to_third_person",
+    "with_time",
+]
+
+EVIDENCE_PREFIX = "evidence."
+# Low enough that a rule's fact always outranks the raw turn it came from.
+EVIDENCE_IMPORTANCE = 0.3
+
+
+def is_evidence_key(key: str | None) -> bool:
+    """Is this the key of an evidence memory (a raw user turn no rule understood)?
+
+    Example:
+        >>> is_evidence_key("evidence.3f2a9c0d11aa"), is_evidence_key("budget")
+        (True, False)
+    """
+    return key is not None and key.startswith(EVIDENCE_PREFIX)
+
+
+def _evidence_key(message_id: str) -> str:
+    return EVIDENCE_PREFIX + hashlib.sha1(message_id.encode()).hexdigest()[:12]
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What one user turn yields: facts, and the stating segments no rule understood."""
+
+    facts: list[Match] = field(default_factory=list)
+    residue: list[str] = field(default_factory=list)
+
+
+_CORRECTION_SHAPE = re.compile(
+    r"不是.{1,20}?[，,]?\s*(?:而|应该|其实)?是|\b(?:is not|isn'?t|was not|wasn'?t)\b.{1,30}?,?\s*(?:it'?s|but|rather)\b",
+    re.IGNORECASE,
+)
+
+
+# Seven or more digits in one run (spaces, hyphens, brackets allowed), optionally after a
+# letter: an identifier the redactor did not know ("12345 678901", "A123456(7)"). Evidence
+# keeps raw words, so it never keeps such a run; dates and prices do not match (a date
+# has 8 digits but is kept by the ISO exception; prices break at the decimal point).
+_LONG_NUMBER = re.compile(r"(?<![\w-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?")
+
+
+def mask_long_numbers(text: str) -> str:
+    """Mask digit runs of 7+ digits that the redactor left ("[NUMBER]").
+
+    Example:
+        >>> mask_long_numbers("my card 12345 678901, flight 2026-12-12, budget $1,299.99")
+        'my card [NUMBER], flight 2026-12-12, budget $1,299.99'
+    """
+
+    def _mask(m: re.Match[str]) -> str:
+        return "[NUMBER]" if sum(ch.isdigit() for ch in m.group(0)) >= 7 else m.group(0)
+
+    return _LONG_NUMBER.sub(_mask, text)
+
+
+def _only_a_joke_marker(sentence: str) -> bool:
+    return len(JOKE.sub("", sentence).strip(" ,.!~，。！哈")) <= 3
+
+
+def read_turn(text: str, now: datetime) -> _Turn:
+    """The facts and the unexplained residue of one (redacted) user turn; pure."""
+    turn = _Turn()
+    # (facts, residue) sizes before each sentence, so a trailing "just kidding!"
+    # can take back the sentence before it.
+    marks: list[tuple[int, int]] = []
+    for sentence in sentences(text):
+        if JOKE.search(sentence):
+            if _only_a_joke_marker(sentence) and marks:
+                facts_at, residue_at = marks[-1]
+                del turn.facts[facts_at:], turn.residue[residue_at:]
+            marks.append((len(turn.facts), len(turn.residue)))
+            continue
+        marks.append((len(turn.facts), len(turn.residue)))
+        if HYPOTHETICAL.search(sentence):
+            continue
+        whole = match_sentence(sentence)
+        if whole is not None:
+            turn.facts.append(with_time(whole, sentence, now) or whole)
+            continue
+        if _CORRECTION_SHAPE.search(sentence):
+            # "X is not A, it's B" that no slot rule understood: keep it whole, so the
+            # evidence never carries "not A" without the B that replaces it.
+            found = with_time(match_clause(sentence), sentence, now)
+            if found is not None:
+                turn.facts.append(found)
+            elif states_something(sentence) and not is_question(sentence, sentence):
+                turn.residue.append(sentence)
+            continue
+        about_user = False
+        for segment in segments(sentence):
+            if is_question(segment, sentence) or TENTATIVE.search(segment):
+                continue
+            was_about_user, about_user = about_user, about_user or first_person(segment)
+            found = with_time(match_clause(segment), segment, now)
+            if found is not None:
+                turn.facts.append(found)
+                if found.event_time is None and not found.forget:
+                    # "book a table for 4 on Friday": the group size and the booking.
+                    event = with_time(None, segment, now)
+                    if event is not None and event.event_time is not None:
+                        turn.facts.append(event)
+            elif states_something(segment, about_user=was_about_user):
+                turn.residue.append(segment)
+    return turn
+
+
+class RuleBasedExtractor:
+    """Offline extractor: rules over the user's own messages, no model.
+
+    Args:
+        policy: privacy policy applied to message text before matching; the
+            default masks every identifier kind.
+        min_importance: candidates below this are dropped (default 0.5);
+            forget requests and evidence are always kept.
+        confidence: confidence recorded on every candidate (default 0.9).
+        clock: returns "now" as an aware datetime (default: UTC wall clock).
+            Relative times ("this week", "明天") are resolved against the
+            message's own time when it carries one (``additional_kwargs
+            ["created_at"]``: ISO 8601 or epoch seconds), else against
+            ``clock()``, in the clock's time zone.
+        evidence: also keep each user turn's unexplained statements as one
+            low-importance episodic evidence memory (default ``True``; see the
+            module docstring for why it never serves a stale value).
+        commitments: also keep what the assistant committed to ("I've issued a
+            refund of $30") as ``agent_inferred`` episodic memories. Off by default:
+            rules cannot tell a real commitment from an assistant's mistaken one
+            ("booked a table for 6" when the user said 4), and an assistant's words
+            must never be served as the user's facts; turn it on where the
+            assistant's replies come from a trusted system. Its claims about the
+            user are never kept either way.
+
+    Example:
+        >>> from langchain_core.messages import HumanMessage
+        >>> ex = RuleBasedExtractor()
+        >>> [(c.key, c.text) for c in ex.extract([HumanMessage("my budget is 3000", id="m1")])]
+        [('budget', "User's budget is 3000")]
+        >>> [c.text for c in ex.extract([HumanMessage("I volunteer at a shelter", id="m2")])]
+        ['User said: I volunteer at a shelter']
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: PrivacyPolicy | None = None,
+        min_importance: float = 0.5,
+        confidence: float = 0.9,
+        clock: Clock | None = None,
+        evidence: bool = True,
+        commitments: bool = False,
+    ) -> None:
+        if not 0.0 <= min_importance <= 1.0:
+            raise ConfigurationError(
+                f"RuleBasedExtractor(min_importance={min_importance!r}); use a value between 0 and 1."
+            )
+        if not 0.0 <= confidence <= 1.0:
+            raise ConfigurationError(
+                f"RuleBasedExtractor(confidence={confidence!r}); use a value between 0 and 1."
+            )
+        self.policy = policy
+        self.min_importance = min_importance
+        self.confidence = confidence
+        self.clock = clock or wall_clock
+        self.evidence = evidence
+        self.commitments = commitments
+
+    def _candidate(
+        self, found: Match, message_id: str, said: datetime, text: str | None = None
+    ) -> CandidateMemory:
+        return CandidateMemory(
+            text=text or sentence_case(found.text),
+            type=found.type,
+            key=found.key,
+            importance=found.importance,
+            source=MemorySource.USER_STATED,
+            confidence=self.confidence,
+            event_time=found.event_time,
+            expires_at=found.expires_at,
+            origin_message_ids=(message_id,),
+            forget=found.forget,
+            observed_at=said,
+        )
+
+    def _evidence(self, residue: list[str], message_id: str, said: datetime) -> CandidateMemory:
+        joined = "；".join(residue) if has_cjk("".join(residue)) else "; ".join(residue)
+        joined = mask_long_numbers(joined)
+        text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"
+        bound = bound_of(joined, said)
+        if bound is None:
+            # A plan with a date ("we fly out on the 3rd") is over once its day has passed.
+            moment = moment_of(joined, said)
+            if moment is not None and moment > said:
+                bound = stated_end(joined, said) or moment + timedelta(days=1)
+        found = Match(
+            text,
+            MemoryType.EPISODIC,
+            _evidence_key(message_id),
+            EVIDENCE_IMPORTANCE,
+            expires_at=bound if bound is not None and bound > said else None,
+        )
+        return self._candidate(found, message_id, said, text=text[:500])
+
+    def _commitments(
+        self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
+    ) -> list[CandidateMemory]:
+        try:
+            text = redact_text(message_text(message), self.policy)
+        except RedactionRejectedError:
+            return []
+        said = message_time(message, self.clock)
+        out: list[CandidateMemory] = []
+        for sentence in sentences(text):
+            found = commitment(sentence)
+            if found is None or (found.key, found.text) in seen:
+                continue
+            seen.add((found.key, found.text))
+            dated = with_time(None, sentence, said)
+            if dated is not None and dated.event_time is not None:
+                found = replace(found, event_time=dated.event_time, expires_at=dated.expires_at)
+            candidate = self._candidate(found, message_id, said, text=found.text[:500])
+            # The assistant said it: a commitment, never a user-stated fact.
+            out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))
+        return out
+
+    def extract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
+        """Candidates from the human messages of ``messages`` (in order)."""
+        ids = message_ids_for(messages)
+        out: list[CandidateMemory] = []
+        seen: set[tuple[str | None, str]] = set()
+        for message, message_id in zip(messages, ids, strict=True):
+            if isinstance(message, AIMessage) and self.commitments:
+                out.extend(self._commitments(message, message_id, seen))
+            if not isinstance(message, HumanMessage):
+                continue
+            try:
+                text = redact_text(message_text(message), self.policy)
+            except RedactionRejectedError:
+                continue  # the policy forbids keeping anything from this message
+            said = message_time(message, self.clock)
+            turn = read_turn(text, said)
+            for found in turn.facts:
+                if found.importance < self.min_importance and not found.forget:
+                    continue
+                statement = sentence_case(found.text)
+                if (found.key, statement) in seen:
+                    continue
+                seen.add((found.key, statement))
+                out.append(self._candidate(found, message_id, said))
+            if self.evidence and turn.residue:
+                out.append(self._evidence(turn.residue, message_id, said))
+        return out
+
+    async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:
+        """Same as ``extract`` (pure CPU work, no I/O)."""
+        return self.extract(messages)

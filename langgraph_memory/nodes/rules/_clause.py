@@ -1,0 +1,192 @@
+"""One segment -> at most one ``Match``: wrappers, corrections, then the slot rules.
+
+Every segment is matched by the first rule that fits; wrappers such as
+"remember that", "以后", "actually", "scratch that" are stripped and the rest is
+matched again, so "以后叫我老王" becomes the ``preferred_name`` fact, not a
+generic instruction, and "scratch that, make it 6 people" updates
+``group_size``.
+
+A correction keeps the slot's key, so reconcile supersedes the old value:
+"我的预算不是3000，是5000" and "my budget is not 3000, it's 5000" are ``budget``.
+Those patterns span a comma, so ``match_sentence`` tries them on the whole
+sentence before it is cut into segments.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Final
+
+from langgraph_memory.nodes.rules._business import BUSINESS_RULES, LATE_RULES
+from langgraph_memory.nodes.rules._forget import rule_forget
+from langgraph_memory.nodes.rules._match import Match, Rule
+from langgraph_memory.nodes.rules._preferences import LIKE_RULES, PREFERENCE_RULES
+from langgraph_memory.nodes.rules._profile import PROFILE_RULES
+from langgraph_memory.nodes.rules._text import (
+    TRIM,
+    has_cjk,
+    normalize_dialect,
+    slug,
+    strip_fillers,
+    to_third_person,
+)
+from langgraph_memory.types import MemoryType
+
+
+def _slot_correction(sentence: str) -> Match | None:
+    """ "我的预算不是3000，是5000" / "my budget is not 3000, it's 5000": the slot's
+    own rule on the corrected statement, so the fact keeps its key."""
+    m = re.search(r"^(.*?)(?:并)?不是(.+?)(?:[，,]\s*|\s*)(?:而)?(?:应该|其实)?是(.+)$", sentence)
+    if m:
+        subject = m.group(1)
+        fixed = f"{subject}是{m.group(3).strip(TRIM)}" if subject else ""
+    else:
+        m = re.search(
+            r"^(.+?)\s+(?:is not|isn'?t|was not|wasn'?t|is no longer)\s+(.+?),?\s+"
+            r"(?:it'?s|it is|but|but it'?s|but it is|rather)\s+(.+)$",
+            sentence,
+            re.IGNORECASE,
+        )
+        if m is None:
+            return None
+        fixed = f"{m.group(1)} is {m.group(3).strip(TRIM)}"
+    if not fixed:
+        return None
+    found = match_specific(fixed)
+    if found is None or found.key is None or found.forget:
+        return None
+    return replace(found, importance=max(found.importance, 0.85), weak=False)
+
+
+def _rule_correction(segment: str) -> Match | None:
+    slot = _slot_correction(segment)
+    if slot is not None:
+        return slot
+    m = re.search(
+        r"\bit(?:'?s| is) (?:called|spelled|named)\s+(.+?),?\s+not\s+(.+)$"
+        r"|\bit(?:'?s| is)\s+(.+?),?\s+not\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:
+        right = (m.group(1) or m.group(3)).strip(TRIM)
+        wrong = (m.group(2) or m.group(4)).strip(TRIM)
+        return Match(
+            f"The correct name is {right}, not {wrong}",
+            key=f"correction.{slug(wrong)}",
+            importance=0.8,
+        )
+    m = re.search(r"不是(.+?)[，,]\s*(?:而)?(?:应该)?是(.+)$", segment)
+    if m:
+        wrong, right = m.group(1).strip(TRIM), m.group(2).strip(TRIM)
+        return Match(
+            f"正确的是{right}，不是{wrong}", key=f"correction.{slug(wrong)}", importance=0.8
+        )
+    return None
+
+
+# Specific facts first: they carry a key, so later values supersede earlier ones.
+SPECIFIC_RULES: Final[tuple[Rule, ...]] = (
+    rule_forget,
+    PROFILE_RULES[0],  # reply language before names ("reply in English")
+    *PREFERENCE_RULES,
+    *PROFILE_RULES[1:3],  # preferred name, name
+    _rule_correction,
+    *PROFILE_RULES[3:],  # allergy, health, diet, location
+    *BUSINESS_RULES,
+    *LIKE_RULES,
+    *LATE_RULES,
+)
+
+
+def match_specific(segment: str) -> Match | None:
+    for rule in SPECIFIC_RULES:
+        found = rule(segment)
+        if found is not None:
+            return found
+    return None
+
+
+_REMEMBER: Final = re.compile(
+    r"^(?:please\s+|and\s+|also\s+)?(?:remember|keep in mind|note|make a note|don't forget|do not forget)"
+    r"(?!\s+to\b)\s*(?:that\s+|:\s*|,\s*)?(.+)$"
+    r"|^(?:请|你要|要|帮我)?(?:记住|记一下|记得|别忘了|不要忘了|记下)[，,：:]?\s*(.+)$",
+    re.IGNORECASE,
+)
+_FROM_NOW_ON: Final = re.compile(
+    r"^(?:from now on|going forward|in the future|henceforth|for future reference)[,:]?\s+(.+)$"
+    r"|^(?:.{0,6}?)(?:以后|今后|从现在开始|从今以后|往后)[，,：:]?\s*(.+)$",
+    re.IGNORECASE,
+)
+# What a standing instruction starts with once "from now on"/"以后" is stripped.
+_IMPERATIVE: Final = re.compile(
+    r"^(?!(?:i|we|you and i)\b)[a-z]"
+    r"|^(?:请|不要|别|要|都|每次|总是|一律|必须|只|用|说|回复|回答|给我|称呼|记得|先|务必)",
+    re.IGNORECASE,
+)
+_CORRECTION_PREFIX: Final = re.compile(
+    r"^(?:actually|correction|sorry|no|wait|oops|my bad|scratch that|i mean|i meant|rather|"
+    r"let me correct (?:that|myself)|update|small change|change of plans?)[,:!]?\s+(?:i meant\s+|it'?s\s+)?(.+)$"
+    r"|^(?:其实|更正一下|更正|纠正一下|不对|说错了|我说错了|改一下|应该是|变一下|计划有变)[，,：:]?\s*(.+)$",
+    re.IGNORECASE,
+)
+
+
+def _first(match: re.Match[str]) -> str:
+    return next(g for g in match.groups() if g)
+
+
+def _stronger(found: Match, importance: float) -> Match:
+    return replace(found, importance=max(found.importance, importance))
+
+
+def match_clause(segment: str) -> Match | None:
+    """Apply the rules to one segment; ``None`` when nothing worth keeping.
+
+    Example:
+        >>> match_clause("Oh and btw, scratch that, make it 6 people").key
+        'group_size'
+        >>> match_clause("我唔食牛肉").text
+        '用户不吃牛肉'
+    """
+    segment = normalize_dialect(strip_fillers(segment))
+    if not segment:
+        return None
+    wrapped = _REMEMBER.match(segment)
+    if wrapped:
+        inner = strip_fillers(_first(wrapped))
+        found = match_specific(inner)
+        if found is not None:
+            return _stronger(found, 0.9)
+        if not inner:
+            return None
+        if has_cjk(inner):
+            return Match(f"用户要求记住：{to_third_person(inner)}", importance=0.9)
+        return Match(f"User asked to remember: {to_third_person(inner)}", importance=0.9)
+    wrapped = _FROM_NOW_ON.match(segment)
+    if wrapped:
+        inner = strip_fillers(_first(wrapped))
+        found = match_specific(inner)
+        if found is not None:
+            return _stronger(found, 0.85)
+        if not inner or not _IMPERATIVE.match(inner):
+            return None  # "以后我们再聊" is a plan, not a standing instruction
+        if has_cjk(inner):
+            return Match(f"用户的长期要求：{inner}", MemoryType.PROCEDURAL, importance=0.85)
+        return Match(
+            f"User's standing instruction: {inner}", MemoryType.PROCEDURAL, importance=0.85
+        )
+    wrapped = _CORRECTION_PREFIX.match(segment)
+    if wrapped:
+        found = match_specific(strip_fillers(_first(wrapped)))
+        if found is not None:
+            return _stronger(found, 0.8)
+    return match_specific(segment)
+
+
+def match_sentence(sentence: str) -> Match | None:
+    """A correction that spans a comma ("不是3000，是5000"), tried on the whole sentence."""
+    text = normalize_dialect(strip_fillers(sentence))
+    prefixed = _CORRECTION_PREFIX.match(text)
+    return _slot_correction(_first(prefixed) if prefixed else text)

@@ -1,0 +1,227 @@
+"""Rules for what the user wants: likes, shipping, contact channel, standing instructions.
+
+A standing instruction may open with any word: "Also, never use emojis",
+"Oh and please always answer briefly", "I'd like you to keep replies short",
+"回复的时候别用敬语", "你以后别叫我先生". One-off task requests ("send me the
+invoice") are not instructions: an imperative counts only with a standing
+marker (always, never, every time, from now on, 每次, 一律 ...) or a negation.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
+from langgraph_memory.nodes.rules._profile import NEGATED
+from langgraph_memory.nodes.rules._text import TRIM, to_third_person
+from langgraph_memory.types import MemoryType
+
+_CARRIERS_ZH: Final = "顺丰|京东|中通|圆通|申通|韵达|EMS|邮政|德邦|极兔"
+
+
+def rule_shipping(segment: str) -> Match | None:
+    if NEGATED.search(segment):
+        return None
+    m = re.search(
+        r"\b(?:ship|send|deliver|post)(?:ping)?\s+(?:it\s+|them\s+|my\s+orders?\s+|everything\s+|orders\s+)?"
+        r"(?:with|via|by|through|using)\s+([A-Z][\w&.\-]*(?:\s+[A-Z][\w&.\-]*){0,2})",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and m.group(1).lower() not in ("the", "a", "my", "post", "mail"):
+        return Match(
+            f"User prefers shipping with {m.group(1).strip()}",
+            key="shipping.carrier",
+            importance=0.75,
+        )
+    m = re.search(
+        rf"(?:快递|发货|寄件?|配送)?(?:请|都|只|一律)?(?:用|走|发|寄)({_CARRIERS_ZH})", segment
+    )
+    if m and re.search(r"快递|发货|寄|配送|发" + m.group(1), segment):
+        return Match(f"用户希望快递用{m.group(1)}", key="shipping.carrier", importance=0.75)
+    return None
+
+
+def rule_contact(segment: str) -> Match | None:
+    m = re.search(
+        r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
+        r"(e-?mail|phone|text|sms|wechat|whatsapp|telegram|signal)\b"
+        r"|\b(e-?mail|text|message|wechat)\s+me\s+instead\b"
+        r"|\bi prefer (?:to be contacted )?(?:by |via )?(e-?mail|phone calls?|texts?|sms|wechat|whatsapp)\b",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not NEGATED.search(segment[: m.start()]):
+        channel = next(g for g in m.groups() if g).lower().replace("e-mail", "email")
+        return Match(
+            f"User prefers to be contacted by {channel}", key="contact.channel", importance=0.75
+        )
+    m = re.search(
+        r"(?:用|通过|发|走|打)(微信|短信|邮件|邮箱|电话|QQ|钉钉)(?:来)?(?:联系|通知|找|告诉)我"
+        r"|联系我(?:请|的话)?(?:用|发|打|走)(微信|短信|邮件|电话|QQ|钉钉)",
+        segment,
+    )
+    if m and not re.search(r"不要|别", segment[: m.start()]):
+        return Match(
+            f"用户希望通过{m.group(1) or m.group(2)}联系", key="contact.channel", importance=0.75
+        )
+    return None
+
+
+_EN_LIKE_VERBS: Final = {
+    "don't like": "does not like", "dont like": "does not like", "do not like": "does not like",
+    "can't stand": "cannot stand", "like": "likes", "love": "loves", "prefer": "prefers",
+    "enjoy": "enjoys", "hate": "hates", "dislike": "dislikes", "adore": "adores",
+    "'d rather": "would rather", "would rather": "would rather", "am a big fan of": "is a big fan of",
+    "'m a big fan of": "is a big fan of", "am a fan of": "is a fan of", "'m a fan of": "is a fan of",
+    "am into": "is into", "'m into": "is into", "am not a fan of": "is not a fan of",
+    "'m not a fan of": "is not a fan of", "really like": "really likes", "really love": "really loves",
+}  # fmt: skip
+
+
+def rule_like(segment: str) -> Match | None:
+    m = re.search(
+        r"\bi\s?(really like|really love|'m not a fan of|am not a fan of|'m a big fan of|am a big fan of|"
+        r"'m a fan of|am a fan of|'m into|am into|'d rather|would rather|like|love|prefer|enjoy|hate|"
+        r"dislike|adore|can't stand|don'?t like|do not like)\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.match(
+        r"(?:you|to ask|to know|to check|to order|to book|to cancel)\b", m.group(2)
+    ):
+        verb = _EN_LIKE_VERBS.get(m.group(1).lower(), m.group(1).lower())
+        what = to_third_person(en_value(m.group(2), 12)).strip(TRIM)
+        if what:
+            return Match(f"User {verb} {what}", importance=0.6)
+    m = re.search(r"\bmy fav(?:ou?rite)? ([a-z ]{2,20}?) (?:is|are) (.+)$", segment, re.IGNORECASE)
+    if m:
+        what = en_value(m.group(2), 8)
+        if what:
+            return Match(
+                f"User's favorite {m.group(1)} is {what}",
+                key=f"favorite.{m.group(1).strip().replace(' ', '_')}",
+                importance=0.65,
+            )
+    m = re.search(
+        r"我(?:很|最|特别|比较|也|真的|非常|一直|还是|不太|超)?(不喜欢|更喜欢|喜欢|讨厌|偏好|偏爱|爱吃|爱喝|不爱|受不了|最爱|热爱)(.+)$",
+        segment,
+    )
+    if m and not re.match(r"你|问|这样|那样", m.group(2)):
+        what = to_third_person(zh_value(m.group(2), 24)).strip(TRIM)
+        if what:
+            return Match(f"用户{m.group(1)}{what}", importance=0.6)
+    m = re.search(r"我(?:最)?(?:喜欢|爱)的([\u4e00-\u9fff]{1,6})是(.+)$", segment)
+    if m:
+        what = zh_value(m.group(2), 16)
+        if what:
+            return Match(
+                f"用户最喜欢的{m.group(1)}是{what}", key=f"favorite.{m.group(1)}", importance=0.65
+            )
+    return None
+
+
+_STANDING_EN: Final = re.compile(
+    r"\b(?:always|never|every time|each time|whenever|from now on|in (?:the )?future|going forward|"
+    r"by default|all the time|any ?more|again|in every|every reply|in all)\b",
+    re.IGNORECASE,
+)
+_STYLE_EN: Final = re.compile(
+    r"\b(?:short|brief|concise|formal|informal|casual|bullet|bullets|metric|imperial|celsius|"
+    r"fahrenheit|emojis?|honorifics?|jargon|simple|plain|polite|summary|summaries|tl;?dr|"
+    r"first name|last name|sir|madam|ma'am)\b",
+    re.IGNORECASE,
+)
+
+
+def rule_instruction(segment: str) -> Match | None:
+    if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
+        return None  # a one-off reminder ("don't forget to bring snacks")
+    m = re.match(
+        r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
+        r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"
+        r"address me|speak|talk|give me|send me|show me|list|put|include|start|end|sign|only)\b\s*(.*)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:
+        verb, rest = m.group(1).lower(), m.group(2).strip(TRIM)
+        standing = (
+            verb
+            in (
+                "don't",
+                "dont",
+                "do not",
+                "never",
+                "always",
+                "stop",
+                "avoid",
+                "no more",
+                "no need to",
+                "only",
+            )
+            or _STANDING_EN.search(segment)
+            or (
+                _STYLE_EN.search(segment)
+                and verb
+                in (
+                    "keep",
+                    "use",
+                    "reply",
+                    "respond",
+                    "answer",
+                    "write",
+                    "address me",
+                    "speak",
+                    "talk",
+                )
+            )
+        )
+        if standing and rest:
+            return Match(
+                f"User's standing instruction: {verb} {rest}",
+                type=MemoryType.PROCEDURAL,
+                importance=0.8,
+            )
+    m = re.search(
+        r"\b(?:i'?d like you to|i want you to|i need you to|i'd prefer (?:it )?if you|i prefer (?:that )?you|"
+        r"can you(?: please)?|could you(?: please)?|would you(?: please)?|please)\s+"
+        r"((?:always|never|not|stop|keep|use|reply|respond|answer|write|address|call|only)\b.*)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and (
+        _STANDING_EN.search(segment)
+        or _STYLE_EN.search(segment)
+        or re.match(r"(?:not|never|stop)\b", m.group(1))
+    ):
+        return Match(
+            f"User's standing instruction: {m.group(1).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
+    m = re.search(
+        r"^(?:请你?|你|麻烦你?|拜托)?(?:以后|今后|往后)?(?:都|也)?(不要再?|别再?|千万别|永远不要|总是|一定要|每次都要?|每次|一律|务必|记得|回复(?:的时候|时)?|回答(?:的时候|时)?)(.+)$",
+        segment,
+    )
+    if m and not re.match(r"[了的]", m.group(2)):
+        return Match(
+            f"用户的长期要求：{m.group(1)}{m.group(2).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
+    m = re.search(
+        r"(?:请|麻烦)(?:你)?(?:以后|今后)?(?:都|一律|每次)?(用|说|回复|称呼我|叫我)(.+)$", segment
+    )
+    if m and re.search(r"以后|今后|都|一律|每次|总是", segment):
+        return Match(
+            f"用户的长期要求：{m.group(1)}{m.group(2).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
+    return None
+
+
+PREFERENCE_RULES: Final = (rule_contact, rule_shipping)
+LIKE_RULES: Final = (rule_like, rule_instruction)

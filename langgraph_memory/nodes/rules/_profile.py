@@ -1,0 +1,419 @@
+"""Rules for who the user is: name and address form, health and safety, diet, home.
+
+Each rule takes one segment (fillers stripped, Cantonese normalised) and looks
+for its pattern anywhere in it (``re.search``), so "Hi, I'm calling about my
+order, my name is Ann Lee and ..." still yields ``name``. Values are cut at
+the next clause (``en_value`` / ``zh_value``).
+
+Family members' safety facts are facts about the user's household and are
+keyed per person: "my son is allergic to peanuts" is ``allergy.son.peanuts``,
+"我女儿对鸡蛋过敏" is ``allergy.daughter.鸡蛋``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
+from langgraph_memory.nodes.rules._text import TRIM, sentence_case, slug, to_third_person, word_set
+from langgraph_memory.types import MemoryType
+
+NEGATED: Final = re.compile(
+    r"\b(?:don'?t|do not|never|stop|not|no longer|isn'?t|aren'?t|wasn'?t|am not|'m not)\b"
+    r"|不要|别|不用|不是|没有|并非|不再",
+    re.IGNORECASE,
+)
+
+# Relatives whose safety facts belong to the user's household.
+_EN_RELATIVES: Final = {
+    "son": "son", "daughter": "daughter", "kid": "child", "kids": "children", "child": "child",
+    "children": "children", "baby": "child", "toddler": "child", "wife": "wife",
+    "husband": "husband", "partner": "partner", "mom": "mother", "mum": "mother",
+    "mother": "mother", "dad": "father", "father": "father", "brother": "brother",
+    "sister": "sister", "grandma": "grandmother", "grandmother": "grandmother",
+    "grandpa": "grandfather", "grandfather": "grandfather", "boyfriend": "partner",
+    "girlfriend": "partner", "fiance": "partner", "fiancee": "partner",
+}  # fmt: skip
+_ZH_RELATIVES: Final = {
+    "儿子": "son", "女儿": "daughter", "孩子": "child", "小孩": "child", "宝宝": "child",
+    "娃": "child", "老婆": "wife", "妻子": "wife", "太太": "wife", "媳妇": "wife",
+    "爱人": "partner", "老公": "husband", "丈夫": "husband", "先生": "husband",
+    "妈妈": "mother", "母亲": "mother", "我妈": "mother", "爸爸": "father", "父亲": "father",
+    "我爸": "father", "哥哥": "brother", "弟弟": "brother", "姐姐": "sister", "妹妹": "sister",
+    "奶奶": "grandmother", "外婆": "grandmother", "姥姥": "grandmother", "爷爷": "grandfather",
+    "外公": "grandfather", "姥爷": "grandfather", "男朋友": "partner", "女朋友": "partner",
+}  # fmt: skip
+_EN_REL: Final = "|".join(sorted(_EN_RELATIVES, key=len, reverse=True))
+_ZH_REL: Final = "|".join(sorted(_ZH_RELATIVES, key=len, reverse=True))
+_ZH_REL_LABEL: Final = {
+    "son": "儿子", "daughter": "女儿", "child": "孩子", "children": "孩子们", "wife": "妻子",
+    "husband": "丈夫", "partner": "伴侣", "mother": "母亲", "father": "父亲",
+    "brother": "兄弟", "sister": "姐妹", "grandmother": "奶奶", "grandfather": "爷爷",
+}  # fmt: skip
+
+_NAME_STOP: Final = word_set(
+    "and but so i i'm im my from here calling speaking please thanks thank by the a "
+    "an with at in on for to who which that is was will would just also really not"
+)
+_NOT_NAMES: Final = word_set(
+    "sorry fine good ok okay here back home ready done sure glad happy tired busy "
+    "sick allergic vegan vegetarian looking calling writing trying going planning "
+    "interested new just not still also afraid worried pregnant diabetic chinese "
+    "english american british french german japanese korean a an the in at on from so "
+    "very really"
+)
+
+
+def _en_name(text: str) -> str | None:
+    """ "Ann Lee and I need ..." -> "Ann Lee" (up to three words, none a stop word)."""
+    words: list[str] = []
+    text = re.split(r"[,;!?，。]|\.(?:\s|$)", text, maxsplit=1)[0]
+    for word in re.findall(r"[A-Za-z][\w.'-]*", text)[:4]:
+        if word.lower() in _NAME_STOP or len(words) == 3:
+            break
+        words.append(word.strip(".'"))
+    if not words or words[0].lower() in _NOT_NAMES:
+        return None
+    return " ".join(w[:1].upper() + w[1:] for w in words)
+
+
+_ZH_NAME: Final = r"([\u4e00-\u9fff·]{2,4}?|[A-Za-z][A-Za-z'-]{1,20})"
+_ZH_NAME_END: Final = (
+    r"(?=[，,。.！!？?\s]|$|就行|就好|就可以|即可|好了|吧|啊|呀|哈|想|要|今年|来自|住|在|是|的|"
+    r"我|请|有|因为|现在|打算|准备|需要|刚|又|也|平时|一般|，)"
+)
+
+
+def rule_preferred_name(segment: str) -> Match | None:
+    m = re.search(
+        r"\b(?:you (?:can|may|should) |please |just |pls )?(?:call me|address me as|refer to me as)\s+"
+        r"(.+)$|\bi (?:go by|prefer (?:to be called|being called))\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    # "never call me sir" / "不要叫我老王" is an instruction, not a name.
+    negated = re.search(
+        r"\b(?:never|don'?t|do not|stop|not)\b.{0,12}\b(?:call|address|refer)|不要|别|不许|不准",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not negated:
+        name = _en_name(m.group(1) or m.group(2))
+        if name and name.lower() not in ("anything", "whatever", "that", "it"):
+            return Match(f"User wants to be called {name}", key="preferred_name", importance=0.9)
+    m = re.search(r"(?:叫我|称呼我|喊我|称我为?)" + _ZH_NAME + _ZH_NAME_END, segment)
+    if m and not negated and not m.group(1).startswith(("了", "去", "来", "做", "帮", "一下")):
+        return Match(f"用户希望被称为{m.group(1)}", key="preferred_name", importance=0.9)
+    return None
+
+
+def rule_name(segment: str) -> Match | None:
+    m = re.search(
+        r"\bmy (?:full |first |real )?name(?:'s| is)\s+(.+)$|\bi am called\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    ) or re.search(
+        # "I'm Ann" / "This is Ann Lee speaking" / "Ann here": the name must be capitalised.
+        r"^(?:(?i:hi|hello|hey)[,!]?\s*)?(?i:i'?m|i am|this is)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+        r"(?:\s+(?i:from|here|speaking|calling)\b.*)?$|^([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?) here$",
+        segment,
+    )
+    if m:
+        raw = next(g for g in m.groups() if g)
+        name = _en_name(raw)
+        if name:
+            return Match(f"User's name is {name}", key="name", importance=0.8)
+    m = re.search(
+        r"(?:我叫|我的名字是|我的名字叫|本人叫|本人是|我名叫)" + _ZH_NAME + _ZH_NAME_END, segment
+    )
+    if m and not m.group(1).startswith(("了", "过", "外卖", "车")):
+        return Match(f"用户的名字是{m.group(1)}", key="name", importance=0.8)
+    m = re.search(r"我姓([\u4e00-\u9fff]{1,2}?)(?=[，,。！!]|$|叫|名|，)", segment)
+    if m:
+        return Match(f"用户姓{m.group(1)}", key="name.surname", importance=0.75)
+    return None
+
+
+_EN_RELATIVE_ALLERGY: Final = (
+    # "my daughter is 6 and she's allergic to sesame": the pronoun is the relative.
+    re.compile(
+        rf"\bmy ({_EN_REL})\b.{{0,40}}?\b(?:she|he|they)(?:'s| is| are|'re)\s+"
+        r"(?:also\s+|very\s+|severely\s+)?allergic to\s+(.+)$",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\bmy ({_EN_REL})(?:'s)?\s+(?:is|are|has|have|'s)\s+(?:also\s+|very\s+|severely\s+|deathly\s+)?"
+        r"(?:allergic to\s+(.+)$|an?\s+(?:severe\s+|bad\s+|mild\s+)?(.+?)\s+allergy\b)"
+        rf"|\bmy ({_EN_REL})(?:'s)?\s+(.+?)\s+allergy\b",
+        re.IGNORECASE,
+    ),
+)
+
+
+def _relative_allergy(segment: str) -> Match | None:
+    for pattern in _EN_RELATIVE_ALLERGY:
+        m = pattern.search(segment)
+        if m is None or re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.I):
+            continue
+        groups = m.groups()
+        relative = _EN_RELATIVES[(groups[0] or groups[3 if len(groups) > 3 else 0]).lower()]
+        what = en_value(next((g for g in groups[1:] if g and g.lower() not in _EN_RELATIVES), ""))
+        if what:
+            return Match(
+                f"User's {relative} is allergic to {what}",
+                key=f"allergy.{relative}.{slug(what)}",
+                importance=0.95,
+            )
+    return None
+
+
+def rule_allergy(segment: str) -> Match | None:
+    found = _relative_allergy(segment)
+    if found is not None:
+        return found
+    m = re.search(
+        r"\b(?:i'?m|i am)\s+(?:also\s+|very\s+|severely\s+|deathly\s+|mildly\s+|really\s+)?allergic to\s+(.+)$"
+        r"|\bi have an?\s+(?:severe\s+|bad\s+|mild\s+|serious\s+)?(.+?)\s+allergy\b"
+        r"|\bi(?:'ve| have) got an?\s+(.+?)\s+allergy\b",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.end()], re.IGNORECASE):
+        what = en_value(next(g for g in m.groups() if g))
+        if what and what.lower() not in ("anything", "nothing"):
+            return Match(
+                f"User is allergic to {what}", key=f"allergy.{slug(what)}", importance=0.95
+            )
+    m = re.search(rf"({_ZH_REL})(?:的)?(?:对)?(.{{1,10}}?)(?:严重|非常|很|有点|有些)?过敏", segment)
+    if m and not re.search(r"不|没", m.group(2)):
+        relative = _ZH_RELATIVES[m.group(1)]
+        what = m.group(2).strip(TRIM + "有")
+        if what:
+            return Match(
+                f"用户的{_ZH_REL_LABEL.get(relative, m.group(1))}对{what}过敏",
+                key=f"allergy.{relative}.{slug(what)}",
+                importance=0.95,
+            )
+    m = re.search(r"我(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment) or re.search(
+        r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment
+    )
+    if m and not re.search(r"不|没", segment[: m.end()]):
+        what = m.group(1).strip(TRIM + "对有")
+        if what and what not in ("都", "什么"):
+            return Match(f"用户对{what}过敏", key=f"allergy.{slug(what)}", importance=0.95)
+    return None
+
+
+_EN_CONDITIONS: Final = (
+    r"type [12] diabetes|diabetes|diabetic|asthma|asthmatic|hypertension|high blood pressure|"
+    r"low blood pressure|a heart condition|heart condition|heart disease|a weak heart|epilepsy|"
+    r"epileptic|celiac(?: disease)?|coeliac(?: disease)?|lactose intolerant|lactose intolerance|"
+    r"gluten intolerant|gluten intolerance|pregnant|arthritis|migraines?|a bad back|bad back|"
+    r"back problems|bad knees?|a bad knee|a bad hip|anemia|anaemic|anemic|gout|kidney disease|"
+    r"kidney stones|depression|an anxiety disorder|adhd|autism|autistic|insomnia|sleep apnea|"
+    r"blind|deaf|hard of hearing|in a wheelchair|use a wheelchair|a wheelchair user|mobility issues|"
+    r"high cholesterol|ibs|crohn'?s|vertigo|motion sickness|seasick|carsick|a pacemaker|"
+    r"on insulin|on blood thinners|taking blood thinners|on warfarin|on metformin|"
+    r"on antidepressants|afraid of heights|claustrophobic|a fear of flying|afraid of flying|"
+    r"immunocompromised|g6pd deficiency|a nut allergy"
+)
+_ZH_CONDITIONS: Final = (
+    r"糖尿病|哮喘|高血压|低血压|心脏病|心脏不好|癫痫|乳糖不耐受?|麸质不耐受|怀孕|孕妇|关节炎|偏头痛|"
+    r"腰不好|腰椎间盘突出|膝盖不好|贫血|痛风|肾结石|肾病|抑郁症|焦虑症|失眠|色盲|坐轮椅|行动不便|残疾|"
+    r"高血脂|胆固醇高|晕车|晕船|心脏起搏器|打胰岛素|胰岛素|降压药|恐高|幽闭恐惧症?|胃病|胃不好|低血糖|"
+    r"甲亢|甲减|蚕豆病|免疫力低下|怕冷|不能久站"
+)
+
+
+def rule_health(segment: str) -> Match | None:
+    """Health and safety facts of the user or a relative: "I have type 2 diabetes"."""
+    m = re.search(rf"\b({_EN_CONDITIONS})\b", segment, re.IGNORECASE)
+    if m:
+        before = segment[: m.start()]
+        subject = re.search(rf"\bmy ({_EN_REL})\b", before, re.IGNORECASE)
+        first_person = re.search(r"\b(?:i|i'm|i've|i am|i have|me)\b", before, re.IGNORECASE)
+        if (subject or first_person) and not re.search(
+            r"\bnot\b|n't\b|no longer|\bno\b", before, re.IGNORECASE
+        ):
+            condition = slug(m.group(1))
+            who = f"{_EN_RELATIVES[subject.group(1).lower()]}." if subject else ""
+            return Match(
+                sentence_case(to_third_person(segment)),
+                key=f"health.{who}{condition}",
+                importance=0.95,
+            )
+    m = re.search(rf"({_ZH_CONDITIONS})", segment)
+    if m:
+        before = segment[: m.start()]
+        subject = re.search(rf"({_ZH_REL})", before)
+        if (subject or "我" in before or not before) and not re.search(r"不是|没有|没|不", before):
+            who = f"{_ZH_RELATIVES[subject.group(1)]}." if subject else ""
+            return Match(
+                sentence_case(to_third_person(segment if before else "我" + segment)),
+                key=f"health.{who}{slug(m.group(1))}",
+                importance=0.95,
+            )
+    return None
+
+
+def rule_diet(segment: str) -> Match | None:
+    m = re.search(
+        r"\b(?:i'?m|i am|i've been|we'?re|we are)\s+(?:a\s+|now\s+|strictly\s+|also\s+)?"
+        r"(vegetarian|vegan|pescatarian|pescetarian|halal|kosher|keto|on a keto diet|"
+        r"on a low[- ]carb diet|on a diet|gluten[- ]free|dairy[- ]free)\b"
+        r"|\bi (?:only )?eat (halal|kosher)\b",
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.start() + 8], re.IGNORECASE):
+        return Match(f"User is {(m.group(1) or m.group(2)).lower()}", key="diet", importance=0.85)
+    m = re.search(
+        r"我(?:们)?(?:现在)?(?:是|只|一直|都)?(?:吃素|素食者?|吃清真|清真|只吃素)", segment
+    )
+    if m and not re.search(r"不|没", segment[: m.end()]):
+        label = "吃清真" if "清真" in m.group(0) else "吃素"
+        return Match(f"用户{label}", key="diet", importance=0.85)
+    m = re.search(
+        r"\bi (?:don'?t|do not|never|can'?t|cannot|won'?t|avoid|no longer) (?:eat|have|drink|touch)\s+(.+)$"
+        r"|\bi avoid\s+(.+)$",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:
+        what = en_value(m.group(1) or m.group(2))
+        if what and what.lower() not in ("that", "it", "this", "anything"):
+            return Match(
+                f"User does not eat {what}", key=f"diet.avoid.{slug(what)}", importance=0.85
+            )
+    m = re.search(
+        r"我(?:从来|一直|完全|平时)?(?:不吃|不能吃|吃不了|不碰|忌口|不喝|不能喝)(.+)$", segment
+    )
+    if m:
+        what = zh_value(m.group(1))
+        if what and what not in ("这个", "那个", "东西"):
+            verb = "不喝" if "喝" in m.group(0) else "不吃"
+            return Match(f"用户{verb}{what}", key=f"diet.avoid.{slug(what)}", importance=0.85)
+    return None
+
+
+_EN_PLACE: Final = r"([A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,3})"
+_PLACE_STOP: Final = word_set(
+    "now with for since last recently because and but so this next a an the with my our"
+)
+
+
+def _place(text: str) -> str | None:
+    words: list[str] = []
+    for word in text.split():
+        clean = word.strip(TRIM)
+        if not clean or clean.lower() in _PLACE_STOP or len(words) == 4:
+            break
+        words.append(clean)
+        if word.endswith((",", ".")):
+            break
+    place = " ".join(words)
+    return place or None
+
+
+def rule_location(segment: str) -> Match | None:
+    m = re.search(
+        r"\bmy (?:home |shipping |delivery |new )?address is\s+(.+)$", segment, re.IGNORECASE
+    )
+    if m:
+        return Match(f"User's address is {m.group(1).strip(TRIM)}", key="address", importance=0.8)
+    m = re.search(r"我的(?:家庭|收货|家|新)?地址(?:是|在|改成了?|变成了?)(.+)$", segment)
+    if m:
+        return Match(f"用户的地址是{m.group(1).strip(TRIM)}", key="address", importance=0.8)
+    m = re.search(
+        r"\b(?:i|we)\s*(?:'ve|have)?\s+(?:just\s+|recently\s+|finally\s+|now\s+|currently\s+|also\s+)?"
+        r"(?:live|lived|moved|relocated|am based|'m based|are based|'re based|am living|'m living|"
+        r"are living|'re living|settled)\s+(?:in|to|at)\s+"
+        + _EN_PLACE
+        + r"|\bmy (?:home )?(?:city|hometown) is (?:now )?"
+        + _EN_PLACE,
+        segment,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.start() + 12], re.IGNORECASE):
+        place = _place(m.group(1) or m.group(2))
+        if place and not re.search(r"\b(?:used to|lived)\b", m.group(0), re.IGNORECASE):
+            return Match(f"User lives in {place}", key="address.city", importance=0.75)
+    m = re.search(
+        r"我(?:现在)?(?:住的|所在的?|的)城市(?:现在)?(?:是|在|改成了?)([\u4e00-\u9fff]{2,8})",
+        segment,
+    )
+    if m:
+        return Match(f"用户住在{zh_value(m.group(1))}", key="address.city", importance=0.75)
+    m = re.search(
+        r"(?:^|我)(?:们)?(?:家)?(?:现在|目前|已经|刚刚?|最近)?(?:住在|搬到了?|搬去了?|定居在|定居|生活在|安家在|在)"
+        r"([\u4e00-\u9fffA-Za-z]{2,12}?)(?=[了啦，,。！!]|$|的|住|工作|上班|生活|附近|这边|那边|现在|已经|定居)",
+        segment,
+    )
+    if (
+        m
+        and re.search(r"住|搬|定居|生活|安家", m.group(0) + segment[m.end() : m.end() + 3])
+        and not re.search(r"不|没", segment[: m.start() + 2])
+        and "出差" not in segment
+    ):
+        return Match(f"用户住在{m.group(1)}", key="address.city", importance=0.75)
+    m = re.search(r"我(?:的)?(?:家乡|老家)(?:是|在)([\u4e00-\u9fff]{2,8})", segment) or re.search(
+        r"\bi'?m (?:originally )?from\s+" + _EN_PLACE, segment, re.IGNORECASE
+    )
+    if m:
+        place = _place(m.group(1)) if not re.search(r"[\u4e00-\u9fff]", m.group(1)) else m.group(1)
+        if place:
+            text = (
+                f"用户老家在{place}"
+                if re.search(r"[\u4e00-\u9fff]", place)
+                else f"User is from {place}"
+            )
+            return Match(text, key="hometown", importance=0.65)
+    return None
+
+
+_LANGUAGES_EN: Final = "english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish"
+_LANGUAGES_ZH: Final = "中文|英文|英语|汉语|普通话|粤语|广东话|日语|日文|韩语|法语|德语"
+
+
+def rule_language(segment: str) -> Match | None:
+    if NEGATED.search(segment) and not re.search(r"\bnot in\b|不要用英|别用英", segment):
+        return None
+    m = re.search(
+        r"\b(?:reply|respond|answer|talk|speak|write|communicate|chat)(?:\s+to me)?\s+(?:only\s+)?in\s+"
+        rf"({_LANGUAGES_EN})\b|\bi prefer\s+({_LANGUAGES_EN})\b|\bin ({_LANGUAGES_EN}) please\b",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:
+        language = next(g for g in m.groups() if g).capitalize()
+        return Match(
+            f"User wants replies in {language}",
+            MemoryType.PROCEDURAL,
+            key="preference.language",
+            importance=0.85,
+        )
+    m = re.search(
+        rf"(?:用|说|讲)({_LANGUAGES_ZH})(?:来)?(?:回复|回答|跟我|和我|交流|沟通|聊天?|写)"
+        rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
+        segment,
+    )
+    if m:
+        return Match(
+            f"用户希望用{m.group(1) or m.group(2)}交流",
+            MemoryType.PROCEDURAL,
+            key="preference.language",
+            importance=0.85,
+        )
+    return None
+
+
+PROFILE_RULES: Final = (
+    rule_language,
+    rule_preferred_name,
+    rule_name,
+    rule_allergy,
+    rule_health,
+    rule_diet,
+    rule_location,
+)

@@ -1,0 +1,347 @@
+"""Text plumbing of the rules: splitting a turn into clauses, fillers, third person.
+
+A user turn is split twice:
+
+- into **sentences** at ``. ! ? ; 。！？；`` and new lines, but never at a
+  decimal point or a thousands separator ("2.5万", "$1,299.99", "3.5 stars"
+  stay whole);
+- each sentence into **segments** at commas and clause connectors ("and I",
+  "but", "so", "by the way", "而且", "另外", "顺便说一下"), so a fact in the middle
+  of a long sentence is matched on its own and its value does not run on into
+  the next clause. English commas split only before a new clause ("I live in
+  Paris, France" stays one segment); Chinese "，" always splits, and a piece
+  that is only a wrapper ("from now on", "以后", "记住") or only a time ("到周五")
+  is glued to the segment it qualifies.
+
+Cantonese is matched through a small Mandarin normalisation (唔 -> 不, 冇 -> 没有,
+钟意 -> 喜欢, 食 -> 吃 ...) applied only when Cantonese markers are present.
+
+Example:
+    >>> sentences("预算2.5万。I paid $1,299.99 for it. Fine")
+    ['预算2.5万', 'I paid $1,299.99 for it', 'Fine']
+    >>> segments("Hi, my name is Ann and I need help with my order")
+    ['Hi', 'my name is Ann', 'I need help with my order']
+    >>> segments("以后，叫我老王")
+    ['以后，叫我老王']
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Final
+
+from langgraph_memory.nodes._rules_time import bound_of, moment_of
+
+CJK: Final = re.compile(r"[\u3400-\u9fff]")
+TRIM: Final = " \t,，:：、.。!！~…-—"
+
+# A sentence ends at ! ? ; (both widths), at 。, at a new line, and at a "." that
+# is not between two digits (so 2.5 / 1,299.99 / v1.2 stay whole).
+_SENTENCE_END: Final = re.compile(r"(?<=[!?;。！？；])\s*|(?<=\.)(?!\d)\s*|\n+")
+
+# An English comma splits only before something that starts a new clause.
+_EN_CLAUSE_START: Final = (
+    r"(?:and\s+|but\s+|so\s+|also\s+|plus\s+|then\s+|oh\s+|btw\s+|by the way\s+)?"
+    r"(?:i\b|i'|my\b|we\b|we'|our\b|me\b|please\b|pls\b|can you\b|could you\b|would you\b|"
+    r"don'?t\b|do not\b|never\b|always\b|call me\b|it'?s\b|it is\b|that'?s\b|"
+    r"actually\b|btw\b|by the way\b|also\b|and\b|but\b|so\b|oh\b|remember\b|from now on\b|"
+    r"forget\b|scratch that\b|make it\b|make that\b|change it\b|what\b|how\b|when\b|where\b|"
+    r"which\b|who\b|why\b|is\b|are\b|will\b|thanks\b|thank you\b|ok\b|okay\b|one more thing\b|"
+    r"the\b|this\b|there\b|you\b|he\b|she\b|they\b|his\b|her\b|their\b)"
+)
+_EN_SPLIT: Final = re.compile(
+    rf",\s*(?={_EN_CLAUSE_START})"
+    r"|\s+(?:and|but|so|because|since|plus|while|although|though)\s+(?=(?:i|my|we|our|please|"
+    r"don'?t|do not|never|always|call me|also|it)\b)"
+    r"|\s*\b(?:by the way|btw|oh and|also)\b[,:]?\s+|\s+-\s+|\s*—\s*",
+    re.IGNORECASE,
+)
+_ZH_SPLIT: Final = re.compile(
+    r"[，,、]\s*|(?:而且|但是|不过|所以|因为|然后|另外|还有就是|还有|顺便说一下|顺便说|顺便提一下|顺便|对了|话说)"
+    r"[，,：:]?"
+)
+# A piece that only introduces the next one.
+_WRAPPER_ONLY: Final = re.compile(
+    r"^(?:from now on|going forward|in the future|henceforth|remember|please remember|"
+    r"note|keep in mind|actually|correction|sorry|wait|no|scratch that|i mean|i meant|"
+    r"以后|今后|从现在开始|从今以后|往后|记住|记得|请记住|你要记住|别忘了|其实|更正|更正一下|纠正一下|"
+    r"不对|说错了|我说错了|哦|对了|另外|顺便|还有|好的|嗯|那个|请|麻烦你|拜托)$",
+    re.IGNORECASE,
+)
+_FILLERS: Final = re.compile(
+    r"^(?:(?:oh|ah|um|uh|hmm|well|ok|okay|so|also|and|plus|btw|by the way|anyway|hey|hi|hello|"
+    r"one more thing|another thing|just so you know|fyi|just fyi|for the record|for your info|"
+    r"as i said|like i said|you know)\b[,:!]?\s*)+"
+    r"|^(?:(?:哦|噢|嗯|啊|呃|那个|对了|另外|还有|顺便说一下|顺便|话说|跟你说|告诉你|提醒一下|"
+    r"说一下|补充一下|你好|您好|嗨|哈喽)[，,：:！!]?\s*)+",
+    re.IGNORECASE,
+)
+# Cantonese markers; only then is the Mandarin normalisation applied.
+_CANTONESE: Final = re.compile(r"唔|冇|嘅|咗|係|佢|啲|钟意|鍾意|乜嘢|点解|咁|食|畀|俾|嘢")
+_CANTONESE_MAP: Final = (
+    ("唔好", "不要"), ("唔使", "不用"), ("唔该", "请"), ("唔", "不"), ("冇", "没有"),
+    ("钟意", "喜欢"), ("鍾意", "喜欢"), ("食", "吃"), ("係", "是"), ("系", "是"),
+    ("佢", "他"), ("嘅", "的"), ("咗", "了"), ("啲", "些"), ("畀", "给"), ("俾", "给"),
+    ("嘢", "东西"), ("住喺", "住在"), ("喺", "在"),
+)  # fmt: skip
+
+
+def word_set(text: str) -> frozenset[str]:
+    """A word list written as one string: ``word_set("a an the")``."""
+    return frozenset(text.split())
+
+
+def has_cjk(text: str) -> bool:
+    return bool(CJK.search(text))
+
+
+def slug(text: str) -> str:
+    """A key fragment: lower case, words joined by '_', CJK kept."""
+    words = re.findall(r"[\w\u3400-\u9fff]+", text.lower())
+    return "_".join(words)[:40]
+
+
+def sentence_case(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip(TRIM)
+    return text[:1].upper() + text[1:] if text else text
+
+
+def normalize_dialect(text: str) -> str:
+    """Cantonese spelled as Mandarin for matching ("我唔食牛肉" -> "我不吃牛肉").
+
+    Example:
+        >>> normalize_dialect("我唔食牛肉")
+        '我不吃牛肉'
+        >>> normalize_dialect("我不吃牛肉")
+        '我不吃牛肉'
+    """
+    if not _CANTONESE.search(text):
+        return text
+    for cantonese, mandarin in _CANTONESE_MAP:
+        text = text.replace(cantonese, mandarin)
+    return text
+
+
+def strip_fillers(segment: str) -> str:
+    """ "Oh and by the way, my name is Ann" -> "my name is Ann"."""
+    return _FILLERS.sub("", segment.strip(TRIM)).strip(TRIM)
+
+
+def sentences(text: str) -> list[str]:
+    out = []
+    for piece in _SENTENCE_END.split(text):
+        piece = piece.strip(TRIM) if piece else ""
+        if piece:
+            out.append(piece)
+    return out
+
+
+_TIME_WORDS: Final = re.compile(
+    r"\d+|\b(?:until|till|til|from|on|by|through|thru|next|this|the|end|of|week|weekend|month|year|"
+    r"morning|afternoon|evening|night|tomorrow|today|tonight|back|returning|at|in|"
+    r"mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|"
+    r"[月日号周星期礼拜天一二三四五六七八九十今明后下上这本个早晚午点半]|回来|返回|回国|入住|退房|之前|以前|为止|直到|一直|到|至|从|截至",
+    re.IGNORECASE,
+)
+
+
+def _time_only(piece: str) -> bool:
+    """ "到周五", "next Friday", "12号回来": a time that qualifies its neighbour."""
+    if len(piece) > 24 or re.search(r"\b(?:i|my|we|our)\b|我", piece, re.IGNORECASE):
+        return False
+    if len(_TIME_WORDS.sub("", piece).strip(TRIM + " ")) > 2:
+        return False
+    probe = datetime(2026, 1, 5, tzinfo=UTC)  # any moment: only "is there a time?" matters
+    return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
+
+
+def segments(sentence: str) -> list[str]:
+    """The clause-sized pieces of one sentence (see the module docstring)."""
+    splitter = _ZH_SPLIT if has_cjk(sentence) else _EN_SPLIT
+    raw = [p.strip(TRIM) for p in splitter.split(sentence)]
+    pieces = [p for p in raw if p]
+    out: list[str] = []
+    carry = ""
+    for index, piece in enumerate(pieces):
+        last = index == len(pieces) - 1
+        if not last and (_WRAPPER_ONLY.match(piece) or _time_only(piece)):
+            carry = f"{carry}{piece}，" if has_cjk(piece) else f"{carry}{piece}, "
+            continue
+        if last and carry == "" and out and _time_only(piece):
+            out[-1] = f"{out[-1]}，{piece}" if has_cjk(piece) else f"{out[-1]}, {piece}"
+            continue
+        out.append(carry + piece)
+        carry = ""
+    if carry:
+        out.append(carry.strip(TRIM))
+    return out
+
+
+_EN_VERBS_3RD: Final = {
+    "like": "likes", "love": "loves", "hate": "hates", "prefer": "prefers",
+    "want": "wants", "need": "needs", "live": "lives", "work": "works",
+    "eat": "eats", "drink": "drinks", "use": "uses", "have": "has", "do": "does",
+    "don't": "doesn't", "own": "owns", "enjoy": "enjoys", "dislike": "dislikes",
+}  # fmt: skip
+ADVERBS: Final = (
+    "really|also|usually|always|often|sometimes|normally|still|only|just|mostly|generally"
+)
+
+
+# Modals and common past tenses take no "s".
+_NO_S: Final = word_set(
+    "will can could would should must may might shall went had got made took came saw "
+    "told said bought paid sent left lost found gave kept met ran sold spent thought "
+    "wrote flew ate drank was were did"
+)
+
+
+def third_person_verb(verb: str) -> str:
+    """``take`` -> ``takes``, ``watch`` -> ``watches``, ``fly`` -> ``flies``."""
+    lowered = verb.lower()
+    if lowered in _EN_VERBS_3RD:
+        return _EN_VERBS_3RD[lowered]
+    if not verb.isalpha() or lowered in _NO_S or lowered.endswith("ed"):
+        return verb
+    if lowered.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(verb) > 2 and lowered.endswith("y") and lowered[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def to_third_person(clause: str) -> str:
+    """Rewrite a first-person clause about the user in the third person.
+
+    Example:
+        >>> to_third_person("I like green tea and my cat")
+        "user likes green tea and user's cat"
+        >>> to_third_person("I usually take my coffee black")
+        "user usually takes user's coffee black"
+        >>> to_third_person("我的猫叫咪咪")
+        '用户的猫叫咪咪'
+    """
+    if has_cjk(clause):
+        return clause.replace("我们", "用户和其他人").replace("我", "用户")
+    out = re.sub(r"\bI(?:'m| am)\b", "user is", clause)
+    out = re.sub(r"\bI(?:'ve| have)\b", "user has", out)
+    out = re.sub(r"\bI(?:'ll| will)\b", "user will", out)
+    out = re.sub(r"\bI(?:'d| would)\b", "user would", out)
+    out = re.sub(r"\bI was\b", "user was", out)
+    out = re.sub(r"\bmyself\b", "the user", out, flags=re.IGNORECASE)
+    out = re.sub(r"\bmine\b", "the user's", out, flags=re.IGNORECASE)
+    out = re.sub(r"\bmy\b", "user's", out, flags=re.IGNORECASE)
+    out = re.sub(r"\bme\b", "the user", out, flags=re.IGNORECASE)
+
+    def _verb(match: re.Match[str]) -> str:
+        adverb, verb = match.group(1) or "", match.group(2)
+        return "user " + adverb + third_person_verb(verb)
+
+    return re.sub(r"\bI\s+((?:" + ADVERBS + r")\s+)?([\w']+)", _verb, out)
+
+
+_QUESTION_START: Final = re.compile(
+    r"^(?:do|does|did|can|could|would|will|is|are|was|were|what|which|who|where|when|why|how|"
+    r"should|shall|may|have you|has)\b|^(?:请问|是不是|能不能|可不可以|会不会|有没有|要不要|什么|为什么|怎么|哪)",
+    re.IGNORECASE,
+)
+_QUESTION_END: Final = re.compile(r"[吗呢么嘛]$|[?？]$|(?:好不好|行不行|对不对|是不是|可以吗)$")
+# Polite requests are questions in form but state nothing about the user.
+_POLITE_IMPERATIVE: Final = re.compile(
+    r"^(?:can|could|would|will) (?:you|we|i) (?:please )?(?:always|never|remember|forget|delete|"
+    r"stop|not|call me|reply|respond|answer|use|keep|make sure|note|change|move|switch|update|"
+    r"reschedule|push|make it|cancel|upgrade|downgrade)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)",
+    re.IGNORECASE,
+)
+
+
+def is_question(segment: str, sentence_raw: str) -> bool:
+    """A question states nothing (except a polite standing request: "can you always ...")."""
+    if _POLITE_IMPERATIVE.match(segment):
+        return False
+    if _QUESTION_END.search(segment):
+        return True
+    if sentence_raw.rstrip().endswith(("?", "？")) and _QUESTION_START.match(segment):
+        return True
+    if sentence_raw.rstrip().endswith(("?", "？")) and segment == sentence_raw.strip(TRIM + "?？"):
+        return True
+    return bool(_QUESTION_START.match(segment)) and not re.match(
+        r"^(?:do not|don't|does not|is not|isn't)\b", segment, re.IGNORECASE
+    )
+
+
+HYPOTHETICAL: Final = re.compile(
+    r"\b(?:if i (?:were|was|had|am|ever|could|won)|if i'?d|if we (?:were|had|won)|what if|suppose|supposing|"
+    r"imagine|imagining|hypothetically|let'?s say|say i|in theory|pretend|would i|i wish i|if only i|"
+    r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
+    r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
+    r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
+    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票",
+    re.IGNORECASE,
+)
+JOKE: Final = re.compile(
+    r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
+    r"just a joke|only joking|lol|lmao|rofl|haha+|hehe|obviously not|as if)\b|/s\b|[😂🤣😜😝😆🙃]"
+    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈|嘿嘿|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛",
+    re.IGNORECASE,
+)
+_FIRST_PERSON: Final = re.compile(
+    r"\b(?:i|i'm|i've|i'll|i'd|my|mine|me|we|we're|our|us)\b|我|咱", re.IGNORECASE
+)
+_SMALL_TALK: Final = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|got it|sounds good|"
+    r"good (?:morning|evening|night)|bye|see you|no problem|yes|yeah|yep|no|nope|lol|haha|"
+    r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good))\b"
+    r"|^(?:你好|您好|谢谢|多谢|好的|好|嗯|行|可以|没问题|哈哈|再见|拜拜|知道了|明白了|收到|不用了|算了|不知道)",
+    re.IGNORECASE,
+)
+
+
+# Not a fact yet: "I might switch to...", "maybe I'll...", "我考虑换...", "说不定".
+TENTATIVE: Final = re.compile(
+    r"\b(?:might|maybe i|maybe we|perhaps|thinking (?:about|of)|considering|not sure (?:if|whether)|"
+    r"wondering (?:if|whether)|probably not|could be|if possible)\b"
+    r"|可能会|也许|说不定|考虑|想想|或许|不一定|犹豫|纠结要不要|打算要不要",
+    re.IGNORECASE,
+)
+
+
+def first_person(segment: str) -> bool:
+    return bool(_FIRST_PERSON.search(segment))
+
+
+# "I'm not vegetarian", "我不是VIP": a denial (often of an assistant's mistake). Kept
+# raw it would still hold the denied word, and a reader matching words sees the claim.
+_DENIAL: Final = re.compile(
+    r"\b(?:i'?m not|i am not|i'?m no|we'?re not|i'?ve never|i have never|i never said|i didn'?t say|"
+    r"that'?s not (?:true|right|correct)|not true|that'?s wrong|you'?re wrong|no,? i)\b"
+    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我",
+    re.IGNORECASE,
+)
+
+
+_CHANGE: Final = re.compile(
+    r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
+    r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
+    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了",
+    re.IGNORECASE,
+)
+
+
+def states_something(segment: str, *, about_user: bool = False) -> bool:
+    """Worth keeping as evidence: about the user, not small talk, long enough to carry a fact.
+
+    ``about_user``: an earlier segment of the sentence had the user as subject
+    (Chinese drops it after the first clause: "我住在北京，在医院当护士").
+    """
+    if _SMALL_TALK.match(segment) and len(segment) < 30:
+        return False
+    if _DENIAL.search(segment):
+        return False
+    if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
+        return True
+    if not (about_user or _FIRST_PERSON.search(segment)):
+        return False
+    size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
+    return size >= 4

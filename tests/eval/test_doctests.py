@@ -1,0 +1,27 @@
+"""The docstring examples of the exam's modules run (offline)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "langgraph_memory.eval",
+    "langgraph_memory.eval.schema",
+    "langgraph_memory.eval.grading",
+    "langgraph_memory.eval.runner",
+    "langgraph_memory.eval.metrics",
+    "langgraph_memory.eval.privacy_scan",
+    "langgraph_memory.eval.loaders",
+    "langgraph_memory.eval.systems",
+    "langgraph_memory.prompts.eval",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0

@@ -1,0 +1,355 @@
+"""The rules do not depend on exact phrasing: one test per failure class of issue 15.
+
+Each class is tested in English and Chinese (and code-switching where people
+do it): a fact in the middle of a long sentence, a name followed by a trailing
+clause, an instruction that opens with another word, bookings without the word
+"flight", group sizes, other people's allergies, dialect negations, values
+raised in passing, decimals, updates however phrased, forget requests anywhere.
+Negatives: jokes, hypotheticals, questions, assistant claims, other people's
+facts that are not the household's.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
+from langgraph_memory.types import CandidateMemory, MemoryType
+
+NOW = datetime(2026, 11, 30, 18, 0, tzinfo=UTC)  # a Monday
+RULES = RuleBasedExtractor(clock=lambda: NOW, evidence=False)
+
+
+def facts(text: str) -> list[CandidateMemory]:
+    return RULES.extract([HumanMessage(text, id="m1")])
+
+
+def keyed(text: str) -> dict[str | None, str]:
+    return {c.key: c.text for c in facts(text)}
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "needle"),
+    [
+        # a fact in the middle of a longer sentence
+        ("Hi, I'm calling about a refund, and by the way I'm allergic to shellfish so no seafood vouchers",
+         "allergy.shellfish", "shellfish"),
+        ("我想改一下订单，顺便说一下我对花生过敏，所以别送坚果", "allergy.花生", "花生"),
+        ("Thanks for the help yesterday, my budget is around 2,500 dollars for the whole trip",
+         "budget", "2,500 dollars"),
+        ("上次那个方案不错，我们预算大概在3万左右", "budget", "3万"),
+        ("ok so the thing is I moved to Hangzhou last month and the old address is wrong",
+         "address.city", "Hangzhou"),
+        ("那个订单还没到，我现在住在深圳了，地址要改", "address.city", "深圳"),
+        # code-switching
+        ("我的 budget 是 5000 块", "budget", "5000 块"),
+        ("btw 我对 gluten 过敏", "allergy.gluten", "gluten"),
+    ],
+)  # fmt: skip
+def test_fact_mid_sentence(text: str, key: str, needle: str) -> None:
+    found = keyed(text)
+    assert key in found, found
+    assert needle in found[key]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("My name is Ann Lee and I need help with an order", "name", "Ann Lee"),
+        ("Hello, this is Marco speaking, I have a question about billing", "name", "Marco"),
+        ("I'm Priya, I ordered a lamp last week", "name", "Priya"),
+        ("you can call me Ziggy, everyone does", "preferred_name", "Ziggy"),
+        ("我叫王小明，想问一下快递的事", "name", "王小明"),
+        ("我叫李雷想问一下订单", "name", "李雷"),
+        ("你可以叫我小张就行，不用那么客气", "preferred_name", "小张"),
+        ("叫我Kevin吧", "preferred_name", "Kevin"),
+    ],
+)
+def test_name_with_trailing_clause(text: str, key: str, value: str) -> None:
+    found = keyed(text)
+    assert key in found, found
+    assert found[key].endswith(value)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("Also, never use emojis with me", "never use emojis"),
+        ("Oh and please always answer in bullet points", "always answer in bullet points"),
+        ("One more thing: don't call me sir", "don't call me sir"),
+        ("I'd like you to keep your replies short", "keep your replies short"),
+        ("Going forward, use metric units", "use metric units"),
+        ("对了，以后不要用敬语", "不要用敬语"),
+        ("另外，每次回复都先给结论", "每次回复都先给结论"),
+        ("你以后别叫我先生", "别叫我先生"),
+    ],
+)
+def test_instruction_opening_with_any_word(text: str, needle: str) -> None:
+    procedures = [c for c in facts(text) if c.type is MemoryType.PROCEDURAL]
+    assert len(procedures) == 1, facts(text)
+    assert needle in procedures[0].text
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "day"),
+    [
+        ("I booked a train to Shanghai for next Friday", "event.train", date(2026, 12, 11)),
+        ("我订了周五的高铁去杭州", "event.train", date(2026, 12, 4)),
+        ("We have a hotel in Kyoto from Dec 3 to Dec 5", "event.hotel", date(2026, 12, 3)),
+        ("酒店订在12月20日入住", "event.hotel", date(2026, 12, 20)),
+        ("I reserved a table at Nobu for tomorrow night", "event.restaurant", date(2026, 12, 1)),
+        ("周六晚上在海底捞订了位", "event.restaurant", date(2026, 12, 5)),
+        ("my package should arrive on Thursday", "event.delivery", date(2026, 12, 3)),
+        ("下周三去上海出差", "event.trip", date(2026, 12, 9)),
+    ],
+)
+def test_bookings_without_the_word_flight(text: str, key: str, day: date) -> None:
+    (event,) = [c for c in facts(text) if c.key == key]
+    assert event.type is MemoryType.EPISODIC
+    assert event.event_time is not None and event.event_time.date() == day
+    assert event.expires_at is not None and event.expires_at > event.event_time
+
+
+def test_a_stated_end_date_wins_and_a_finished_trip_expires() -> None:
+    (hotel,) = [c for c in facts("We have a hotel in Kyoto from Dec 3 to Dec 5") if c.key]
+    assert hotel.expires_at == datetime(2026, 12, 6, tzinfo=UTC)
+    (away,) = facts("I'm away until the end of next week, back on Dec 9")
+    assert away.expires_at == datetime(2026, 12, 10, tzinfo=UTC)
+    (zh,) = facts("我下周末之前都在日本，12号回来")
+    assert zh.expires_at == datetime(2026, 12, 13, tzinfo=UTC)
+    # Without a stated end the vague one is used.
+    (vague,) = facts("I'm away until the end of next week")
+    assert vague.expires_at == datetime(2026, 12, 14, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("We'll be 6 people for dinner", 6),
+        ("a table for four please", 4),
+        ("there will be 3 of us", 3),
+        ("我们一共5个人", 5),
+        ("一家四口出游", 4),
+        ("人数改成8个人", 8),
+        ("Scratch that, make it 7 people", 7),
+    ],
+)
+def test_group_sizes(text: str, count: int) -> None:
+    found = keyed(text)
+    assert "group_size" in found, found
+    assert str(count) in found["group_size"]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "needle"),
+    [
+        ("My son is allergic to peanuts", "allergy.son.peanuts", "son"),
+        ("my daughter has a severe egg allergy", "allergy.daughter.egg", "daughter"),
+        ("Just so you know, my wife is allergic to penicillin", "allergy.wife.penicillin", "wife"),
+        ("我儿子对花生过敏", "allergy.son.花生", "儿子"),
+        ("孩子鸡蛋过敏，点餐注意一下", "allergy.child.鸡蛋", "孩子"),
+        ("我老公海鲜过敏", "allergy.husband.海鲜", "丈夫"),
+    ],
+)
+def test_allergies_of_the_household(text: str, key: str, needle: str) -> None:
+    found = keyed(text)
+    assert key in found, found
+    assert needle in found[key]
+    assert not any(k and k.startswith("allergy.") and k != key for k in found)  # not the user's
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "needle"),
+    [
+        ("I have type 2 diabetes", "health.type_2_diabetes", "diabetes"),
+        ("I'm pregnant, so nothing too spicy", "health.pregnant", "pregnant"),
+        ("my father has high blood pressure", "health.father.high_blood_pressure", "father"),
+        ("我有高血压", "health.高血压", "高血压"),
+        ("我妈妈有糖尿病", "health.mother.糖尿病", "糖尿病"),
+        ("I use a wheelchair, so I need step-free access", "health.use_a_wheelchair", "wheelchair"),
+    ],
+)
+def test_health_and_safety(text: str, key: str, needle: str) -> None:
+    found = keyed(text)
+    assert key in found, found
+    assert needle in found[key]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "statement"),
+    [
+        ("我唔食牛肉", "diet.avoid.牛肉", "用户不吃牛肉"),
+        ("我唔钟意香菜", None, "用户不喜欢香菜"),
+        ("唔好叫我阿伯", None, "用户的长期要求：不要叫我阿伯"),
+        ("我对虾过敏，冇得食", "allergy.虾", "用户对虾过敏"),
+    ],
+)
+def test_cantonese_negations(text: str, key: str | None, statement: str) -> None:
+    assert (key, statement) in [(c.key, c.text) for c in facts(text)], facts(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value"),
+    [
+        ("Now that my budget went up to 8000 we can look at the bigger model", "budget", "8000"),
+        ("预算提高到2.5万了", "budget", "2.5万"),
+        ("the budget is $1,299.99 max", "budget", "$1,299.99"),
+        ("我预算只有3.5千", "budget", "3.5千"),
+        ("I just upgraded to the Platinum plan", "membership", "Platinum"),
+        ("我现在是金卡会员", "membership", "金卡"),
+        ("my commute is now 40 minutes", "profile.commute", "40 minutes"),
+    ],
+)
+def test_values_raised_in_passing_and_decimals(text: str, key: str, value: str) -> None:
+    found = keyed(text)
+    assert key in found, found
+    assert value in found[key]
+
+
+def test_decimals_do_not_split_a_clause() -> None:
+    assert [c.key for c in facts("The hotel has 3.5 stars. My budget is 2.5k.")] == ["budget"]
+    (budget,) = facts("My budget is 2.5k.")
+    assert budget.text == "User's budget is 2.5k"
+
+
+@pytest.mark.parametrize(
+    ("first", "update", "key", "value"),
+    [
+        ("my budget is 3000", "actually, make the budget 4000", "budget", "4000"),
+        ("I live in Berlin", "scratch that, I moved to Munich", "address.city", "Munich"),
+        ("我们一共4个人", "改成6个人", "group_size", "6"),
+        ("预算3000", "预算不是3000而是3500", "budget", "3500"),
+        ("I'm a Silver member", "my membership was upgraded to Gold", "membership", "Gold"),
+        ("my flight is on Friday", "my flight moved to Sunday", "event.flight", "2026-12-06"),
+        ("面试在周三", "面试改到周四了", "event.interview", "2026-12-03"),
+    ],
+)
+def test_updates_keep_the_key(first: str, update: str, key: str, value: str) -> None:
+    assert key in keyed(first), keyed(first)
+    found = keyed(update)
+    assert key in found, found
+    assert value in found[key]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("btw could you forget my old address", "address"),
+        ("Thanks! And please delete my phone number from your records", "phone"),
+        ("I don't want you to remember my budget anymore", "budget"),
+        ("ok, stop remembering my allergies", "allergy"),
+        ("帮我把地址删掉", "address"),
+        ("对了，不要再记着我的预算了", "budget"),
+        ("麻烦把我的电话忘掉吧", "phone"),
+    ],
+)
+def test_forget_anywhere(text: str, key: str) -> None:
+    (request,) = [c for c in facts(text) if c.forget]
+    assert request.key == key
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I were vegan, what would you suggest?",
+        "假如我对花生过敏，会怎么样",
+        "Suppose my budget is 10000, which laptop?",
+        "I'm allergic to Mondays lol just kidding",
+        "我叫孙悟空，开玩笑的",
+        "Are you able to ship with DHL?",
+        "我的预算是多少？",
+        "What if we were 10 people?",
+        "Don't forget to bring snacks, haha",
+        "Please delete the file",
+    ],
+)
+def test_jokes_hypotheticals_and_questions_stay_out(text: str) -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    assert found == [], found
+
+
+def test_a_joke_taken_back_in_the_next_sentence() -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract(
+        [HumanMessage("My name is Batman. Just kidding! I'm allergic to soy.", id="m1")]
+    )
+    assert [c.key for c in found] == ["allergy.soy"]
+
+
+def test_assistant_claims_and_friends_facts_stay_out() -> None:
+    messages = [
+        AIMessage("Since your son is allergic to peanuts and your budget is 9000...", id="a1"),
+        HumanMessage("my colleague is allergic to cats", id="h1"),
+        HumanMessage("my friend lives in Paris", id="h2"),
+    ]
+    found = RULES.extract(messages)
+    assert not [c for c in found if c.key and c.key.startswith(("allergy", "budget", "address"))]
+
+
+def test_several_facts_in_one_segment_and_one_turn() -> None:
+    found = keyed("Hi, I'm Alice and I'd like to book a table for 4 on Friday")
+    assert found["name"] == "User's name is Alice"
+    assert "4" in found["group_size"]
+    assert "event.restaurant" in found
+
+
+def test_evidence_is_marked_and_excluded_from_rule_keys() -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract(
+        [HumanMessage("I volunteer at an animal shelter, and my budget is 3000", id="m1")]
+    )
+    assert [c.key for c in found if not is_evidence_key(c.key)] == ["budget"]
+    (evidence,) = [c for c in found if is_evidence_key(c.key)]
+    assert "animal shelter" in evidence.text and "3000" not in evidence.text
+    assert evidence.type is MemoryType.EPISODIC and evidence.importance < 0.5
+    assert evidence.observed_at == NOW and evidence.expires_at is None
+    week = RuleBasedExtractor(clock=lambda: NOW).extract(
+        [HumanMessage("I'm doing night shifts this week", id="m2")]
+    )
+    assert [c.expires_at for c in week] == [NOW.replace(hour=0) + timedelta(days=7)]
+
+
+def test_assistant_commitments_are_opt_in_and_agent_inferred() -> None:
+    reply = AIMessage(
+        "I've issued a refund of $30, it will arrive by Friday. Since you are vegan, enjoy!",
+        id="a1",
+    )
+    zh = AIMessage("好的，已为您补发一个充电器，预计三天内送达。您是素食者吗？", id="a2")
+    assert RULES.extract([reply, zh]) == []  # off by default
+    keeping = RuleBasedExtractor(clock=lambda: NOW, evidence=False, commitments=True)
+    refund, charger = keeping.extract([reply, zh])
+    assert refund.text.startswith("Assistant committed: issued a refund of $30")
+    assert (
+        refund.source.value == "agent_inferred" and refund.key and refund.key.startswith("promise.")
+    )
+    assert refund.event_time is not None and refund.event_time.date() == date(2026, 12, 4)
+    assert charger.text.startswith("客服承诺：补发一个充电器")
+    # Questions and offers are not commitments; claims about the user never are.
+    offer = AIMessage("Would you like me to book a table? I could send you a voucher.", id="a3")
+    assert keeping.extract([offer]) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I might switch to the premium plan next year",
+        "maybe I'll move to Berlin someday",
+        "我在考虑换成年卡",
+        "I'm the king of England lol",
+        "我是亿万富翁哈哈",
+        "I wish I lived in Hawaii",
+        "要是我住在海边就好了",
+    ],
+)
+def test_tentative_wishful_and_laughing_statements_stay_out(text: str) -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    assert found == [], found
+
+
+def test_change_requests_phrased_as_questions_count() -> None:
+    (event,) = facts("Can we move the dinner to Saturday?")
+    assert event.key == "event.meal" and event.event_time is not None
+    assert event.event_time.date() == date(2026, 12, 5)
+    (zh,) = facts("能不能把面试改到周四")
+    assert zh.key == "event.interview"
