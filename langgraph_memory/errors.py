@@ -25,7 +25,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── MemoryNotFoundError(KeyError)            no memory with that id for that user
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
     ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
-    └── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
+    ├── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
+    └── VectorStoreUnavailableError(ConnectionError)  the Chroma server does not answer
 """
 
 from __future__ import annotations
@@ -139,3 +140,8 @@ class JobLeaseLostError(LangGraphMemoryError, RuntimeError):
 
 class ExamDataError(LangGraphMemoryError, ValueError):
     """An exam data file (``langgraph_memory.eval``) is malformed: names the file, field and fix."""
+
+
+class VectorStoreUnavailableError(LangGraphMemoryError, ConnectionError):
+    """The Chroma server (vectors of the long-term store) did not answer; nothing
+    was acknowledged, so the caller can retry once it is back."""

@@ -10,14 +10,18 @@ Where things live:
 * ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
   ``recall_memories``...).
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``repair.py``: vector writes a crash or a Chroma outage interrupted, settled
+  from the catalog on open (intent rows, see its docstring).
 * ``reembedding.py``: the embedding model's recorded identity (pure parts in
   ``embedding_identity.py``), refusing another model, ``reembed``.
 * ``catalog.py``: the catalog interface and its SQLite dialect; statements in
-  ``_sql_sqlite.py``.
+  ``_sql_sqlite.py``. ``catalog_postgres.py``: the shared Postgres dialect
+  (``_sql_postgres.py``).
 * ``vectors.py`` (Chroma layout, vector cache), ``where.py`` (user ids,
   partitions, ``WHERE`` builders), ``rows.py`` (row/item/record mapping),
-  ``tokenize.py`` (Chinese + English tokens), ``_steps.py`` (sync/async twins
-  written once), ``_state.py`` (shared constants and types).
+  ``tokenize.py`` (Chinese + English tokens), ``_state.py`` (shared constants
+  and types). Sync and async twins are one generator each, run by
+  ``langgraph_memory._drive``.
 
 Ranking lives in ``langgraph_memory.scoring``.
 """

@@ -11,9 +11,103 @@ from __future__ import annotations
 
 from typing import Final
 
-# (name, statements) in order; each migration and its "applied" row commit together.
-MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
-    (
+from langgraph_memory._migrations import Migration, MigrationTable
+
+# Statements both dialects share, re-exported so ``catalog.sql.NAME`` finds them here.
+from langgraph_memory.longterm._sql_common import *  # noqa: F403
+from langgraph_memory.longterm._sql_common import (
+    DELETE_FTS_ROW as DELETE_FTS_ROW,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_ITEM as DELETE_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION as DELETE_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_INTENTS as DELETE_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_ITEMS as DELETE_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_VECTOR_INTENTS as DELETE_VECTOR_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS as ITEM_COLUMNS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS_I as ITEM_COLUMNS_I,
+)
+from langgraph_memory.longterm._sql_common import (
+    REFRESH_TTL as REFRESH_TTL,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_BY_MEM_KEY as SELECT_ACTIVE_BY_MEM_KEY,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_WHERE_TEMPLATE as SELECT_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_EXPIRED as SELECT_EXPIRED,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_INTENT_PARTITIONS as SELECT_INTENT_PARTITIONS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ITEM as SELECT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_MEMORIES_BY_ID_TEMPLATE as SELECT_MEMORIES_BY_ID_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_META as SELECT_META,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION as SELECT_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE as SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_INTENTS as SELECT_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ITEM_IDS as SELECT_PARTITION_ITEM_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ROWS_TO_FORGET as SELECT_PARTITION_ROWS_TO_FORGET,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_IDS as SELECT_VECTOR_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_OF_PARTITION as SELECT_VECTOR_ROWS_OF_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_TEMPLATE as SELECT_VECTOR_ROWS_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SET_DEDICATED as SET_DEDICATED,
+)
+from langgraph_memory.longterm._sql_common import (
+    TOUCH_ITEM as TOUCH_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPDATE_VALUE as UPDATE_VALUE,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_ITEM as UPSERT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_META as UPSERT_META,
+)
+
+# Applied by ``langgraph_memory._migrations.migrate``: each migration and its
+# "applied" row commit together; a file from a newer release is refused.
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
         "0001_items_fts_partitions",
         (
             """
@@ -67,7 +161,8 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "CREATE TABLE IF NOT EXISTS lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
-    (
+    Migration(
+        2,
         # Per-partition term lists: every indexed token carries its partition's
         # scope prefix (rows.term_scope), so a query term's posting list holds one
         # user's rows instead of every user's (keyword search p50 5.5 ms -> well
@@ -89,21 +184,46 @@ MIGRATIONS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
             "DROP TABLE lt_fts",
         ),
     ),
-    (
+    Migration(
+        3,
         # Recall's pinned search (standing instructions) reads a user's memories of
         # one type: ~100 of 10k rows through this index instead of the partition.
         "0003_items_by_mem_type",
         ("CREATE INDEX IF NOT EXISTS lt_items_by_mem_type ON lt_items (partition, mem_type)",),
     ),
+    Migration(
+        4,
+        # Vector writes in flight (see repair.py): committed before Chroma is
+        # touched, deleted in the transaction that commits the catalog side, so a
+        # row left behind names exactly the vectors a crash may have left wrong.
+        "0004_vector_intents",
+        (
+            """
+            CREATE TABLE IF NOT EXISTS lt_vector_intents (
+                token TEXT NOT NULL,
+                partition TEXT NOT NULL,
+                item_id TEXT NOT NULL,
+                created_ts REAL NOT NULL,
+                PRIMARY KEY (token, partition, item_id)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS lt_vector_intents_by_partition "
+            "ON lt_vector_intents (partition)",
+        ),
+    ),
 )
 # Name of the SQL function migration 0002 calls: (partition, body) -> scoped body.
 SCOPE_TOKENS_FUNCTION: Final = "lgm_scope_tokens"
 
-CREATE_MIGRATIONS_TABLE: Final = (
-    "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
+# The table predates the shared runner and keys migrations by name ("0003_...");
+# the version is the name's number.
+MIGRATION_TABLE: Final = MigrationTable(
+    create=(
+        "CREATE TABLE IF NOT EXISTS lt_migrations (name TEXT PRIMARY KEY, applied_ts REAL NOT NULL)"
+    ),
+    select_applied="SELECT CAST(substr(name, 1, 4) AS INTEGER) FROM lt_migrations",
+    insert_applied="INSERT INTO lt_migrations (name, applied_ts) VALUES (?2, ?3)",
 )
-SELECT_APPLIED_MIGRATIONS: Final = "SELECT name FROM lt_migrations"
-INSERT_APPLIED_MIGRATION: Final = "INSERT INTO lt_migrations (name, applied_ts) VALUES (?, ?)"
 
 PRAGMAS: Final = (
     "PRAGMA journal_mode = WAL",
@@ -119,55 +239,8 @@ PRAGMAS: Final = (
     "PRAGMA cache_size = -32768",
 )
 
-ITEM_COLUMNS: Final = (
-    "rowid, item_id, partition, namespace, key, value, created_ts, updated_ts, "
-    "ttl_minutes, expires_ts, has_vector, mem_importance, mem_active_ts"
-)
-# Same columns prefixed for joins with lt_fts.
-ITEM_COLUMNS_I: Final = ", ".join(f"i.{c.strip()}" for c in ITEM_COLUMNS.split(","))
 
-SELECT_ITEM: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? AND key = ?"
-)
-UPSERT_ITEM: Final = """
-INSERT INTO lt_items (
-    item_id, partition, namespace, key, value, created_ts, updated_ts, ttl_minutes, expires_ts,
-    has_vector, mem_status, mem_type, mem_key, valid_from_ts, valid_to_ts, mem_expires_ts,
-    mem_importance, mem_active_ts
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (partition, namespace, key) DO UPDATE SET
-    value = excluded.value,
-    updated_ts = excluded.updated_ts,
-    ttl_minutes = excluded.ttl_minutes,
-    expires_ts = excluded.expires_ts,
-    has_vector = excluded.has_vector,
-    mem_status = excluded.mem_status,
-    mem_type = excluded.mem_type,
-    mem_key = excluded.mem_key,
-    valid_from_ts = excluded.valid_from_ts,
-    valid_to_ts = excluded.valid_to_ts,
-    mem_expires_ts = excluded.mem_expires_ts,
-    mem_importance = excluded.mem_importance,
-    mem_active_ts = excluded.mem_active_ts
-RETURNING rowid
-"""
-DELETE_ITEM: Final = "DELETE FROM lt_items WHERE rowid = ? AND partition = ?"
-DELETE_FTS_ROW: Final = "DELETE FROM lt_keywords WHERE rowid = ?"
 INSERT_FTS_ROW: Final = "INSERT INTO lt_keywords (rowid, body) VALUES (?, ?)"
-REFRESH_TTL: Final = (
-    "UPDATE lt_items SET expires_ts = ? + ttl_minutes * 60.0 "
-    "WHERE partition = ? AND rowid = ? AND ttl_minutes IS NOT NULL"
-)
-UPDATE_VALUE: Final = """
-UPDATE lt_items SET value = ?, updated_ts = ?, mem_status = ?, valid_to_ts = ?, mem_expires_ts = ?,
-    mem_importance = ?, mem_active_ts = ?
-WHERE partition = ? AND rowid = ?
-"""
-# Access statistics change the value (``last_accessed_at``, ``access_count``) but not
-# ``updated_ts``: being recalled is not an edit.
-TOUCH_ITEM: Final = (
-    "UPDATE lt_items SET value = ?, mem_active_ts = ? WHERE partition = ? AND rowid = ?"
-)
 
 # Keyword search. Query terms carry the partition's scope prefix, so FTS5 only
 # reads (and BM25 only scores) this partition's rows; ``partition = ?`` is still
@@ -224,14 +297,6 @@ SELECT_ITEMS_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
     "ORDER BY updated_ts DESC, rowid DESC LIMIT ? OFFSET ?"
 )
-SELECT_VECTOR_IDS: Final = "SELECT item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-SELECT_PARTITION_ITEM_IDS: Final = (
-    "SELECT rowid, item_id FROM lt_items WHERE partition = ? AND has_vector = 1"
-)
-SELECT_EXPIRED: Final = (
-    "SELECT rowid, item_id, partition, has_vector FROM lt_items "
-    "WHERE expires_ts IS NOT NULL AND expires_ts <= ?"
-)
 SELECT_NAMESPACES: Final = "SELECT DISTINCT namespace FROM lt_items ORDER BY namespace"
 
 # Recall's core-profile candidates: the current memories of a partition by importance,
@@ -252,10 +317,8 @@ PROFILE_KEYED_ROWS_TEMPLATE: Final = (
     "ORDER BY mem_importance DESC, mem_active_ts DESC LIMIT ?) "
     "ORDER BY mem_importance DESC, mem_active_ts DESC"
 )
-
-SELECT_PARTITION: Final = (
-    "SELECT collection, dedicated, vector_count, version FROM lt_partitions WHERE partition = ?"
-)
+# BEGIN IMMEDIATE already holds the file's write lock: no row locks needed.
+SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION
 INSERT_PARTITION: Final = (
     "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) VALUES (?, ?, 0, 0)"
 )
@@ -263,9 +326,6 @@ ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?), version = version + 1 "
     "WHERE partition = ?"
 )
-SET_DEDICATED: Final = "UPDATE lt_partitions SET collection = ?, dedicated = 1 WHERE partition = ?"
-DELETE_PARTITION: Final = "DELETE FROM lt_partitions WHERE partition = ?"
-DELETE_PARTITION_ITEMS: Final = "DELETE FROM lt_items WHERE partition = ?"
 
 # Per-connection view of FTS5's term statistics (document frequency per scoped
 # term, i.e. per partition).
@@ -274,24 +334,9 @@ CREATE_VOCAB_VIEW: Final = (
     "USING fts5vocab(main, lt_keywords, 'row')"
 )
 SELECT_TERM_DOC_FREQ: Final = "SELECT term, doc FROM temp.lt_keywords_vocab WHERE term IN ({marks})"
-COUNT_PARTITION_ITEMS: Final = "SELECT count(*) FROM lt_items WHERE partition = ?"
 # Changes whenever another connection commits to the file.
 DATA_VERSION: Final = "PRAGMA data_version"
 
-SELECT_META: Final = "SELECT value FROM lt_meta WHERE name = ?"
-UPSERT_META: Final = (
-    "INSERT INTO lt_meta (name, value) VALUES (?, ?) "
-    "ON CONFLICT (name) DO UPDATE SET value = excluded.value"
-)
-DELETE_META: Final = "DELETE FROM lt_meta WHERE name = ?"
-
-# Re-embedding (reembedding.py): every vector-bearing row, in rowid order, in batches.
-COUNT_VECTOR_ROWS_AFTER: Final = "SELECT count(*) FROM lt_items WHERE has_vector = 1 AND rowid > ?"
-SELECT_VECTOR_ROWS_AFTER: Final = (
-    "SELECT rowid, partition, item_id, value FROM lt_items "
-    "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
-)
-SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"
 
 # Rewrites the FTS5 b-tree without the deleted rows' tokens; VACUUM and a WAL
 # truncation then drop the freed pages from the file itself.
@@ -301,10 +346,6 @@ WAL_TRUNCATE: Final = "PRAGMA wal_checkpoint(TRUNCATE)"
 
 # -- statements that used to be built inline in store.py ---------------------------
 
-# A shard-tier partition's eligible rows with a vector (exact ranking of all of them).
-SELECT_VECTOR_ROWS_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND has_vector = 1 AND {{where}}"
-)
 # Vector winners of a dedicated partition joined to the catalog. ``+partition``
 # keeps the planner on the item_id index: given ``partition = ? AND namespace =
 # ?`` it preferred walking the whole partition (6.6 ms at 10k memories, vs ~0.2
@@ -313,26 +354,14 @@ SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items "
     "WHERE +partition = ? AND item_id IN ({marks}) AND {where}"
 )
-# A user's active memories with one profile key (two active ones never share it).
-SELECT_ACTIVE_BY_MEM_KEY: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND mem_key = ? AND mem_status = 'active'"
+
+# -- vector intents (repair.py) -----------------------------------------------------
+INSERT_VECTOR_INTENT: Final = (
+    "INSERT OR IGNORE INTO lt_vector_intents (token, partition, item_id, created_ts) "
+    "VALUES (?, ?, ?, ?)"
 )
-# A user's typed memories by id (any status).
-SELECT_MEMORIES_BY_ID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND namespace = ? "
-    "AND key IN ({marks}) AND mem_status IS NOT NULL"
-)
-# Active memories matching a lifecycle condition (expiry, staleness), all users...
-SELECT_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}}"
-)
-# ... or one user's.
-SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE mem_status = 'active' AND {{condition}} "
-    "AND partition = ?"
-)
-# Everything forget_user removes from one partition.
-SELECT_PARTITION_ROWS_TO_FORGET: Final = (
-    "SELECT rowid, item_id, has_vector, mem_status FROM lt_items WHERE partition = ?"
+# BEGIN IMMEDIATE already serialises writers of the file.
+LOCK_PARTITION: Final[str | None] = None
+SET_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = ?, version = version + 1 WHERE partition = ?"
 )

@@ -11,23 +11,37 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from langgraph_memory.errors import MigrationError
+from langgraph_memory._migrations import migrate
 from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
-from langgraph_memory.longterm.tokenize import scope_tokens
+from langgraph_memory.longterm.tokenize import match_expression, scope_tokens
 
 # Cached document frequencies are dropped past this many terms (memory bound).
 MAX_CACHED_TERMS = 200_000
 # Below this many items a partition's query is cheap whatever its terms, and
 # dropping "common" terms of a handful of memories would only change rankings.
 MIN_ITEMS_FOR_TERM_PRUNING = 100
+
+
+def choose_terms(
+    unique: list[str], items: int, doc_freq: dict[str, int], max_share: float
+) -> list[str]:
+    """The terms worth querying, given the partition's item count and each term's
+    document frequency (see :meth:`SqliteCatalog.plan_terms`; every dialect uses this)."""
+    if items < MIN_ITEMS_FOR_TERM_PRUNING:
+        return unique
+    common = {t for t in unique if doc_freq.get(t, 0) > max_share * items}
+    if len(common) == len(unique):
+        return unique  # nothing but common terms: better than no keyword side at all
+    # A query whose only matching terms are common gets no keyword hits: its
+    # vector side ranks alone (the retrieval-quality test measures this).
+    return [t for t in unique if t not in common and doc_freq.get(t, 0) > 0]
 
 
 def _scope_body(partition: str, body: str | None) -> str:
@@ -45,8 +59,13 @@ class Catalog(Protocol):
 
     path: str
     sql: ModuleType
+    dialect: str  # "sqlite" | "postgres": what where.py's value filters compile to
 
     def close(self) -> None: ...
+
+    def match_expression(self, scoped_terms: list[str]) -> str | None:
+        """The keyword templates' match parameter for these planned terms."""
+        ...
 
     def transaction(self, *, changes_terms: bool = True) -> Any: ...
 
@@ -67,10 +86,34 @@ class Catalog(Protocol):
     def scrub(self) -> None: ...
 
 
-class SqliteCatalog:
+class CatalogHelpers:
+    """What every dialect derives from its ``query``/``transaction`` the same way."""
+
+    sql: ModuleType
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def transaction(self, *, changes_terms: bool = True) -> Any:
+        raise NotImplementedError
+
+    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
+        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
+
+    def meta(self, name: str) -> str | None:
+        rows = self.query(self.sql.SELECT_META, (name,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, name: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(self.sql.UPSERT_META, (name, value))
+
+
+class SqliteCatalog(CatalogHelpers):
     """Owns the SQLite file of a :class:`ChromaMemoryStore` (the embedded dialect)."""
 
     sql: ModuleType = _sql
+    dialect = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
@@ -98,22 +141,12 @@ class SqliteCatalog:
             self.conn.close()
 
     def _migrate(self) -> None:
-        with self.lock:
-            self.conn.execute(_sql.CREATE_MIGRATIONS_TABLE)
-            applied = {r[0] for r in self.conn.execute(_sql.SELECT_APPLIED_MIGRATIONS)}
-            for name, statements in _sql.MIGRATIONS:
-                if name in applied:
-                    continue
-                try:
-                    with self.transaction():
-                        for statement in statements:
-                            self.conn.execute(statement)
-                        self.conn.execute(_sql.INSERT_APPLIED_MIGRATION, (name, time.time()))
-                except sqlite3.Error as exc:
-                    raise MigrationError(
-                        f"Migration {name!r} failed on {self.path!r}: {exc}. The file may be "
-                        "from a newer version or damaged; restore a backup or use a new path."
-                    ) from exc
+        @contextmanager
+        def transaction() -> Iterator[Callable[..., list[Any]]]:
+            with self.transaction() as conn:
+                yield lambda sql, params=(): conn.execute(sql, params).fetchall()
+
+        migrate(transaction, _sql.MIGRATION_TABLE, _sql.MIGRATIONS, where=repr(self.path))
 
     @contextmanager
     def transaction(self, *, changes_terms: bool = True) -> Iterator[sqlite3.Connection]:
@@ -138,6 +171,9 @@ class SqliteCatalog:
             else:
                 self.conn.execute("COMMIT")
 
+    def match_expression(self, scoped_terms: list[str]) -> str | None:
+        return match_expression(scoped_terms)
+
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:
         """The connection, under the lock, for reads (no transaction is opened)."""
@@ -147,9 +183,6 @@ class SqliteCatalog:
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.lock:
             return self.conn.execute(sql, params).fetchall()
-
-    def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
-        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
 
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float
@@ -198,20 +231,7 @@ class SqliteCatalog:
                 for term in chunk:
                     self._doc_freq[term] = int(found.get(term, 0))
             doc_freq = {t: self._doc_freq[t] for t in unique}
-        common = {t for t in unique if doc_freq.get(t, 0) > max_share * items}
-        if len(common) == len(unique):
-            return unique  # nothing but common terms: better than no keyword side at all
-        # A query whose only matching terms are common gets no keyword hits: its
-        # vector side ranks alone (the retrieval-quality test measures this).
-        return [t for t in unique if t not in common and doc_freq.get(t, 0) > 0]
-
-    def meta(self, name: str) -> str | None:
-        rows = self.query(_sql.SELECT_META, (name,))
-        return str(rows[0][0]) if rows else None
-
-    def set_meta(self, name: str, value: str) -> None:
-        with self.transaction() as conn:
-            conn.execute(_sql.UPSERT_META, (name, value))
+        return choose_terms(unique, items, doc_freq, max_share)
 
     def scrub(self) -> None:
         """Push deleted text out of the file: FTS5 optimize, VACUUM, WAL truncate."""

@@ -12,12 +12,11 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from datetime import datetime
-from functools import partial
 from typing import Any
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.longterm._steps import Blocking, Dual, Steps, arun, run
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, to_ts
 from langgraph_memory.longterm.where import validate_user_id
 from langgraph_memory.longterm.writes import Writes
@@ -154,17 +153,30 @@ class Lifecycle(Writes):
         by_partition: dict[str, list[tuple[int, str, int]]] = {}
         for rowid, item_id, partition, has_vector in expired:
             by_partition.setdefault(partition, []).append((rowid, item_id, has_vector))
+        intent = self._record_intent(
+            [
+                (partition, item_id)
+                for rowid, item_id, partition, has_vector in expired
+                if has_vector
+            ]
+        )
+        deleted = 0
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, by_partition)
             for partition, rows in by_partition.items():
                 layout = self._partition_layout(partition)
-                vector_ids = [item_id for _, item_id, has_vector in rows if has_vector]
-                for rowid, _, _ in rows:
+                vector_ids = []
+                for rowid, item_id, has_vector in rows:
                     conn.execute(sql.DELETE_FTS_ROW, (rowid,))
-                    conn.execute(sql.DELETE_ITEM, (rowid, partition))
+                    # Another instance's sweep may have deleted it first.
+                    if conn.execute(sql.DELETE_ITEM, (rowid, partition)).rowcount:
+                        deleted += 1
+                        if has_vector:
+                            vector_ids.append(item_id)
                 if layout is not None and vector_ids:
                     self.vectors.delete(layout[0], vector_ids)
                     conn.execute(sql.ADD_VECTOR_COUNT, (-len(vector_ids), partition))
-        return len(expired)
+        return deleted
 
     async def asweep_ttl(self, *, now: float | None = None) -> int:
         return await asyncio.to_thread(lambda: self.sweep_ttl(now=now))
@@ -172,7 +184,10 @@ class Lifecycle(Writes):
     def _forget_store(self, user_id: str) -> tuple[int, int]:
         """Remove the partition from Chroma and SQLite, then scrub the file."""
         sql = self.catalog.sql
+        # "*": the whole partition is checked if this is interrupted (repair.py).
+        intent = self._record_intent([(user_id, "*")])
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, [user_id])
             rows = conn.execute(sql.SELECT_PARTITION_ROWS_TO_FORGET, (user_id,)).fetchall()
             layout = self._partition_layout(user_id)
             if layout is not None:
@@ -207,7 +222,7 @@ class Lifecycle(Writes):
         Chroma keeps a shard user's raw vectors (no text) in its write-ahead log
         until it compacts that shard (see longterm/DESIGN.md).
         """
-        return run(self._forget_steps(user_id, checkpointer, memory_queue), self.embeddings)
+        return run(self._forget_steps(user_id, checkpointer, memory_queue))
 
     async def aforget_user(
         self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
@@ -218,7 +233,7 @@ class Lifecycle(Writes):
             return await asyncio.to_thread(
                 self.forget_user, user_id, checkpointer=checkpointer, memory_queue=memory_queue
             )
-        return await arun(self._forget_steps(user_id, checkpointer, memory_queue), self.embeddings)
+        return await arun(self._forget_steps(user_id, checkpointer, memory_queue))
 
     def _forget_steps(
         self, user_id: str, checkpointer: Any, memory_queue: Any
@@ -230,53 +245,53 @@ class Lifecycle(Writes):
             queue_rows = int((yield Blocking(lambda: memory_queue.forget_user(user_id))))
         threads = 0
         if checkpointer is not None:
-            thread_ids: set[str] = yield Dual(
-                lambda: _thread_ids(checkpointer, user_id),
-                lambda: _athread_ids(checkpointer, user_id),
-            )
+            saver = _Threads(checkpointer)
+            thread_ids: set[str] = yield Call(saver, "thread_ids", (user_id,))
             for thread_id in thread_ids:
-                yield Dual(
-                    partial(checkpointer.delete_thread, thread_id),
-                    partial(checkpointer.adelete_thread, thread_id),
-                )
+                yield Call(checkpointer, "delete_thread", (thread_id,))
             threads = len(thread_ids)
             if thread_ids or queue_rows:
-                yield Dual(partial(_vacuum, checkpointer), partial(_avacuum, checkpointer))
+                yield Call(saver, "vacuum")
         return _forget_receipt(
             user_id, memories, keyword_rows, threads, queue_rows, clock_now(self.clock)
         )
 
 
-def _thread_ids(checkpointer: Any, user_id: str) -> set[str]:
-    # Threads this user owns (our savers record the owner at the first write, whether the
-    # id came from ``configurable`` or the Runtime ``context=``), plus any other saver's
-    # threads whose checkpoint metadata names the user.
-    owned = getattr(checkpointer, "threads_of_user", None)
-    found = set(owned(user_id)) if callable(owned) else set()
-    return found | {
-        t.config["configurable"]["thread_id"]
-        for t in checkpointer.list(None, filter={"user_id": user_id})
-    }
+class _Threads:
+    """A checkpointer's thread listing and vacuum, in the sync/async pairs ``Call`` expects.
 
+    A user's threads: those the user owns (our savers record the owner at the first
+    write, whether the id came from ``configurable`` or the Runtime ``context=``), plus
+    any other saver's threads whose checkpoint metadata names the user.
+    """
 
-async def _athread_ids(checkpointer: Any, user_id: str) -> set[str]:
-    owned = getattr(checkpointer, "athreads_of_user", None)
-    found = set(await owned(user_id)) if callable(owned) else set()
-    return found | {
-        t.config["configurable"]["thread_id"]
-        async for t in checkpointer.alist(None, filter={"user_id": user_id})
-    }
+    def __init__(self, checkpointer: Any) -> None:
+        self.checkpointer = checkpointer
 
+    def thread_ids(self, user_id: str) -> set[str]:
+        owned = getattr(self.checkpointer, "threads_of_user", None)
+        found = set(owned(user_id)) if callable(owned) else set()
+        return found | {
+            t.config["configurable"]["thread_id"]
+            for t in self.checkpointer.list(None, filter={"user_id": user_id})
+        }
 
-def _vacuum(checkpointer: Any) -> None:
-    if callable(getattr(checkpointer, "vacuum", None)):
-        checkpointer.vacuum()
+    async def athread_ids(self, user_id: str) -> set[str]:
+        owned = getattr(self.checkpointer, "athreads_of_user", None)
+        found = set(await owned(user_id)) if callable(owned) else set()
+        return found | {
+            t.config["configurable"]["thread_id"]
+            async for t in self.checkpointer.alist(None, filter={"user_id": user_id})
+        }
 
+    def vacuum(self) -> None:
+        if callable(getattr(self.checkpointer, "vacuum", None)):
+            self.checkpointer.vacuum()
 
-async def _avacuum(checkpointer: Any) -> None:
-    vacuum = getattr(checkpointer, "avacuum", None)
-    if callable(vacuum):
-        await vacuum()
+    async def avacuum(self) -> None:
+        vacuum = getattr(self.checkpointer, "avacuum", None)
+        if callable(vacuum):
+            await vacuum()
 
 
 def _has_async_api(checkpointer: Any) -> bool:

@@ -4,7 +4,7 @@
 items into ``("memories", user_id)`` (an active memory with the same ``key`` is
 superseded); ``get_memory``/``list_memories``/``delete_memory``/``touch`` read
 and edit them; ``search_memories``/``recall_memories`` rank them. Each sync and
-async pair is one generator of steps (``_steps.py``) run by ``run``/``arun``.
+async pair is one generator of steps run by ``langgraph_memory._drive.run``/``arun``.
 Expiry, archival, TTL and ``forget_user`` live in ``lifecycle.py``.
 """
 
@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import ScoringWeights
 from langgraph_memory.errors import ConfigurationError, InvalidUserIdError, MemoryNotFoundError
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
-from langgraph_memory.longterm._steps import Blocking, EmbedQuery, Steps, arun, run
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import row_to_record, to_ts
 from langgraph_memory.longterm.where import (
@@ -51,10 +51,10 @@ class TypedMemories(Retrieval, Writes):
     def put_memory(self, record: MemoryRecord) -> MemoryRecord:
         """Store a memory (redacted) for ``record.user_id``; an active memory with the same
         ``key`` is superseded by it. Returns the record as stored."""
-        return run(self._put_steps(record, None, None), self.embeddings)
+        return run(self._put_steps(record, None, None))
 
     async def aput_memory(self, record: MemoryRecord) -> MemoryRecord:
-        return await arun(self._put_steps(record, None, None), self.embeddings)
+        return await arun(self._put_steps(record, None, None))
 
     def supersede(self, user_id: str, old_id: str, new: MemoryRecord) -> MemoryRecord:
         """Replace memory ``old_id`` by ``new``: the old one keeps its text with
@@ -63,10 +63,10 @@ class TypedMemories(Retrieval, Writes):
         Raises:
             MemoryNotFoundError: ``old_id`` is not one of this user's memories.
         """
-        return run(self._put_steps(new, user_id, old_id), self.embeddings)
+        return run(self._put_steps(new, user_id, old_id))
 
     async def asupersede(self, user_id: str, old_id: str, new: MemoryRecord) -> MemoryRecord:
-        return await arun(self._put_steps(new, user_id, old_id), self.embeddings)
+        return await arun(self._put_steps(new, user_id, old_id))
 
     async def aget_memory(self, user_id: str, memory_id: str) -> MemoryRecord | None:
         return await asyncio.to_thread(self.get_memory, user_id, memory_id)
@@ -91,8 +91,8 @@ class TypedMemories(Retrieval, Writes):
     ) -> Steps[Sequence[float] | None]:
         if query_embedding is not None or self.embeddings is None or not query.strip():
             return query_embedding
-        vector: list[float] = yield EmbedQuery(query)
-        return vector
+        vector = yield Call(self.embeddings, "embed_query", (query,))
+        return list(vector)
 
     def _search_steps(
         self,
@@ -158,7 +158,7 @@ class TypedMemories(Retrieval, Writes):
             min_relevance=min_relevance,
             now=now,
         )
-        return run(steps, self.embeddings)
+        return run(steps)
 
     async def asearch_memories(
         self,
@@ -190,7 +190,7 @@ class TypedMemories(Retrieval, Writes):
             min_relevance=min_relevance,
             now=now,
         )
-        return await arun(steps, self.embeddings)
+        return await arun(steps)
 
     def _recall_steps(
         self,
@@ -290,7 +290,7 @@ class TypedMemories(Retrieval, Writes):
             now=now,
             profile_limit=profile_limit,
         )
-        return run(steps, self.embeddings)
+        return run(steps)
 
     async def arecall_memories(
         self,
@@ -320,7 +320,7 @@ class TypedMemories(Retrieval, Writes):
             now=now,
             profile_limit=profile_limit,
         )
-        return await arun(steps, self.embeddings)
+        return await arun(steps)
 
     # -- validation, reads and edits --------------------------------------------------------
 

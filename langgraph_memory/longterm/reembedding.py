@@ -33,8 +33,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.errors import ConfigurationError, EmbeddingModelMismatchError
-from langgraph_memory.longterm._steps import Blocking, EmbedDocuments, Steps, arun, run
 from langgraph_memory.longterm.embedding_identity import (
     PROBE_TEXTS,
     EmbeddingIdentity,
@@ -58,14 +58,14 @@ class Reembedding(Writes):
     """Embedding identity checks and :meth:`reembed`."""
 
     def _probe_steps(self, embeddings: Any) -> Steps[EmbeddingIdentity]:
-        vectors = yield EmbedDocuments(list(PROBE_TEXTS))
+        vectors = yield Call(embeddings, "embed_documents", (list(PROBE_TEXTS),))
         return identity_from_vectors(embedding_name(embeddings), vectors)
 
     def _check_embedding_identity(self, dims: int) -> None:
         """Record the opened model's identity, or refuse it if the store's vectors are another's."""
         if self.embeddings is None:
             return  # keyword-only: no vectors are read or written
-        current = run(self._probe_steps(self.embeddings), self.embeddings)
+        current = run(self._probe_steps(self.embeddings))
         sql = self.catalog.sql
         # Read and record in one write transaction: two processes opening a new
         # store with different models cannot both record theirs.
@@ -151,7 +151,7 @@ class Reembedding(Writes):
             if not rows:
                 break
             texts = [self._text_to_reembed(json.loads(value)) for _, _, _, value in rows]
-            vectors = yield EmbedDocuments(texts)
+            vectors = yield Call(new_embeddings, "embed_documents", (texts,))
             progress = ReembedProgress(
                 target,
                 after_rowid=int(rows[-1][0]),
@@ -256,7 +256,10 @@ class Reembedding(Writes):
             ['Allergic to seafood']
             >>> reopened.close()
         """
-        return run(self._reembed_steps(new_embeddings, batch_size, on_progress), new_embeddings)
+        progress: ReembedProgress = run(
+            self._reembed_steps(new_embeddings, batch_size, on_progress)
+        )
+        return progress
 
     async def areembed(
         self,
@@ -266,6 +269,7 @@ class Reembedding(Writes):
         on_progress: Callable[[ReembedProgress], None] | None = None,
     ) -> ReembedProgress:
         """Async twin of :meth:`reembed` (``aembed_documents``; catalog and Chroma in a thread)."""
-        return await arun(
-            self._reembed_steps(new_embeddings, batch_size, on_progress), new_embeddings
+        progress: ReembedProgress = await arun(
+            self._reembed_steps(new_embeddings, batch_size, on_progress)
         )
+        return progress

@@ -31,7 +31,7 @@ from langgraph_memory.longterm._state import (
     candidate_pool,
 )
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, term_scope, to_ts
-from langgraph_memory.longterm.tokenize import match_expression, query_tokens
+from langgraph_memory.longterm.tokenize import query_tokens
 from langgraph_memory.longterm.vectors import cosine_scores, normalised_matrix
 from langgraph_memory.longterm.where import (
     build_memory_state_filter,
@@ -81,7 +81,7 @@ class Retrieval(StoreState):
             state_sql, state_params = build_memory_state_filter(now_ts=now)
             clauses.append(f"(mem_status IS NULL OR ({state_sql}))")
             params.extend(state_params)
-        filter_sql, filter_params = build_value_filter(value_filter)
+        filter_sql, filter_params = build_value_filter(value_filter, dialect=self.catalog.dialect)
         clauses.append(filter_sql)
         params.extend(filter_params)
         # Unqualified columns are unambiguous in the FTS join too (lt_keywords has only body).
@@ -98,7 +98,7 @@ class Retrieval(StoreState):
         layout = self._partition_layout(partition)
         if query_vector is None or self.embeddings is None:
             query_vector = None
-        return QueryPlan(partition, match_expression(terms), query_vector, layout)
+        return QueryPlan(partition, self.catalog.match_expression(terms), query_vector, layout)
 
     def _cached_scores(self, plan: QueryPlan) -> tuple[list[str], dict[str, int], np.ndarray]:
         """``(ids, id -> row, cosine per row)`` from the in-process cache, computed once per plan."""

@@ -16,10 +16,11 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``), ``reembedding.py`` (the recorded embedding model, ``reembed``)
-over ``catalog.py`` (the catalog interface and its SQLite
-dialect). This module builds it. Sync and async twins are one generator of
-steps (``_steps.py``). Scoring, ``WHERE`` building and row mapping are pure
+``forget_user``), ``repair.py`` (interrupted vector writes settled on open),
+``reembedding.py`` (the recorded embedding model, ``reembed``), over
+``catalog.py`` (the catalog interface; SQLite here, Postgres in
+``catalog_postgres.py``). This module builds it. Sync and async twins are one
+generator of steps (``langgraph_memory._drive``). Scoring, ``WHERE`` building and row mapping are pure
 functions in ``scoring.py``, ``where.py`` and ``rows.py``.
 
 Example:
@@ -41,6 +42,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, TTLConfig
@@ -57,13 +59,18 @@ from langgraph_memory.longterm._state import (
     DEFAULT_VECTOR_CACHE_BYTES,
     RecalledMemories,
 )
-from langgraph_memory.longterm.catalog import SqliteCatalog
+from langgraph_memory.longterm.catalog import Catalog, SqliteCatalog
 from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
 from langgraph_memory.longterm.reembedding import Reembedding
+from langgraph_memory.longterm.repair import Repair
 from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS
 from langgraph_memory.longterm.surface import StoreSurface
-from langgraph_memory.longterm.vectors import ChromaVectors, PartitionVectorCache
+from langgraph_memory.longterm.vectors import (
+    ChromaVectors,
+    PartitionVectorCache,
+    chroma_unavailable,
+)
 from langgraph_memory.longterm.where import USER_ROOT, validate_labels
 from langgraph_memory.privacy import Redactor
 
@@ -73,7 +80,7 @@ KEYWORD_INDEX_FILENAME = "keyword_index.sqlite3"
 CHROMA_DIRNAME = "chroma"
 
 
-class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, BaseStore):
+class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedding, BaseStore):
     """Long-term memory on Chroma + SQLite FTS5, partitioned per user.
 
     Build it with :meth:`embedded` (a local directory) or :meth:`from_http`
@@ -83,7 +90,12 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
 
     Args:
         client: A ``chromadb`` client (``PersistentClient`` or ``HttpClient``).
-        keyword_index_path: The SQLite file for catalog + FTS5 index.
+        keyword_index_path: The SQLite file for catalog + FTS5 index (the embedded
+            catalog; give this or ``catalog``).
+        catalog: A shared catalog instead: a ``"postgresql://..."`` DSN (a
+            :class:`~langgraph_memory.longterm.catalog_postgres.PostgresCatalog` is
+            opened and closed with the store) or a catalog object (then the caller
+            closes it).
         embeddings: Any LangChain ``Embeddings`` (or embed function). ``None``
             with no ``index`` disables vectors: search is keyword-only.
         index: LangGraph-style ``IndexConfig`` (``embed``, ``dims``, ``fields``);
@@ -98,6 +110,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
         vector_cache_bytes: Budget of the in-process vector cache (0 disables it).
         cache_max_vectors: Largest partition ranked from the cache; larger ones
             use their dedicated collection's HNSW index.
+        chroma_url: The Chroma server's URL, named in errors (``from_http`` sets it).
         clock: What "now" is for validity, expiry, TTL, recency and access stamps
             (``langgraph_memory.clock``; default the UTC wall clock). A replayed history
             passes a ``ManualClock``.
@@ -109,7 +122,8 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
         self,
         *,
         client: Any,
-        keyword_index_path: str | Path,
+        keyword_index_path: str | Path | None = None,
+        catalog: Catalog | str | None = None,
         embeddings: Embeddings | Any | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
@@ -122,6 +136,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
         vector_cache_bytes: int = DEFAULT_VECTOR_CACHE_BYTES,
         cache_max_vectors: int = DEFAULT_CACHE_MAX_VECTORS,
         clock: Clock | None = None,
+        chroma_url: str | None = None,
     ) -> None:
         self.clock = clock
         if shards < 1:
@@ -140,8 +155,8 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
         self.dedicated_threshold = dedicated_threshold
         self.user_roots = tuple(validate_labels(user_roots))
         self.redactor = Redactor(privacy_policy)
-        self.catalog = SqliteCatalog(keyword_index_path)
-        self.vectors = ChromaVectors(client, prefix=collection_prefix)
+        self.catalog, self._owns_catalog = _open_catalog(keyword_index_path, catalog)
+        self.vectors = ChromaVectors(client, prefix=collection_prefix, url=chroma_url)
         self.collection_prefix = collection_prefix
         if vector_cache_bytes < 0 or cache_max_vectors < 0:
             raise ConfigurationError(
@@ -174,6 +189,8 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
                 "embed": self.embeddings,
                 "fields": list(self.index_fields),
             }
+        # Vector writes a crash or an outage interrupted are settled before use.
+        self.repair_vectors()
 
     # -- construction -----------------------------------------------------------
 
@@ -223,43 +240,91 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Reembedding, Bas
     def from_http(
         cls,
         host: str,
-        port: int,
+        port: int | None = None,
         *,
-        keyword_index_path: str | Path,
+        keyword_index_path: str | Path | None = None,
+        catalog: Catalog | str | None = None,
         embeddings: Embeddings | Any | None,
         ssl: bool = False,
         headers: dict[str, str] | None = None,
         **kwargs: Any,
     ) -> ChromaMemoryStore:
-        """A store on a Chroma server; the SQLite catalog + keyword index stay local.
+        """A store whose vectors live on a Chroma server.
 
-        One process (or one host sharing the file) should own ``keyword_index_path``:
-        the catalog is the source of truth for which vectors belong to whom.
+        ``host`` is a host name (with ``port``) or a URL such as
+        ``"http://127.0.0.1:8000"``. The catalog (items, keyword index,
+        partitions) is either a local SQLite file (``keyword_index_path``: one
+        process or host should own it) or, for several app instances, a shared
+        Postgres database: ``catalog="postgresql://..."``.
+
+        Raises:
+            VectorStoreUnavailableError: the Chroma server does not answer (the
+                message names the URL and how to start one).
         """
         import chromadb
         from chromadb.config import Settings
 
-        client = chromadb.HttpClient(
-            host=host,
-            port=port,
-            ssl=ssl,
-            headers=headers,
-            settings=Settings(anonymized_telemetry=False),
-        )
+        host, port, ssl = _parse_chroma_address(host, port, ssl)
+        url = f"{'https' if ssl else 'http'}://{host}:{port}"
+        try:
+            client = chromadb.HttpClient(
+                host=host,
+                port=port,
+                ssl=ssl,
+                headers=headers,
+                settings=Settings(anonymized_telemetry=False),
+            )
+        except Exception as exc:
+            raise chroma_unavailable(url, exc) from exc
         return cls(
             client=client,
             keyword_index_path=keyword_index_path,
+            catalog=catalog,
             embeddings=embeddings,
+            chroma_url=url,
             **kwargs,
         )
 
     def close(self) -> None:
         """Stop the TTL sweeper and close the SQLite file (Chroma clients need no closing)."""
         self.stop_ttl_sweeper(timeout=5)
-        self.catalog.close()
+        if self._owns_catalog:
+            self.catalog.close()
 
     def __enter__(self) -> ChromaMemoryStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_catalog(
+    keyword_index_path: str | Path | None, catalog: Catalog | str | None
+) -> tuple[Catalog, bool]:
+    """``(catalog, owned)``: the store closes the catalogs it opened itself."""
+    if (keyword_index_path is None) == (catalog is None):
+        raise ConfigurationError(
+            f"keyword_index_path={keyword_index_path!r}, catalog={catalog!r}; give exactly one "
+            "(a local SQLite file, or a shared catalog such as 'postgresql://...')."
+        )
+    if keyword_index_path is not None:
+        return SqliteCatalog(keyword_index_path), True
+    if isinstance(catalog, str):
+        from langgraph_memory.longterm.catalog_postgres import PostgresCatalog
+
+        return PostgresCatalog(catalog), True
+    return catalog, False  # type: ignore[return-value]
+
+
+def _parse_chroma_address(host: str, port: int | None, ssl: bool) -> tuple[str, int, bool]:
+    if "://" in host:
+        parsed = urlsplit(host)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ConfigurationError(
+                f"host={host!r}; pass a Chroma URL like 'http://127.0.0.1:8000' or a host name."
+            )
+        ssl = parsed.scheme == "https"
+        return parsed.hostname, parsed.port or port or (443 if ssl else 8000), ssl
+    if port is None:
+        raise ConfigurationError(f"host={host!r} without port; pass port= or a URL.")
+    return host, port, ssl

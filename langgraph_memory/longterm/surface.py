@@ -23,9 +23,9 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.errors import ConfigurationError, InvalidUserIdError
 from langgraph_memory.longterm._state import MIN_CANDIDATE_POOL, PreparedPut
-from langgraph_memory.longterm._steps import Blocking, EmbedDocuments, Steps, arun, run
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import (
     ItemRow,
@@ -50,10 +50,10 @@ class StoreSurface(Retrieval, Writes):
     """``batch``/``abatch``: LangGraph's get, put, search and list_namespaces ops."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return run(self._batch_steps(ops), self.embeddings)
+        return run(self._batch_steps(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await arun(self._batch_steps(ops), self.embeddings)
+        return await arun(self._batch_steps(ops))
 
     def _batch_steps(self, ops: Iterable[Op]) -> Steps[list[Result]]:
         op_list = list(ops)
@@ -62,8 +62,9 @@ class StoreSurface(Retrieval, Writes):
         query_vectors: dict[int, list[float]] = {}
         if self.embeddings is not None and queries:
             order = list(queries)
-            vectors = yield EmbedDocuments([queries[i][1] for i in order])
-            query_vectors = dict(zip(order, vectors, strict=True))
+            texts = [queries[i][1] for i in order]
+            vectors = yield Call(self.embeddings, "embed_documents", (texts,))
+            query_vectors = dict(zip(order, (list(v) for v in vectors), strict=True))
         results: list[Result] = yield Blocking(
             lambda: self._execute(op_list, puts, queries, query_vectors)
         )
@@ -112,7 +113,7 @@ class StoreSurface(Retrieval, Writes):
                 partition_of(op.namespace, user_roots=self.user_roots)
             elif isinstance(op, SearchOp):
                 partition = partition_of(op.namespace_prefix, user_roots=self.user_roots)
-                build_value_filter(op.filter)
+                build_value_filter(op.filter, dialect=self.catalog.dialect)
                 if op.query:
                     queries[i] = (partition, self._redact(op.query))
             elif isinstance(op, ListNamespacesOp):

@@ -30,11 +30,14 @@ import shutil
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from langgraph_memory.errors import VectorStoreUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,27 @@ _COPY_CHUNK = 1000
 # box (pool threads waiting for a core, two searches contending); in 512-row
 # chunks p50 0.6 / p95 0.9 ms, and half the CPU time.
 _DOT_CHUNK_ROWS = 512
+
+
+def is_connection_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` means "the Chroma server did not answer" (not a bad request)."""
+    try:
+        import httpx
+
+        if isinstance(exc, httpx.TransportError):
+            return True
+    except ImportError:  # pragma: no cover - chromadb depends on httpx
+        pass
+    text = str(exc).lower()
+    return isinstance(exc, ConnectionError) or "could not connect" in text
+
+
+def chroma_unavailable(url: str, exc: BaseException) -> VectorStoreUnavailableError:
+    return VectorStoreUnavailableError(
+        f"The Chroma server at {url} did not answer ({type(exc).__name__}: {exc}). Start it "
+        f"(`chroma run --host <host> --port <port> --path <dir>`) or fix the URL; nothing was "
+        "written, so retry once it answers."
+    )
 
 
 def shard_collection_name(prefix: str, partition: str, shards: int) -> str:
@@ -82,37 +106,52 @@ class ChromaVectors:
     (which downloads a model) is never constructed.
     """
 
-    def __init__(self, client: Any, *, prefix: str = "lgm") -> None:
+    def __init__(self, client: Any, *, prefix: str = "lgm", url: str | None = None) -> None:
         self.client = client
         self.prefix = prefix
+        self.url = url
         self._collections: dict[str, Any] = {}
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """A Chroma server that stops answering becomes a typed error naming its URL."""
+        try:
+            yield
+        except Exception as exc:
+            if self.url is not None and is_connection_failure(exc):
+                raise chroma_unavailable(self.url, exc) from exc
+            raise
 
     def collection(self, name: str) -> Any:
         found = self._collections.get(name)
         if found is None:
             is_shard = name.startswith(f"{self.prefix}-shard-")
-            found = self.client.get_or_create_collection(
-                name,
-                embedding_function=None,
-                configuration=_SHARD_HNSW_CONFIGURATION if is_shard else _HNSW_CONFIGURATION,
-            )
+            with self._reachable():
+                found = self.client.get_or_create_collection(
+                    name,
+                    embedding_function=None,
+                    configuration=_SHARD_HNSW_CONFIGURATION if is_shard else _HNSW_CONFIGURATION,
+                )
             self._collections[name] = found
         return found
 
     def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
         if ids:
-            self.collection(name).upsert(
-                ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32)
-            )
+            collection = self.collection(name)
+            with self._reachable():
+                collection.upsert(ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32))
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if ids:
-            self.collection(name).delete(ids=list(ids))
+            collection = self.collection(name)
+            with self._reachable():
+                collection.delete(ids=list(ids))
 
     def drop_collection(self, name: str) -> None:
         self._collections.pop(name, None)
         try:
-            self.client.delete_collection(name)
+            with self._reachable():
+                self.client.delete_collection(name)
         except Exception as exc:  # already gone is fine; anything else is not
             if "does not exist" not in str(exc).lower() and "not found" not in str(exc).lower():
                 raise
@@ -124,7 +163,9 @@ class ChromaVectors:
         """The stored vectors of these ids (missing ids are simply absent)."""
         if not ids:
             return {}
-        got = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        collection = self.collection(name)
+        with self._reachable():
+            got = collection.get(ids=list(ids), include=["embeddings"])
         embeddings = got.get("embeddings")
         if embeddings is None:
             return {}
@@ -138,7 +179,9 @@ class ChromaVectors:
         """Cosine of ``query`` with exactly these ids' vectors (shard tier)."""
         if not ids:
             return {}
-        got = self.collection(name).get(ids=list(ids), include=["embeddings"])
+        collection = self.collection(name)
+        with self._reachable():
+            got = collection.get(ids=list(ids), include=["embeddings"])
         embeddings = got.get("embeddings")
         if embeddings is None or len(got["ids"]) == 0:
             return {}
@@ -149,11 +192,13 @@ class ChromaVectors:
         """Top ``n_results`` by cosine in a dedicated collection (no filter: it is the partition)."""
         if n_results <= 0:
             return {}
-        result = self.collection(name).query(
-            query_embeddings=[np.asarray(query, dtype=np.float32)],
-            n_results=n_results,
-            include=["distances"],
-        )
+        collection = self.collection(name)
+        with self._reachable():
+            result = collection.query(
+                query_embeddings=[np.asarray(query, dtype=np.float32)],
+                n_results=n_results,
+                include=["distances"],
+            )
         ids = result["ids"][0]
         distances = (result.get("distances") or [[]])[0]
         # Chroma's cosine space returns 1 - cosine.

@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -184,16 +185,22 @@ def _flatten(filter: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
     return out
 
 
-def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]]:
+def build_value_filter(
+    filter: Mapping[str, Any] | None, *, dialect: str = "sqlite"
+) -> tuple[str, list[Any]]:
     """Translate a BaseStore ``filter`` over value fields into ``(sql, params)``.
 
     Supported: ``{"field": value}`` (equality), nested dicts as dotted paths, and
     ``{"field": {"$op": value}}`` with ``$eq $ne $gt $gte $lt $lte $in $nin``.
     Anything else (``$or``, ``$regex``, lists) raises
-    :class:`InvalidFilterError`. Returns ``("1", [])`` for no filter.
+    :class:`InvalidFilterError`. Returns ``("1 = 1", [])`` for no filter.
+
+    ``dialect="postgres"`` compares ``jsonb`` (the Postgres catalog defines
+    ``json_extract(value, path)`` returning ``jsonb``, JSON null as SQL NULL):
+    each operand is bound as JSON text cast to ``jsonb``.
     """
     if not filter:
-        return "1", []
+        return "1 = 1", []
     if not isinstance(filter, Mapping):
         raise InvalidFilterError(
             f"filter={filter!r} is a {type(filter).__name__}; pass a dict such as "
@@ -201,6 +208,15 @@ def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]
         )
     clauses: list[str] = []
     params: list[Any] = []
+    mark = "?::jsonb" if dialect == "postgres" else "?"
+
+    def bind(field: str, value: Any) -> Any:
+        if dialect == "postgres":
+            return (
+                json.dumps(value) if isinstance(value, bool) else json.dumps(_scalar(field, value))
+            )
+        return _scalar(field, value)
+
     for field, condition in _flatten(filter):
         expr = _field_expr(field)
         if isinstance(condition, Mapping):
@@ -213,8 +229,8 @@ def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]
                     if operand is None and operator in ("$eq", "$ne"):
                         clauses.append(f"{expr} IS {'NOT ' if operator == '$ne' else ''}NULL")
                         continue
-                    clauses.append(f"{expr} {_COMPARISONS[operator]} ?")
-                    params.append(_scalar(field, operand))
+                    clauses.append(f"{expr} {_COMPARISONS[operator]} {mark}")
+                    params.append(bind(field, operand))
                 elif operator in _SET_OPERATORS:
                     if (
                         not isinstance(operand, (list, tuple))
@@ -224,9 +240,9 @@ def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]
                             f"Filter {field!r}: {operator} needs a non-empty list of at most "
                             f"{_MAX_IN_VALUES} values, got {operand!r}."
                         )
-                    marks = ", ".join("?" for _ in operand)
+                    marks = ", ".join(mark for _ in operand)
                     clauses.append(f"{expr} {_SET_OPERATORS[operator]} ({marks})")
-                    params.extend(_scalar(field, v) for v in operand)
+                    params.extend(bind(field, v) for v in operand)
                 else:
                     raise InvalidFilterError(
                         f"Filter operator {operator!r} on {field!r} is not supported; use one of "
@@ -235,8 +251,8 @@ def build_value_filter(filter: Mapping[str, Any] | None) -> tuple[str, list[Any]
         elif condition is None:
             clauses.append(f"{expr} IS NULL")
         else:
-            clauses.append(f"{expr} = ?")
-            params.append(_scalar(field, condition))
+            clauses.append(f"{expr} = {mark}")
+            params.append(bind(field, condition))
     return " AND ".join(clauses), params
 
 
@@ -274,7 +290,7 @@ def build_memory_state_filter(
             continue
         values = [str(getattr(v, "value", v)) for v in wanted]
         if not values:
-            clauses.append("0")  # an empty allow-list matches nothing
+            clauses.append("1 = 0")  # an empty allow-list matches nothing
             continue
         clauses.append(f"{column} IN ({', '.join('?' for _ in values)})")
         params.extend(values)

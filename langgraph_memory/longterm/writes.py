@@ -10,13 +10,15 @@ threshold (:meth:`Writes._collection_for_write`). Typed memories add the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import time
+import uuid
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from langgraph_memory._drive import Call, Steps
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import MemoryNotFoundError
 from langgraph_memory.longterm._state import PreparedPut, StoreState
-from langgraph_memory.longterm._steps import EmbedDocuments, Steps
 from langgraph_memory.longterm.rows import (
     ItemRow,
     item_id_for,
@@ -41,18 +43,56 @@ class Writes(StoreState):
             return
         todo = [p for p in puts if p.value is not None and p.texts]
         if todo:
-            vectors = yield EmbedDocuments(["\n".join(p.texts) for p in todo])
+            texts = ["\n".join(p.texts) for p in todo]
+            vectors = yield Call(self.embeddings, "embed_documents", (texts,))
             for put, vector in zip(todo, vectors, strict=True):
                 put.vector = list(vector)
 
-    def _apply_puts(self, puts: Sequence[PreparedPut], *, now: float | None = None) -> None:
+    def _record_intent(self, entries: Sequence[tuple[str, str]]) -> str | None:
+        """Commit ``(partition, item_id)`` pairs whose vectors are about to change.
+
+        Must run outside any catalog transaction (it commits on its own, before
+        Chroma is touched); the write's own transaction deletes the rows
+        (:meth:`_settle_intent`). Rows a crash leaves behind are repaired on the
+        next open (``repair.py``). Returns the intent's token.
+        """
+        if not entries:
+            return None
+        sql = self.catalog.sql
+        token = uuid.uuid4().hex
+        now = time.time()  # bookkeeping, not a memory time
+        rows = [(token, partition, item_id, now) for partition, item_id in dict.fromkeys(entries)]
+        with self.catalog.transaction(changes_terms=False) as conn:
+            conn.executemany(sql.INSERT_VECTOR_INTENT, rows)
+        return token
+
+    def _settle_intent(self, conn: Any, token: str | None, partitions: Iterable[str]) -> None:
+        """Inside the write's transaction: lock its partitions (sorted: no deadlock
+        between instances) and drop its intent rows, committed with the catalog."""
+        sql = self.catalog.sql
+        if sql.LOCK_PARTITION:
+            for partition in sorted(set(partitions)):
+                conn.execute(sql.LOCK_PARTITION, (partition,))
+        if token is not None:
+            conn.execute(sql.DELETE_VECTOR_INTENTS, (token,))
+
+    def _apply_puts(
+        self,
+        puts: Sequence[PreparedPut],
+        *,
+        now: float | None = None,
+        intent: str | None = None,
+        intent_recorded: bool = False,
+    ) -> None:
         """Write a group of puts: one catalog transaction, one Chroma call per collection.
 
         Chroma is written inside the catalog transaction, so a Chroma failure rolls
-        the catalog back; an orphan vector left by a failed commit is harmless
-        (ids only resolve through the catalog). A partition that outgrows its
-        shard is promoted *before* its new vectors are written, so a bulk load
-        writes each vector once.
+        the catalog back. The vectors a crash or an outage could leave disagreeing
+        with the catalog are named in an intent committed first (``intent``: a
+        caller that opened its own transaction recorded it already), and
+        repaired on the next open. A partition that outgrows its shard is
+        promoted *before* its new vectors are written, so a bulk load writes
+        each vector once.
         """
         if not puts:
             return
@@ -61,10 +101,13 @@ class Writes(StoreState):
         last: dict[tuple[str, str, str], PreparedPut] = {}
         for put in puts:  # last write wins inside a batch, as in LangGraph's stores
             last[(put.partition, put.namespace, put.key)] = put
+        if not intent_recorded:
+            intent = self._record_intent(self._intent_entries(last.values()))
         upserts: dict[str, tuple[list[str], list[list[float]]]] = {}
         deletes: dict[str, list[str]] = {}
         deltas: dict[str, int] = {}
         with self.catalog.transaction() as conn:
+            self._settle_intent(conn, intent, (p.partition for p in last.values()))
             for put in last.values():
                 old_raw = conn.execute(
                     sql.SELECT_ITEM, (put.partition, put.namespace, put.key)
@@ -124,6 +167,11 @@ class Writes(StoreState):
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
 
+    def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
+        if self.embeddings is None:
+            return []  # no vectors: nothing can disagree
+        return [(p.partition, item_id_for(p.partition, p.namespace, p.key)) for p in puts]
+
     def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:
         """The collection a partition's vectors go to, after applying ``delta`` to its count.
 
@@ -131,7 +179,10 @@ class Writes(StoreState):
         its shard to a dedicated collection when the count passes the threshold.
         """
         sql = self.catalog.sql
-        layout = self._partition_layout(partition)
+        # Locked until commit (Postgres): another instance's write to this
+        # partition waits, so counts and promotion see every committed vector.
+        found = conn.execute(sql.SELECT_PARTITION_FOR_WRITE, (partition,)).fetchone()
+        layout = None if found is None else (str(found[0]), bool(found[1]), int(found[2]), 0)
         if layout is None:
             name = shard_collection_name(self.collection_prefix, partition, self.shards)
             conn.execute(sql.INSERT_PARTITION, (partition, name))
@@ -195,7 +246,13 @@ class Writes(StoreState):
         """Write ``record``, superseding ``supersede_id`` and any active memory with its key."""
         now_dt = clock_now(self.clock)
         now = now_dt.timestamp()
+        # Superseded rows keep their vectors: only the new record's can change.
+        intent = self._record_intent(self._intent_entries([put]))
         with self.catalog.transaction() as conn:
+            # The partition lock first (Postgres): two instances reconciling this
+            # user's key wait for each other, and nothing this transaction updates
+            # below can be locked by a writer that then waits for us.
+            self._settle_intent(conn, None, [record.user_id])
             superseded: list[str] = []
             if supersede_id is not None:
                 old_rows = self._memory_rows(conn, record.user_id, [supersede_id])
@@ -235,5 +292,5 @@ class Writes(StoreState):
             if links != record.supersedes:
                 record = record.evolve(supersedes=links)
                 put.value = record.to_dict()
-            self._apply_puts([put], now=now)
+            self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
         return record

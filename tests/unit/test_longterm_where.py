@@ -194,4 +194,18 @@ def test_memory_state_filter_shapes() -> None:
     assert "mem_type IN (?)" in typed and "mem_key IN (?, ?)" in typed
     assert params == ["semantic", "diet", "budget"]
     empty, _ = build_memory_state_filter(now_ts=1.0, include_history=True, keys=[])
-    assert empty.endswith("AND 0")
+    assert empty.endswith("AND 1 = 0")
+
+
+def test_value_filter_for_postgres_binds_jsonb_operands() -> None:
+    sql, params = build_value_filter(
+        {"type": "semantic", "n": {"$gte": 2, "$in": [1, 3]}, "flag": True, "gone": None},
+        dialect="postgres",
+    )
+    assert sql == (
+        "json_extract(value, '$.type') = ?::jsonb AND json_extract(value, '$.n') >= ?::jsonb"
+        " AND json_extract(value, '$.n') IN (?::jsonb, ?::jsonb)"
+        " AND json_extract(value, '$.flag') = ?::jsonb AND json_extract(value, '$.gone') IS NULL"
+    )
+    assert params == ['"semantic"', "2", "1", "3", "true"]
+    assert build_value_filter(None, dialect="postgres") == ("1 = 1", [])

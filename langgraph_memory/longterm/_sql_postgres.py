@@ -1,0 +1,386 @@
+"""Every SQL statement of the long-term store's Postgres catalog, as named constants.
+
+The same names as ``_sql_sqlite.py`` (the store's parts only ever say
+``catalog.sql.NAME``), written with ``?`` placeholders: ``PostgresCatalog``
+turns them into psycopg's ``%s`` once per statement. What differs:
+
+* **Keyword index.** ``lt_keywords.terms`` is a ``tsvector`` built from the
+  same pre-tokenised, partition-scoped body FTS5 indexes (``tokenize.py``), with
+  each token's positions, so a term's frequency in a row is the length of its
+  position list; a GIN index answers ``terms @@ query``. BM25 is computed in SQL
+  with FTS5's formula and constants (k1 = 1.2, b = 0.75, IDF clamped to 1e-6,
+  N and average length over the whole index, kept by triggers in
+  ``lt_keyword_stats``), so scores equal the embedded ones (tested). A match
+  parameter is the planned terms as a tsquery text, ``'a' | 'b'``
+  (``PostgresCatalog.match_expression``).
+* **Cache versions never repeat.** A partition's ``version`` comes from a
+  sequence: another instance's in-process vector cache keyed by (partition,
+  version) can never mistake a re-created partition (after ``forget_user``)
+  for the one it cached.
+* **Concurrency.** Every write of a partition takes a transaction advisory lock
+  on it (``LOCK_PARTITION``, first thing in the transaction, partitions in
+  sorted order) and locks its partition row (``SELECT_PARTITION_FOR_WRITE``), so
+  two instances reconciling the same user's key serialise; a unique partial
+  index on active ``(partition, namespace, mem_key)`` backs the rule "one
+  active memory per key".
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from langgraph_memory._migrations import Migration, MigrationTable
+
+# Statements both dialects share, re-exported so ``catalog.sql.NAME`` finds them here.
+from langgraph_memory.longterm._sql_common import *  # noqa: F403
+from langgraph_memory.longterm._sql_common import (
+    DELETE_FTS_ROW as DELETE_FTS_ROW,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_ITEM as DELETE_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION as DELETE_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_INTENTS as DELETE_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_PARTITION_ITEMS as DELETE_PARTITION_ITEMS,
+)
+from langgraph_memory.longterm._sql_common import (
+    DELETE_VECTOR_INTENTS as DELETE_VECTOR_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS as ITEM_COLUMNS,
+)
+from langgraph_memory.longterm._sql_common import (
+    ITEM_COLUMNS_I as ITEM_COLUMNS_I,
+)
+from langgraph_memory.longterm._sql_common import (
+    REFRESH_TTL as REFRESH_TTL,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_BY_MEM_KEY as SELECT_ACTIVE_BY_MEM_KEY,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ACTIVE_WHERE_TEMPLATE as SELECT_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_EXPIRED as SELECT_EXPIRED,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_INTENT_PARTITIONS as SELECT_INTENT_PARTITIONS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_ITEM as SELECT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_MEMORIES_BY_ID_TEMPLATE as SELECT_MEMORIES_BY_ID_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_META as SELECT_META,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION as SELECT_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE as SELECT_PARTITION_ACTIVE_WHERE_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_INTENTS as SELECT_PARTITION_INTENTS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ITEM_IDS as SELECT_PARTITION_ITEM_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_PARTITION_ROWS_TO_FORGET as SELECT_PARTITION_ROWS_TO_FORGET,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_IDS as SELECT_VECTOR_IDS,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_OF_PARTITION as SELECT_VECTOR_ROWS_OF_PARTITION,
+)
+from langgraph_memory.longterm._sql_common import (
+    SELECT_VECTOR_ROWS_TEMPLATE as SELECT_VECTOR_ROWS_TEMPLATE,
+)
+from langgraph_memory.longterm._sql_common import (
+    SET_DEDICATED as SET_DEDICATED,
+)
+from langgraph_memory.longterm._sql_common import (
+    TOUCH_ITEM as TOUCH_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPDATE_VALUE as UPDATE_VALUE,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_ITEM as UPSERT_ITEM,
+)
+from langgraph_memory.longterm._sql_common import (
+    UPSERT_META as UPSERT_META,
+)
+
+_BM25_K1 = 1.2
+_BM25_B = 0.75
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
+        1,
+        "items_keywords_partitions",
+        (
+            """
+            CREATE TABLE lt_items (
+                rowid BIGSERIAL PRIMARY KEY,
+                item_id TEXT NOT NULL UNIQUE,
+                partition TEXT NOT NULL,
+                namespace TEXT NOT NULL,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                created_ts DOUBLE PRECISION NOT NULL,
+                updated_ts DOUBLE PRECISION NOT NULL,
+                ttl_minutes DOUBLE PRECISION,
+                expires_ts DOUBLE PRECISION,
+                has_vector INTEGER NOT NULL DEFAULT 0,
+                mem_status TEXT,
+                mem_type TEXT,
+                mem_key TEXT,
+                valid_from_ts DOUBLE PRECISION,
+                valid_to_ts DOUBLE PRECISION,
+                mem_expires_ts DOUBLE PRECISION,
+                mem_importance DOUBLE PRECISION,
+                mem_active_ts DOUBLE PRECISION,
+                UNIQUE (partition, namespace, key)
+            )
+            """,
+            "CREATE INDEX lt_items_by_partition ON lt_items (partition, namespace)",
+            "CREATE INDEX lt_items_by_expiry ON lt_items (expires_ts) WHERE expires_ts IS NOT NULL",
+            "CREATE INDEX lt_items_by_mem_type ON lt_items (partition, mem_type)",
+            # Two active memories of one user never share a key, whichever instance wrote them.
+            "CREATE UNIQUE INDEX lt_items_one_active_key ON lt_items (partition, namespace, mem_key) "
+            "WHERE mem_key IS NOT NULL AND mem_status = 'active'",
+            """
+            CREATE TABLE lt_keywords (
+                rowid BIGINT PRIMARY KEY REFERENCES lt_items (rowid) ON DELETE CASCADE,
+                terms TSVECTOR NOT NULL,
+                doc_len INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX lt_keywords_terms ON lt_keywords USING GIN (terms)",
+            # FTS5's N (rows in the index) and total tokens, for IDF and average length.
+            """
+            CREATE TABLE lt_keyword_stats (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                docs BIGINT NOT NULL,
+                tokens BIGINT NOT NULL,
+                changes BIGINT NOT NULL
+            )
+            """,
+            "INSERT INTO lt_keyword_stats (id, docs, tokens, changes) VALUES (1, 0, 0, 0)",
+            """
+            CREATE FUNCTION lt_keyword_stats_track() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    UPDATE lt_keyword_stats SET docs = docs + 1, tokens = tokens + NEW.doc_len,
+                        changes = changes + 1 WHERE id = 1;
+                    RETURN NEW;
+                END IF;
+                UPDATE lt_keyword_stats SET docs = docs - 1, tokens = tokens - OLD.doc_len,
+                    changes = changes + 1 WHERE id = 1;
+                RETURN OLD;
+            END $$
+            """,
+            """
+            CREATE TRIGGER lt_keywords_stats AFTER INSERT OR DELETE ON lt_keywords
+            FOR EACH ROW EXECUTE FUNCTION lt_keyword_stats_track()
+            """,
+            "CREATE SEQUENCE lt_partition_versions",
+            """
+            CREATE TABLE lt_partitions (
+                partition TEXT PRIMARY KEY,
+                collection TEXT NOT NULL,
+                dedicated INTEGER NOT NULL DEFAULT 0,
+                vector_count INTEGER NOT NULL DEFAULT 0,
+                version BIGINT NOT NULL DEFAULT nextval('lt_partition_versions')
+            )
+            """,
+            "CREATE TABLE lt_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            # SQLite's json_extract for value filters (where.py, dialect="postgres"):
+            # JSON null is SQL NULL there too.
+            """
+            CREATE FUNCTION json_extract(doc TEXT, path TEXT) RETURNS JSONB
+            LANGUAGE sql IMMUTABLE STRICT AS $$
+                SELECT NULLIF(doc::jsonb #> string_to_array(substr(path, 3), '.'), 'null'::jsonb)
+            $$
+            """,
+            # The lexemes of a keyword query ('a' | 'b'): our tokens hold no quotes,
+            # spaces or operators, so its text form splits cleanly.
+            """
+            CREATE FUNCTION lt_query_terms(q TSQUERY) RETURNS TEXT[]
+            LANGUAGE sql IMMUTABLE STRICT AS $$
+                SELECT string_to_array(replace(replace(q::text, '''', ''), ' | ', ' '), ' ')
+            $$
+            """,
+            # Vector writes in flight (see repair.py and _sql_sqlite.py's 0004).
+            """
+            CREATE TABLE lt_vector_intents (
+                token TEXT NOT NULL,
+                partition TEXT NOT NULL,
+                item_id TEXT NOT NULL,
+                created_ts DOUBLE PRECISION NOT NULL,
+                PRIMARY KEY (token, partition, item_id)
+            )
+            """,
+            "CREATE INDEX lt_vector_intents_by_partition ON lt_vector_intents (partition)",
+        ),
+    ),
+)
+
+MIGRATION_TABLE: Final = MigrationTable(
+    create=(
+        "CREATE TABLE IF NOT EXISTS lt_migrations ("
+        "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_ts DOUBLE PRECISION NOT NULL)"
+    ),
+    select_applied="SELECT version FROM lt_migrations",
+    insert_applied="INSERT INTO lt_migrations (version, name, applied_ts) VALUES (?, ?, ?)",
+    # Two instances starting at once: one migrates, the other waits and finds it done.
+    lock="SELECT pg_advisory_xact_lock(hashtextextended('lgm_longterm_migrations', 0))",
+)
+
+
+# The body is the scoped, space-separated token string FTS5 gets; each distinct
+# token becomes a lexeme with its 1-based positions (tokens hold only letters,
+# digits and CJK characters, so they need no escaping beyond the quotes).
+INSERT_FTS_ROW: Final = """
+INSERT INTO lt_keywords (rowid, terms, doc_len)
+SELECT r.id, coalesce(string_agg('''' || t.tok || ''':' || t.positions, ' '), '')::tsvector, r.len
+FROM (SELECT ?::bigint AS id, ?::text AS body) b
+CROSS JOIN LATERAL (
+    SELECT b.id, cardinality(string_to_array(b.body, ' ')) AS len
+) r
+CROSS JOIN LATERAL (
+    SELECT tok, string_agg(least(n, 16383)::text, ',' ORDER BY n) AS positions
+    FROM unnest(string_to_array(b.body, ' ')) WITH ORDINALITY AS u(tok, n)
+    WHERE tok <> ''
+    GROUP BY tok
+) t
+GROUP BY r.id, r.len
+"""
+
+# BM25 of every row matching any query term, FTS5's way: per term
+# idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6), then
+# idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len)), summed. ``n`` is
+# the term's document frequency over the whole index; since terms are
+# partition-scoped that is this partition's count, as in FTS5.
+_SCORED = f"""
+postings AS (
+    -- The one-row subquery of the bound tsquery is pulled up, so the planner sees
+    -- the query as a constant and walks the GIN index (with the tsquery built
+    -- in a CTE it scanned every user's rows: 29 ms at 1,000). setweight marks
+    -- the query's lexemes and ts_filter keeps only those, so a row's other
+    -- lexemes are never unnested.
+    SELECT k.rowid AS hit, k.doc_len, (u).lexeme AS term,
+           cardinality((u).positions)::float8 AS tf
+    FROM (SELECT ?::tsquery AS q) tsq
+    JOIN lt_keywords k ON k.terms @@ tsq.q
+    CROSS JOIN LATERAL unnest(
+        ts_filter(setweight(k.terms, 'A', lt_query_terms(tsq.q)), ARRAY['a']::"char"[])
+    ) u
+),
+stats AS (
+    SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avg_len
+    FROM lt_keyword_stats WHERE id = 1
+),
+freq AS (SELECT term, count(*)::float8 AS docs FROM postings GROUP BY term),
+scored AS (
+    SELECT p.hit,
+           sum(greatest(ln((s.n - f.docs + 0.5) / (f.docs + 0.5)), 1e-6)
+               * p.tf * {_BM25_K1 + 1} / (p.tf + {_BM25_K1} * (1 - {_BM25_B}
+               + {_BM25_B} * p.doc_len / s.avg_len))) AS score
+    FROM postings p JOIN freq f USING (term) CROSS JOIN stats s
+    GROUP BY p.hit
+)"""
+
+KEYWORD_SEARCH_TEMPLATE: Final = (
+    f"WITH {_SCORED}, top AS ("
+    "SELECT scored.hit, scored.score FROM scored JOIN lt_items ON lt_items.rowid = scored.hit "
+    "WHERE lt_items.rowid = ANY (ARRAY(SELECT hit FROM scored)) AND partition = ? AND {where} "
+    "ORDER BY scored.score DESC LIMIT ?) "
+    f"SELECT {ITEM_COLUMNS_I}, top.score FROM top JOIN lt_items i ON i.rowid = top.hit "
+    "WHERE i.rowid = ANY (ARRAY(SELECT hit FROM top))"
+)
+KEYWORD_RANK_THEN_FILTER_TEMPLATE: Final = (
+    f"WITH {_SCORED}, top AS (SELECT hit, score FROM scored ORDER BY score DESC LIMIT ?) "
+    f"SELECT {ITEM_COLUMNS_I}, (SELECT count(*) FROM top) AS ranked, top.score "
+    "FROM top JOIN lt_items i ON i.rowid = top.hit "
+    "WHERE i.rowid = ANY (ARRAY(SELECT hit FROM top)) AND i.partition = ? AND {where}"
+)
+# ``ARRAY[...]::bigint[]``: an empty list of pinned rowids is valid here too.
+KEYWORD_RANK_SHARED_TEMPLATE: Final = (
+    f"WITH {_SCORED} "
+    "SELECT * FROM (SELECT hit, score, 0 FROM scored ORDER BY score DESC LIMIT ?) a "
+    "UNION ALL "
+    "SELECT * FROM (SELECT hit, score, 1 FROM scored WHERE hit = ANY (ARRAY[{marks}]::bigint[]) "
+    "ORDER BY score DESC LIMIT ?) b"
+)
+SELECT_ROWS_BY_ROWID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid IN ({{marks}}) AND partition = ? "
+    "AND {where}"
+)
+SELECT_ROWIDS_BY_TYPE_TEMPLATE: Final = "SELECT rowid FROM lt_items WHERE partition = ? AND {where}"
+# LIMIT NULL is "no limit" (SQLite's -1).
+SELECT_ITEMS_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND {{where}} "
+    "ORDER BY updated_ts DESC, rowid DESC LIMIT nullif(?::bigint, -1) OFFSET ?"
+)
+SELECT_NAMESPACES: Final = (
+    'SELECT DISTINCT namespace COLLATE "C" FROM lt_items ORDER BY namespace COLLATE "C"'
+)
+
+SELECT_PARTITION_FOR_WRITE: Final = SELECT_PARTITION + " FOR UPDATE"
+# Two instances creating one partition at once: the second keeps the first's row.
+INSERT_PARTITION: Final = (
+    "INSERT INTO lt_partitions (partition, collection, dedicated, vector_count) "
+    "VALUES (?, ?, 0, 0) ON CONFLICT (partition) DO NOTHING"
+)
+ADD_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
+    "version = nextval('lt_partition_versions') WHERE partition = ?"
+)
+# Term statistics for query planning (catalog.plan_terms): document frequency of
+# each scoped term, and the change counter that invalidates the cache.
+# One GIN-walking pass for every planned term (the tsquery of the terms bound
+# as a constant, as in the keyword query): a correlated count per term
+# seq-scanned the index table once per term (~20 ms for 8 terms at 5k rows).
+SELECT_TERM_DOC_FREQ: Final = (
+    "SELECT (u).lexeme, count(*) FROM (SELECT ?::tsquery AS q) tsq "
+    "JOIN lt_keywords k ON k.terms @@ tsq.q CROSS JOIN LATERAL unnest("
+    "ts_filter(setweight(k.terms, 'A', lt_query_terms(tsq.q)), ARRAY['a']::\"char\"[])) u "
+    "GROUP BY (u).lexeme"
+)
+DATA_VERSION: Final = "SELECT changes FROM lt_keyword_stats WHERE id = 1"
+
+# Dims are fixed by the first instance: a racing second one keeps the first's value.
+INSERT_META_IF_ABSENT: Final = (
+    "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+)
+VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_partitions"
+
+SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND item_id IN ({{marks}}) "
+    "AND {where}"
+)
+
+# -- vector intents (repair.py) -----------------------------------------------------
+INSERT_VECTOR_INTENT: Final = (
+    "INSERT INTO lt_vector_intents (token, partition, item_id, created_ts) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
+# Held by every vector write of a partition and by its repair, until commit: a
+# repair never runs beside a live write, and a dead writer's lock is released
+# with its connection.
+LOCK_PARTITION: Final = "SELECT pg_advisory_xact_lock(hashtextextended('lgm-part' || ?, 0))"
+SET_VECTOR_COUNT: Final = (
+    "UPDATE lt_partitions SET vector_count = ?, version = nextval('lt_partition_versions') "
+    "WHERE partition = ?"
+)

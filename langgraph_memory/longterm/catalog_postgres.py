@@ -1,0 +1,206 @@
+"""The Postgres dialect of the catalog: one database shared by every app instance.
+
+Items, typed columns, TTL, partitions (with their cache versions) and the
+keyword index live in Postgres (statements in ``_sql_postgres.py``); vectors on
+the Chroma server. Connections come from a ``psycopg_pool.ConnectionPool``; a
+transaction pins one connection to the calling thread, so the store's parts
+(which read the partition layout inside their write transactions, as on SQLite)
+see their own uncommitted writes.
+
+Example (needs a Postgres server, so not run as a doctest)::
+
+    catalog = PostgresCatalog("postgresql://postgres@127.0.0.1:5432/app")
+    store = ChromaMemoryStore.from_http("http://127.0.0.1:8000", catalog=catalog,
+                                        embeddings=HashingEmbeddings())
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from types import ModuleType
+from typing import Any
+
+from langgraph_memory._migrations import migrate
+from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.longterm import _sql_postgres as _sql
+from langgraph_memory.longterm.catalog import (
+    MAX_CACHED_TERMS,
+    MIN_ITEMS_FOR_TERM_PRUNING,
+    CatalogHelpers,
+    choose_terms,
+)
+
+DEFAULT_POOL_SIZE = 8
+
+
+@lru_cache(maxsize=1024)
+def to_psycopg(sql: str) -> str:
+    """``?`` placeholders (shared by every dialect's statements) -> psycopg's ``%s``."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", re.sub(r"password=\S+", "password=***", dsn))
+
+
+class _Connection:
+    """A psycopg connection that speaks the dialect-neutral ``execute(sql, params)``."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.raw.execute(to_psycopg(sql), list(params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        # psycopg pipelines these: one round trip for the lot, not one per row.
+        with self.raw.cursor() as cur:
+            cur.executemany(to_psycopg(sql), [list(r) for r in rows])
+
+
+class PostgresCatalog(CatalogHelpers):
+    """The catalog of a :class:`ChromaMemoryStore` in a shared Postgres database.
+
+    Args:
+        dsn: ``postgresql://...`` connection string (psycopg 3).
+        pool_size: Most connections this instance opens.
+        connect_timeout: Seconds to wait for the first connection before giving up.
+    """
+
+    sql: ModuleType = _sql
+    dialect = "postgres"
+
+    def __init__(
+        self, dsn: str, *, pool_size: int = DEFAULT_POOL_SIZE, connect_timeout: float = 10.0
+    ) -> None:
+        try:
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:  # pragma: no cover - dependency of the package
+            raise ConfigurationError(
+                "catalog='postgresql://...' needs psycopg and psycopg-pool; "
+                "pip install 'langgraph-memory[postgres]'."
+            ) from exc
+        if not isinstance(dsn, str) or not dsn.startswith(("postgresql://", "postgres://")):
+            raise ConfigurationError(
+                f"catalog={dsn!r}; pass a 'postgresql://user@host:5432/db' connection string."
+            )
+        if pool_size < 1:
+            raise ConfigurationError(f"pool_size={pool_size!r}; use an integer >= 1.")
+        self.path = redact_dsn(dsn)
+        self._local = threading.local()
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=False,
+            name="lgm-longterm-catalog",
+        )
+        try:
+            self.pool.open(wait=True, timeout=connect_timeout)
+        except Exception as exc:
+            self.pool.close()
+            raise ConfigurationError(
+                f"Could not connect to the catalog database {self.path}: {exc}. Start Postgres "
+                "(or fix the DSN) and open the store again."
+            ) from exc
+        # Term statistics cache (see SqliteCatalog.plan_terms), valid while the
+        # shared change counter of the keyword index is unchanged.
+        self._stats_version: int | None = None
+        self._partition_items: dict[str, int] = {}
+        self._doc_freq: dict[str, int] = {}
+        self._stats_lock = threading.Lock()
+        self._migrate()
+
+    def _migrate(self) -> None:
+        @contextmanager
+        def transaction() -> Iterator[Any]:
+            with self.transaction() as conn:
+
+                def execute(sql: str, params: Sequence[Any] = ()) -> list[Any]:
+                    cur = conn.execute(sql, params)
+                    return cur.fetchall() if cur.description else []
+
+                yield execute
+
+        migrate(transaction, _sql.MIGRATION_TABLE, _sql.MIGRATIONS, where=self.path)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def match_expression(self, scoped_terms: list[str]) -> str | None:
+        """``'a' | 'b'``: a tsquery of the planned terms (letters, digits, CJK only)."""
+        return " | ".join(f"'{t}'" for t in scoped_terms) if scoped_terms else None
+
+    @contextmanager
+    def transaction(self, *, changes_terms: bool = True) -> Iterator[_Connection]:
+        """One transaction on a pooled connection, pinned to this thread; re-entrant."""
+        current: _Connection | None = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self.pool.connection() as raw, raw.transaction():
+            conn = _Connection(raw)
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    @contextmanager
+    def reading(self) -> Iterator[_Connection]:
+        current: _Connection | None = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self.pool.connection() as raw:
+            yield _Connection(raw)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.reading() as conn:
+            rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
+            return rows
+
+    def plan_terms(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> list[str]:
+        """Same rule as :meth:`SqliteCatalog.plan_terms`, statistics from the shared index."""
+        unique = list(dict.fromkeys(scoped_terms))
+        if not unique:
+            return []
+        version = int(self.query(_sql.DATA_VERSION)[0][0])
+        with self._stats_lock:
+            if version != self._stats_version or len(self._doc_freq) > MAX_CACHED_TERMS:
+                self._partition_items.clear()
+                self._doc_freq.clear()
+                self._stats_version = version
+            items = self._partition_items.get(partition)
+            unknown = [t for t in unique if t not in self._doc_freq]
+        if items is None:
+            items = int(self.query(_sql.COUNT_PARTITION_ITEMS, (partition,))[0][0])
+            with self._stats_lock:
+                self._partition_items[partition] = items
+        if items < MIN_ITEMS_FOR_TERM_PRUNING:
+            return unique
+        found = (
+            dict(self.query(_sql.SELECT_TERM_DOC_FREQ, (self.match_expression(unknown),)))
+            if unknown
+            else {}
+        )
+        with self._stats_lock:
+            for term in unknown:
+                self._doc_freq[term] = int(found.get(term, 0))
+            doc_freq = {t: self._doc_freq.get(t, int(found.get(t, 0))) for t in unique}
+        return choose_terms(unique, items, doc_freq, max_share)
+
+    def scrub(self) -> None:
+        """``VACUUM`` the catalog's tables (outside any transaction)."""
+        with self.pool.connection() as raw:
+            raw.execute(_sql.VACUUM)

@@ -1,0 +1,202 @@
+"""The Postgres catalog gives the embedded catalog's answers: same BM25, same top-k.
+
+Each test builds the same data in an embedded store (SQLite FTS5 catalog) and
+in a store whose catalog is a fresh Postgres database (vectors in an embedded
+Chroma directory here; the multi-instance tests use a ``chroma run`` server).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import chromadb
+import pytest
+from chromadb.config import Settings
+from langgraph.store.base import PutOp
+
+from langgraph_memory.config import ScoringWeights
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.errors import ConfigurationError, InvalidFilterError
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.longterm.catalog_postgres import PostgresCatalog
+from langgraph_memory.types import MemoryRecord, MemoryType
+from tests.conftest import IN_CI, PG_ADMIN_DSN, _dsn_for, postgres_reachable
+from tests.integration.test_retrieval_quality import MEMORIES, QUERIES, USER
+
+OTHER_USERS = {
+    "bob": ["Bob is allergic to seafood", "鲍勃喜欢喝绿茶", "Bob flies to Tokyo on Friday"],
+    "carol": ["Carol's seat is 14C", "卡罗尔对花生过敏", "Carol prefers window seats"],
+}
+
+
+def _fresh_database() -> Iterator[str]:
+    reason = postgres_reachable()
+    if reason is not None:
+        if IN_CI:
+            pytest.fail(f"PostgreSQL at {PG_ADMIN_DSN} is unreachable ({reason})")
+        pytest.skip(f"PostgreSQL at {PG_ADMIN_DSN} is unreachable ({reason})")
+    import psycopg
+
+    name = f"lgm_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _dsn_for(name)
+    finally:
+        with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _pg_store(dsn: str, embeddings: HashingEmbeddings | None) -> ChromaMemoryStore:
+    client = chromadb.PersistentClient(
+        path=tempfile.mkdtemp(prefix="lgm-pg-vectors-"),
+        settings=Settings(anonymized_telemetry=False),
+    )
+    return ChromaMemoryStore(client=client, catalog=dsn, embeddings=embeddings)
+
+
+def _fill(store: ChromaMemoryStore) -> None:
+    """One batch (one Chroma call per collection): embedded Chroma costs ~70 ms per
+    upsert on the shared CI box, so 306 single puts took 45 s per store."""
+    records = [MemoryRecord(text=text, user_id=USER, id=memory_id) for memory_id, text in MEMORIES]
+    for user, texts in OTHER_USERS.items():
+        records += [
+            MemoryRecord(text=t, user_id=user, id=f"{user}-{i}") for i, t in enumerate(texts)
+        ]
+    store.batch(PutOp(("memories", r.user_id), r.id, r.to_dict()) for r in records)
+
+
+@pytest.fixture(scope="module")
+def module_pg_dsn() -> Iterator[str]:
+    """One database for the read-mostly comparisons of this module."""
+    yield from _fresh_database()
+
+
+@pytest.fixture(scope="module")
+def both(
+    module_pg_dsn: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, ChromaMemoryStore]]:
+    embeddings = HashingEmbeddings(dimensions=384)
+    stores = {
+        "sqlite": ChromaMemoryStore.embedded(
+            tmp_path_factory.mktemp("embedded"), embeddings=embeddings
+        ),
+        "postgres": _pg_store(module_pg_dsn, embeddings),
+    }
+    for store in stores.values():
+        _fill(store)
+    yield stores
+    for store in stores.values():
+        store.close()
+
+
+def _bm25_by_key(store: ChromaMemoryStore, user: str, query: str) -> dict[str, float]:
+    plan = store._plan_query(user, query, None)
+    if plan.match is None:
+        return {}
+    sql = store.catalog.sql.KEYWORD_SEARCH_TEMPLATE.format(where="1 = 1")
+    rows = store.catalog.query(sql, [plan.match, user, 10_000])
+    return {str(row[4]): float(row[-1]) for row in rows}
+
+
+def test_bm25_scores_equal_the_embedded_fts5_scores(both: dict[str, ChromaMemoryStore]) -> None:
+    compared = 0
+    for _, query in QUERIES:
+        embedded = _bm25_by_key(both["sqlite"], USER, query)
+        shared = _bm25_by_key(both["postgres"], USER, query)
+        assert shared.keys() == embedded.keys(), query
+        for key, score in embedded.items():
+            assert shared[key] == pytest.approx(score, rel=1e-9, abs=1e-12), (query, key)
+            compared += 1
+    assert compared > 1000  # the queries really matched (English and Chinese)
+    for user in OTHER_USERS:
+        assert _bm25_by_key(both["postgres"], user, "seafood 过敏") == pytest.approx(
+            _bm25_by_key(both["sqlite"], user, "seafood 过敏")
+        )
+
+
+def test_same_top_k_on_the_retrieval_quality_set(both: dict[str, ChromaMemoryStore]) -> None:
+    weights = ScoringWeights(recency=0.0, importance=0.0, min_relevance=0.0)
+    for _, query in QUERIES:
+        got = {
+            name: store.search_memories(USER, query, limit=10, weights=weights)
+            for name, store in both.items()
+        }
+        assert [m.record.id for m in got["postgres"]] == [m.record.id for m in got["sqlite"]]
+        assert [m.score for m in got["postgres"]] == pytest.approx(
+            [m.score for m in got["sqlite"]], abs=1e-6
+        )
+
+
+def test_recall_history_filters_and_namespaces_match(both: dict[str, ChromaMemoryStore]) -> None:
+    for store in both.values():
+        store.put_memory(MemoryRecord(text="Drinks green tea", user_id="dan", key="drink"))
+        store.put_memory(MemoryRecord(text="Drinks black coffee now", user_id="dan", key="drink"))
+        store.put_memory(
+            MemoryRecord(text="Never use honorifics", user_id="dan", type=MemoryType.PROCEDURAL)
+        )
+        store.put(("docs",), "d1", {"content": "tea guide", "n": 3, "flag": True, "x": None})
+        store.put(("docs",), "d2", {"content": "coffee guide", "n": 1, "flag": False})
+
+    def view(store: ChromaMemoryStore) -> tuple[object, ...]:
+        recalled = store.recall_memories(
+            "dan",
+            "what does dan drink",
+            pinned_types=[MemoryType.PROCEDURAL],
+            pinned_limit=3,
+            pinned_weights=ScoringWeights(min_relevance=0.0),
+        )
+        return (
+            [m.record.text for m in recalled.found],
+            [m.record.text for m in recalled.pinned],
+            sorted(m.text for m in store.list_memories("dan")),
+            sorted(
+                (m.text, m.status.value) for m in store.list_memories("dan", include_history=True)
+            ),
+            [i.key for i in store.search(("docs",), filter={"n": {"$gte": 2}})],
+            [i.key for i in store.search(("docs",), filter={"flag": False})],
+            [i.key for i in store.search(("docs",), filter={"x": None})],
+            [i.key for i in store.search(("docs",), filter={"n": {"$in": [1, 3]}})],
+            store.list_namespaces(prefix=("docs",)),
+        )
+
+    assert view(both["postgres"]) == view(both["sqlite"])
+    assert len(both["postgres"].list_memories("dan")) == 2  # tea superseded by coffee
+    with pytest.raises(InvalidFilterError):
+        both["postgres"].search(("docs",), filter={"n": {"$regex": "x"}})
+
+
+def test_forget_user_and_ttl_sweep_on_postgres(pg_dsn: str) -> None:
+    store = _pg_store(pg_dsn, HashingEmbeddings(dimensions=64))
+    try:
+        records = [MemoryRecord(text=f"fact {i} about tea", user_id="erin") for i in range(300)]
+        # Past the dedicated threshold: the partition gets a collection of its own.
+        store.batch(PutOp(("memories", "erin"), r.id, r.to_dict()) for r in records)
+        assert store._partition_layout("erin")[1] is True  # type: ignore[index]
+        store.put(("tmp",), "k", {"content": "short lived"}, ttl=1)
+        assert store.sweep_ttl(now=store._now_ts() + 120) == 1
+        receipt = store.forget_user("erin")
+        assert receipt.memories_deleted == 300
+        assert store.list_memories("erin") == []
+        assert store._partition_layout("erin") is None
+        rows = store.catalog.query("SELECT count(*) FROM lt_keywords")
+        assert rows[0][0] == 0
+    finally:
+        store.close()
+
+
+def test_a_catalog_needs_exactly_one_location(pg_dsn: str, tmp_path: Path) -> None:
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "c"), settings=Settings(anonymized_telemetry=False)
+    )
+    with pytest.raises(ConfigurationError, match="exactly one"):
+        ChromaMemoryStore(client=client, embeddings=None)
+    with pytest.raises(ConfigurationError, match="exactly one"):
+        ChromaMemoryStore(client=client, keyword_index_path=tmp_path / "k.sqlite3", catalog=pg_dsn)
+    with pytest.raises(ConfigurationError, match="postgresql://"):
+        ChromaMemoryStore(client=client, catalog="mysql://nope", embeddings=None)
+    with pytest.raises(ConfigurationError, match=r"Could not connect.*127\.0\.0\.1:1/none"):
+        PostgresCatalog("postgresql://postgres@127.0.0.1:1/none", connect_timeout=1)
