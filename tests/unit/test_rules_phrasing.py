@@ -353,3 +353,16 @@ def test_change_requests_phrased_as_questions_count() -> None:
     assert event.event_time.date() == date(2026, 12, 5)
     (zh,) = facts("能不能把面试改到周四")
     assert zh.key == "event.interview"
+
+
+@pytest.mark.parametrize(
+    ("text", "instruction", "name"),
+    [
+        ("Please don't use honorifics with me, just call me Sam.", "honorifics", "Sam"),
+        ("别用敬语，叫我小林就行", "敬语", "小林"),
+    ],
+)
+def test_a_name_beside_an_instruction_keeps_both(text: str, instruction: str, name: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
+    assert any(c.type is MemoryType.PROCEDURAL and instruction in c.text for c in found)
+    assert any(c.key == "preferred_name" and name in c.text for c in found)

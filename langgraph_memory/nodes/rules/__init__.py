@@ -190,6 +190,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             found = with_time(match_clause(segment), segment, now)
             if found is not None:
                 turn.facts.append(found)
+                turn.facts.extend(_beside(found, segment, now))
                 if found.event_time is None and not found.forget:
                     # "book a table for 4 on Friday": the group size and the booking.
                     event = with_time(None, segment, now)
@@ -198,6 +199,30 @@ def read_turn(text: str, now: datetime) -> _Turn:
             elif states_something(segment, about_user=was_about_user):
                 turn.residue.append(segment)
     return turn
+
+
+# Commas inside one segment: "don't use honorifics with me, just call me Sam" is one
+# segment to the splitter (a comma alone joins too much to split on), but two facts.
+_COMMA = re.compile(r"\s*[,，;；]\s*")
+
+
+def _beside(found: Match, sentence: str, now: datetime) -> list[Match]:
+    """Facts of other slots beside the one a segment's rule matched.
+
+    A rule owns its slot, not the segment: "don't use honorifics with me, just call
+    me Sam" also holds a standing instruction. Pieces of the same slot (the "not
+    A" of "not A, it's B") and the generic "my X is Y" rule are left out.
+    """
+    out: list[Match] = []
+    pieces = [p for seg in segments(sentence) for p in _COMMA.split(seg) if p.strip(" ")]
+    for segment in pieces if len(pieces) > 1 else []:
+        other = match_clause(segment)
+        if other is None or other.weak or other.key == found.key or other.text == found.text:
+            continue
+        if is_question(segment, sentence) or TENTATIVE.search(segment):
+            continue
+        out.append(with_time(other, segment, now) or other)
+    return out
 
 
 class RuleBasedExtractor:
