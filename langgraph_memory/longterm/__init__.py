@@ -26,6 +26,12 @@ Where things live:
 Ranking lives in ``langgraph_memory.scoring``.
 """
 
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+from langgraph_memory._extras import require_extra
+
+# Before the first numpy import below; chromadb itself is imported when a store opens.
+require_extra("longterm", feature="ChromaMemoryStore (langgraph_memory.longterm)")
+
 from langgraph_memory.longterm.store import ChromaMemoryStore, RecalledMemories
 
 __all__ = ["ChromaMemoryStore", "RecalledMemories"]

@@ -50,6 +50,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory.errors import (
     ConfigurationError,
     InvalidConnectionError,
@@ -768,6 +769,7 @@ class PostgresMemoryQueue(MemoryQueue):
                 f"PostgresMemoryQueue(conn_string={conn_string!r}): pass a connection string "
                 "such as 'postgresql://user@host:5432/db'."
             )
+        require_extra("postgres", feature="PostgresMemoryQueue")
         super().__init__(**settings)
         self.conn_string = conn_string
 
