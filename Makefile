@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
 ## The offline demo on the embedded defaults (SQLite + embedded Chroma); uses OpenAI only if OPENAI_API_KEY is set.
