@@ -67,6 +67,7 @@ def short_and_soak(name: str, short: float, soak: float) -> pytest.MarkDecorator
         ],
     )
 
+
 # Known failures of LangGraph's official savers, shown when the registry includes
 # them (LGM_SESSION_TESTS_OFFICIAL=1); issue 2 lists each one.
 OFFICIAL_KNOWN_BAD = {
