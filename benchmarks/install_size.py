@@ -5,8 +5,8 @@ Not part of CI: each row is a real ``pip install`` from the package index into a
 new ``python -m venv`` (a few minutes in all; pip's cache makes reruns faster).
 
 Per row: the packages installed (``pip list`` less pip, setuptools and wheel,
-the project itself included) and the size of ``site-packages`` (``du``, so the
-disk it takes), the same way for every row. ``--rows`` picks rows by name;
+the project itself included) and the size of ``site-packages`` (``du -sk``: the
+disk it takes, what ``du -sh`` shows), the same way for every row. ``--rows`` picks rows by name;
 ``--keep`` leaves the venvs in ``--work`` for inspection; ``--before REF`` adds a
 row for a plain install of an older commit (``git archive REF``), e.g. the last
 one whose core dependencies still included chromadb, langchain-openai and psycopg.
@@ -67,8 +67,9 @@ def _site_packages(venv: Path) -> Path:
 
 
 def _du_bytes(path: Path) -> int:
-    out = subprocess.run(["du", "-sb", str(path)], capture_output=True, text=True, check=True)
-    return int(out.stdout.split()[0])
+    # Disk usage, as `du -sh` shows it (apparent sizes are ~4% smaller).
+    out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[0]) * 1024
 
 
 def measure(name: str, args: list[str], purpose: str, work: Path, *, keep: bool) -> Row:
@@ -100,9 +101,9 @@ def report(rows: list[Row]) -> str:
         "",
         "`python -m benchmarks.install_size`: each row is `pip install <spec>` into a fresh",
         f"`python -m venv` (Python {sys.version.split()[0]}, Linux x86-64); packages exclude pip,",
-        "setuptools and wheel and include langgraph-memory itself; size is `du -sb` of",
-        "site-packages. Install time depends on pip's cache and the network; it is shown",
-        "only to say what a first install costs on this machine.",
+        "setuptools and wheel and include langgraph-memory itself; size is the disk usage of",
+        "site-packages (`du -sk`, as `du -sh` shows it). Install time depends on pip's cache",
+        "and the network (these ran with a warm cache), so read it as a rough cost only.",
         "",
         "| install | `pip install` | packages | site-packages | install time | for |",
         "|---|---|---:|---:|---:|---|",
