@@ -113,6 +113,11 @@ def report(rows: list[Row]) -> str:
             f"| {r.name} | `{r.spec}` | {r.packages} | {r.bytes / 2**20:.0f} MB | "
             f"{r.seconds:.0f} s | {r.purpose} |"
         )
+    lines += [
+        "",
+        "`all` installs psycopg's binary wheel (`psycopg[binary]`, ~11 MB), which the plain",
+        "install before the split did not: it needed the machine's libpq instead.",
+    ]
     return "\n".join(lines) + "\n"
 
 
