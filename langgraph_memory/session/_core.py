@@ -1639,15 +1639,13 @@ class SaverCore:
         plain = encrypt_plaintext
 
         def due(type_: Any, blob: Any) -> bool:
-            return moved or sealer.needs_reseal(type_, blob, encrypt_plaintext=plain)
+            return moved or sealer.needs_reseal(type_, blob)
 
         count = 0
         rows = yield Fetch(sql.SELECT_THREAD_CHECKPOINT_BLOBS, (tid,))
         updates: list[tuple[Any, ...]] = []
         for ns, cid, c_type, body, meta in rows:
-            if not (
-                due(c_type, body) or sealer.metadata_needs_reseal(meta, encrypt_plaintext=plain)
-            ):
+            if not (due(c_type, body) or sealer.metadata_needs_reseal(meta)):
                 continue
             c_type, body = sealer.reseal(
                 c_type, body, "checkpoint", (src, ns, cid), (tid, ns, cid), encrypt_plaintext=plain

@@ -114,12 +114,14 @@ class RowSealer:
             key_id=key_id,
         )
 
-    def needs_reseal(self, type_: Any, blob: Any, *, encrypt_plaintext: bool) -> bool:
+    def needs_reseal(self, type_: Any, blob: Any) -> bool:
         """Whether ``reencrypt`` rewrites this stored blob."""
         keys = self.keys
         assert keys is not None
         if not (type(type_) is str and type_.startswith(SEALED_TYPE_PREFIX)):
-            return encrypt_plaintext
+            # A clear row is always due: ``reseal`` seals it when ``encrypt_plaintext``
+            # and otherwise raises PlaintextRowError (a pass never skips one silently).
+            return True
         return keys.needs_reseal(blob)
 
     def reseal(
@@ -179,12 +181,12 @@ class RowSealer:
         rest = json.loads(keys.open_text(sealed, self._metadata_aad(meta, identity), row=label))
         return {**meta, **rest}
 
-    def metadata_needs_reseal(self, text: str | bytes, *, encrypt_plaintext: bool) -> bool:
+    def metadata_needs_reseal(self, text: str | bytes) -> bool:
         keys = self.keys
         assert keys is not None
         sealed = json.loads(text).get(SEALED_METADATA_KEY) if text else None
         if not is_sealed_text(sealed):
-            return encrypt_plaintext
+            return True  # clear: sealed, or refused (see needs_reseal)
         return keys.needs_reseal(text_envelope(sealed, "metadata"))
 
     def reseal_metadata(
