@@ -380,3 +380,124 @@ def test_a_saver_refuses_an_encryption_value_that_is_not_a_keyring(tmp_path: Pat
         ),
     ):
         pass
+
+
+# ------------------------------------------------------------------ long-term memory values
+
+MEMORY = "alice keeps her spare key under the BLUEHERON mat"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_opener(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Opens a store on one location (embedded Chroma + a SQLite or Postgres
+    catalog), and runs SQL on its catalog."""
+    import chromadb
+    from chromadb.config import Settings
+
+    from langgraph_memory.embeddings import HashingEmbeddings
+    from langgraph_memory.longterm import ChromaMemoryStore
+
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
+    catalog_file = tmp_path / "catalog.sqlite3"
+
+    class Opener:
+        postgres = dsn is not None
+
+        def open(self, **kwargs: Any) -> Any:
+            client = chromadb.PersistentClient(
+                path=str(tmp_path / "chroma"), settings=Settings(anonymized_telemetry=False)
+            )
+            where: dict[str, Any] = (
+                {"catalog": dsn} if dsn else {"keyword_index_path": catalog_file}
+            )
+            return ChromaMemoryStore(
+                client=client, embeddings=HashingEmbeddings(dimensions=32), **where, **kwargs
+            )
+
+        def run(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+            if dsn:
+                with psycopg.connect(dsn, autocommit=True) as conn:
+                    cur = conn.execute(sql.replace("?", "%s"), params)
+                    return cur.fetchall() if cur.description else []
+            conn = sqlite3.connect(catalog_file, isolation_level=None)
+            try:
+                return conn.execute(sql, params).fetchall()
+            finally:
+                conn.close()
+
+    return Opener()
+
+
+def test_memory_values_are_sealed_and_bound_to_their_user(store_opener: Any) -> None:
+    from langgraph_memory.types import MemoryRecord
+
+    keys = EncryptionKeys.generate("k1")
+    store = store_opener.open(encryption=keys)
+    try:
+        store.put(("memories", "alice"), "spare-key", {"text": MEMORY})
+        store.put(("memories", "bob"), "note", {"text": "bob likes chess"})
+        saved = store.put_memory(MemoryRecord(user_id="alice", text="alice drinks OOLONG tea"))
+        assert store.get(("memories", "alice"), "spare-key").value == {"text": MEMORY}
+        assert store.get_memory("alice", saved.id).text == "alice drinks OOLONG tea"
+        assert [i.key for i in store.search(("memories", "alice"), query="spare key mat")][0] == (
+            "spare-key"
+        )
+        with pytest.raises(InvalidFilterError, match="seals"):
+            store.search(("memories", "alice"), filter={"text": MEMORY})
+    finally:
+        store.close()
+    values = [r[0] for r in store_opener.run("SELECT value FROM lt_items")]
+    assert values and all(v.startswith("lgme1:") for v in values)
+    assert not any("BLUEHERON" in v or "OOLONG" in v for v in values)
+    # Alice's sealed value copied over Bob's row: it does not open as Bob's.
+    (alice,) = store_opener.run(
+        "SELECT value FROM lt_items WHERE partition = 'alice' AND key = 'spare-key'"
+    )[0]
+    store_opener.run("UPDATE lt_items SET value = ? WHERE partition = 'bob'", (alice,))
+    store = store_opener.open(encryption=keys)
+    try:
+        with pytest.raises(DecryptionError, match="user='bob'") as info:
+            store.get(("memories", "bob"), "note")
+        assert "BLUEHERON" not in str(info.value)
+        assert store.get(("memories", "alice"), "spare-key").value == {"text": MEMORY}
+    finally:
+        store.close()
+
+
+def test_memory_values_fail_closed_in_clear_and_rotate(store_opener: Any) -> None:
+    store = store_opener.open()
+    try:
+        store.put(("memories", "alice"), "old", {"text": MEMORY})
+    finally:
+        store.close()
+    keys = EncryptionKeys.generate("k1")
+    store = store_opener.open(encryption=keys)
+    try:
+        with pytest.raises(PlaintextRowError):
+            store.get(("memories", "alice"), "old")
+        with pytest.raises(PlaintextRowError):
+            store.reencrypt()
+        assert store.reencrypt(encrypt_plaintext=True).rewritten == 1
+        store.put(("memories", "alice"), "new", {"text": "second"})
+    finally:
+        store.close()
+    rotated = keys.rotated("k2")
+    store = store_opener.open(encryption=rotated)
+    try:
+        assert store.get(("memories", "alice"), "old").value == {"text": MEMORY}
+        report = store.reencrypt(batch_size=1)
+        assert (report.scanned, report.rewritten) == (2, 2)
+        assert store.reencrypt().rewritten == 0
+    finally:
+        store.close()
+    store = store_opener.open(encryption=rotated.without("k1"))
+    try:
+        assert store.get(("memories", "alice"), "new").value == {"text": "second"}
+    finally:
+        store.close()
+    store = store_opener.open()
+    try:
+        with pytest.raises(DecryptionError, match="without encryption="):
+            store.get(("memories", "alice"), "old")
+    finally:
+        store.close()
