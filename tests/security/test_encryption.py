@@ -501,3 +501,12 @@ def test_memory_values_fail_closed_in_clear_and_rotate(store_opener: Any) -> Non
             store.get(("memories", "alice"), "old")
     finally:
         store.close()
+
+
+def test_the_encryption_module_docstring_examples_run() -> None:
+    import doctest
+
+    import langgraph_memory.encryption
+
+    result = doctest.testmod(langgraph_memory.encryption)
+    assert result.attempted > 0 and result.failed == 0
