@@ -221,7 +221,8 @@ class EncryptionKeys:
         """An envelope of ``plaintext`` under the current key, bound to ``aad``."""
         header = self._header(self.current)
         nonce = os.urandom(NONCE_BYTES)
-        return header + nonce + self._aead[self.current].encrypt(nonce, plaintext, header + aad)
+        sealed = bytes(self._aead[self.current].encrypt(nonce, plaintext, header + aad))
+        return header + nonce + sealed
 
     def open(self, envelope: bytes | bytearray | memoryview, aad: bytes, *, row: str) -> bytes:
         """The plaintext of ``envelope``, if it was sealed for ``aad`` under a key of the ring.

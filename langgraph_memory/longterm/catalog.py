@@ -58,6 +58,9 @@ class Catalog(Protocol):
     yields one for reads that must see a consistent state without a write lock.
     """
 
+    # The store's ``encryption=`` keyring (set by the store): values are sealed with it.
+    encryption: EncryptionKeys | None
+
     path: str
     sql: ModuleType
     dialect: str  # "sqlite" | "postgres": what where.py's value filters compile to

@@ -54,8 +54,9 @@ class ItemRow:
         """The row, its stored value opened when the store has ``encryption=``."""
         value = row[5]
         if keys is not None or is_sealed_text(value):
-            value = open_value(keys, str(row[2]), str(row[1]), value)
-            return cls(*row[:5], value, *row[6:13])
+            fields = list(row[:13])
+            fields[5] = open_value(keys, str(row[2]), str(row[1]), value)
+            return cls(*fields)
         return cls(*row[:13])
 
     def value_dict(self) -> dict[str, Any]:

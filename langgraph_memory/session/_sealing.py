@@ -187,7 +187,7 @@ class RowSealer:
         sealed = json.loads(text).get(SEALED_METADATA_KEY) if text else None
         if not is_sealed_text(sealed):
             return True  # clear: sealed, or refused (see needs_reseal)
-        return keys.needs_reseal(text_envelope(sealed, "metadata"))
+        return keys.needs_reseal(text_envelope(str(sealed), "metadata"))
 
     def reseal_metadata(
         self,

@@ -439,9 +439,8 @@ def test_memory_values_are_sealed_and_bound_to_their_user(store_opener: Any) -> 
         saved = store.put_memory(MemoryRecord(user_id="alice", text="alice drinks OOLONG tea"))
         assert store.get(("memories", "alice"), "spare-key").value == {"text": MEMORY}
         assert store.get_memory("alice", saved.id).text == "alice drinks OOLONG tea"
-        assert [i.key for i in store.search(("memories", "alice"), query="spare key mat")][0] == (
-            "spare-key"
-        )
+        found = store.search(("memories", "alice"), query="spare key mat")
+        assert found[0].key == "spare-key"
         with pytest.raises(InvalidFilterError, match="seals"):
             store.search(("memories", "alice"), filter={"text": MEMORY})
     finally:
