@@ -142,7 +142,7 @@ class EncryptionKeys:
         'k2'
     """
 
-    keys: Mapping[str, bytes] = field(repr=False)
+    keys: Mapping[str, bytes | str] = field(repr=False)
     current: str
     clear_metadata_keys: frozenset[str] = DEFAULT_CLEAR_METADATA_KEYS
     _aead: Mapping[str, Any] = field(init=False, repr=False)
