@@ -23,6 +23,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "longterm": ("numpy", "chromadb"),
     "openai": ("langchain_openai",),
     "agents": ("langchain",),
+    "encryption": ("cryptography",),
 }
 
 

@@ -118,6 +118,11 @@ LAYERS = [
         "psycopg",
     ),
     ("from langgraph_memory import MemoryMiddleware", "agents", "langchain"),
+    (
+        "from langgraph_memory.encryption import EncryptionKeys; EncryptionKeys.generate('k1')",
+        "encryption",
+        "cryptography",
+    ),
 ]
 
 
@@ -259,6 +264,7 @@ def test_every_extra_named_in_errors_exists_and_all_and_dev_include_them() -> No
         "chromadb": "chromadb",
         "langchain_openai": "langchain-openai",
         "langchain": "langchain",
+        "cryptography": "cryptography",
     }
     for extra, modules in EXTRA_MODULES.items():
         listed = " ".join(extras[extra])
