@@ -293,3 +293,29 @@ def test_missing_extra_error_shape() -> None:
         "ChromaMemoryStore needs the 'longterm' extra (no_such_module_xyz is not installed); "
         "install it with: pip install 'langgraph-memory[longterm]'"
     )
+
+
+def test_raise_missing_extra_converts_only_the_extras_own_modules() -> None:
+    from langgraph_memory._extras import raise_missing_extra
+
+    with pytest.raises(MissingExtraError, match=r"pip install 'langgraph-memory\[postgres\]'"):
+        try:
+            raise ModuleNotFoundError("No module named 'psycopg.rows'", name="psycopg.rows")
+        except ModuleNotFoundError as exc:
+            raise_missing_extra("postgres", "PostgresSaver", exc)
+    unrelated = ModuleNotFoundError("No module named 'typing_extensions'", name="typing_extensions")
+    with pytest.raises(ModuleNotFoundError) as info:
+        try:
+            raise unrelated
+        except ModuleNotFoundError as exc:
+            raise_missing_extra("postgres", "PostgresSaver", exc)
+    assert info.value is unrelated  # a broken dependency of something else stays visible
+
+
+def test_extras_doctests() -> None:
+    import doctest
+
+    import langgraph_memory._extras as extras
+
+    result = doctest.testmod(extras, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2 and result.failed == 0
