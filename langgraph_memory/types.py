@@ -322,6 +322,16 @@ class ForgetReceipt:
     completed_at: datetime
     # Jobs, queued message ids and audit rows removed from the memory writer's queue.
     queue_rows_deleted: int = 0
+    # What was searched and erased, by name: "catalog", "keyword_index",
+    # "vectors:embedded" / "vectors:server", "queue_jobs", "queue_audit", "checkpoints".
+    scanned: tuple[str, ...] = ()
+    # Chroma collections re-created without the user's vectors (their shard, also
+    # after a promotion), and the other users' vectors copied into them.
+    vector_collections_rebuilt: int = 0
+    vectors_rewritten: int = 0
+    # A Chroma server keeps dropped segment directories and free pages in its own
+    # directory: run ``compact_chroma_directory`` (or the CLI) on the server.
+    server_compaction_needed: bool = False
 
 
 @runtime_checkable

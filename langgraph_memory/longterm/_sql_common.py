@@ -14,7 +14,9 @@ __all__ = [
     "COUNT_PARTITION_ITEMS",
     "COUNT_VECTOR_ROWS_AFTER",
     "DELETE_META",
+    "SELECT_PARTITIONS_OF_COLLECTION",
     "SELECT_PARTITION_COLLECTIONS",
+    "SELECT_VECTOR_IDS_OF_COLLECTION",
     "SELECT_VECTOR_ROWS_AFTER",
 ]
 
@@ -158,3 +160,11 @@ SELECT_VECTOR_ROWS_AFTER: Final = (
     "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
 )
 SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"
+
+# Erasure rebuilds (erasure.py): the partitions living in one collection, and
+# the vectors the catalog still lists there (what the rebuilt collection keeps).
+SELECT_PARTITIONS_OF_COLLECTION: Final = "SELECT partition FROM lt_partitions WHERE collection = ?"
+SELECT_VECTOR_IDS_OF_COLLECTION: Final = (
+    "SELECT i.item_id FROM lt_items i JOIN lt_partitions p ON p.partition = i.partition "
+    "WHERE p.collection = ? AND i.has_vector = 1 ORDER BY i.item_id"
+)

@@ -28,11 +28,11 @@ from langgraph_memory.longterm.where import (
     encode_namespace,
     validate_user_id,
 )
-from langgraph_memory.longterm.writes import Writes
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
 
-class TypedMemories(Retrieval, Writes):
+class TypedMemories(Retrieval, Erasure):
     """``put_memory``, ``supersede``, ``get/list/delete_memory``, ``touch``, ``search/recall``."""
 
     # -- writes ------------------------------------------------------------------------
@@ -408,7 +408,12 @@ class TypedMemories(Retrieval, Writes):
 
     def delete_memory(self, user_id: str, memory_id: str) -> None:
         """Delete one memory: its row, keyword entry and vector are removed (no tombstone
-        keeps the text).
+        keeps the text), the keyword index is scrubbed and the collection that held
+        the vector is rebuilt without it (``erasure.py``; ``erase_deleted_vectors``).
+
+        Not touched: the memory writer's queue (finished jobs and the audit log keep
+        ids and decisions, no text) and recall blocks already saved in the user's
+        checkpoints (see ``docs/privacy.md``: delete those threads, or forget the user).
 
         Raises:
             MemoryNotFoundError: no memory with that id for this user.
@@ -420,7 +425,7 @@ class TypedMemories(Retrieval, Writes):
                 "you can delete."
             )
         namespace = encode_namespace(self._memory_namespace(user_id))
-        self._apply_puts([PreparedPut(user_id, namespace, memory_id, None)])
+        self._erase_deleted([self._apply_puts([PreparedPut(user_id, namespace, memory_id, None)])])
 
     def touch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Record that these memories were recalled (``last_accessed_at``, ``access_count``).

@@ -111,6 +111,12 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         cache_max_vectors: Largest partition ranked from the cache; larger ones
             use their dedicated collection's HNSW index.
         chroma_url: The Chroma server's URL, named in errors (``from_http`` sets it).
+        erase_deleted_vectors: After a delete (``delete_memory``, BaseStore ``delete``),
+            rebuild the Chroma collection that held the vector, since Chroma keeps a
+            deleted vector's bytes in its files (``erasure.py``). Costs about a
+            millisecond per vector in the collection (benchmarks/RESULTS-privacy.md);
+            ``False`` leaves that to ``forget_user``. The keyword index is scrubbed
+            either way.
         clock: What "now" is for validity, expiry, TTL, recency and access stamps
             (``langgraph_memory.clock``; default the UTC wall clock). A replayed history
             passes a ``ManualClock``.
@@ -137,8 +143,10 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         cache_max_vectors: int = DEFAULT_CACHE_MAX_VECTORS,
         clock: Clock | None = None,
         chroma_url: str | None = None,
+        erase_deleted_vectors: bool = True,
     ) -> None:
         self.clock = clock
+        self.erase_deleted_vectors = bool(erase_deleted_vectors)
         if shards < 1:
             raise ConfigurationError(f"shards={shards!r}; use an integer >= 1.")
         if dedicated_threshold < 1:

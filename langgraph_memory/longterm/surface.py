@@ -42,11 +42,12 @@ from langgraph_memory.longterm.where import (
     partition_of,
     validate_labels,
 )
-from langgraph_memory.longterm.writes import Writes
+from langgraph_memory.longterm.erasure import Erasure
+from langgraph_memory.longterm.writes import Deleted
 from langgraph_memory.scoring import cosine_to_score, normalise_bm25, relevance_score
 
 
-class StoreSurface(Retrieval, Writes):
+class StoreSurface(Retrieval, Erasure):
     """``batch``/``abatch``: LangGraph's get, put, search and list_namespaces ops."""
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -132,12 +133,13 @@ class StoreSurface(Retrieval, Writes):
     ) -> list[Result]:
         results: list[Result] = [None] * len(ops)
         pending: list[PreparedPut] = []
+        deleted: list[Deleted] = []
         for i, op in enumerate(ops):
             if i in puts:
                 pending.append(puts[i])
                 continue
             if pending:  # consecutive puts go to SQLite and Chroma in one round each
-                self._apply_puts(pending)
+                deleted.append(self._apply_puts(pending))
                 pending = []
             if isinstance(op, GetOp):
                 results[i] = self._get(op)
@@ -149,7 +151,8 @@ class StoreSurface(Retrieval, Writes):
             elif isinstance(op, ListNamespacesOp):
                 results[i] = self._list_namespaces(op)
         if pending:
-            self._apply_puts(pending)
+            deleted.append(self._apply_puts(pending))
+        self._erase_deleted(deleted)  # a delete leaves no text or vector behind
         return results
 
     def _refresh(self, refresh_ttl: bool) -> bool:

@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph_memory._drive import Call, Steps
 from langgraph_memory.clock import now as clock_now
@@ -32,6 +32,14 @@ from langgraph_memory.longterm.vectors import dedicated_collection_name, shard_c
 from langgraph_memory.longterm.where import encode_namespace
 from langgraph_memory.scoring import importance_score, last_active_at
 from langgraph_memory.types import MemoryRecord, MemoryStatus
+
+
+class Deleted(NamedTuple):
+    """What a group of puts deleted: catalog rows, and the collections that held
+    their vectors (Chroma keeps a deleted vector's bytes until the collection is rebuilt)."""
+
+    rows: int
+    collections: frozenset[str]
 
 
 class Writes(StoreState):
@@ -83,7 +91,7 @@ class Writes(StoreState):
         now: float | None = None,
         intent: str | None = None,
         intent_recorded: bool = False,
-    ) -> None:
+    ) -> Deleted:
         """Write a group of puts: one catalog transaction, one Chroma call per collection.
 
         Chroma is written inside the catalog transaction, so a Chroma failure rolls
@@ -93,9 +101,11 @@ class Writes(StoreState):
         repaired on the next open. A partition that outgrows its shard is
         promoted *before* its new vectors are written, so a bulk load writes
         each vector once.
+
+        Returns what its deletes removed, for the erasure that follows (``erasure.py``).
         """
         if not puts:
-            return
+            return Deleted(0, frozenset())
         sql = self.catalog.sql
         now = self._now_ts() if now is None else now
         last: dict[tuple[str, str, str], PreparedPut] = {}
@@ -106,6 +116,7 @@ class Writes(StoreState):
         upserts: dict[str, tuple[list[str], list[list[float]]]] = {}
         deletes: dict[str, list[str]] = {}
         deltas: dict[str, int] = {}
+        deleted_rows = 0
         with self.catalog.transaction() as conn:
             self._settle_intent(conn, intent, (p.partition for p in last.values()))
             for put in last.values():
@@ -120,6 +131,7 @@ class Writes(StoreState):
                         continue
                     conn.execute(sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(sql.DELETE_ITEM, (old.rowid, put.partition))
+                    deleted_rows += 1
                     has_vector = False
                 else:
                     has_vector = put.vector is not None
@@ -166,6 +178,7 @@ class Writes(StoreState):
             for collection, (gone, ids, vecs) in by_collection.items():
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
+        return Deleted(deleted_rows, frozenset(c for c, (gone, _, _) in by_collection.items() if gone))
 
     def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
         if self.embeddings is None:
