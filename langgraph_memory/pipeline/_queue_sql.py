@@ -178,11 +178,12 @@ INSERT INTO lgm_memory_audit
 VALUES (:job_id, :op_index, :user_id, :thread_id, :action, :target_ids, :result_id, :reason, :op,
         :now)
 ON CONFLICT DO NOTHING"""
-# A finished job keeps its row (its key keeps re-submits idempotent) but not the
-# conversation text: the audit log holds what was decided.
+# A finished job keeps its row (its key keeps re-submits idempotent) but no text:
+# not the conversation, the candidates nor the planned ops (which quote the
+# candidates). The audit log holds what was decided, by id.
 COMPLETE_JOB = f"""
 UPDATE lgm_memory_jobs
-SET status = 'done', messages = '[]', candidates = NULL, lease_owner = NULL,
+SET status = 'done', messages = '[]', candidates = NULL, ops = NULL, lease_owner = NULL,
     lease_expires_at = NULL, last_error = NULL, updated_at = :now, finished_at = :now
 WHERE {_HELD}"""
 RETRY_JOB = f"""

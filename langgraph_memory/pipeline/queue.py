@@ -113,7 +113,8 @@ class JobInfo:
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One reconcile decision as recorded in the audit log."""
+    """One reconcile decision as recorded in the audit log: action, target and result
+    ids; never text (``op.candidate`` is ``None`` and ``op.reason`` empty)."""
 
     seq: int
     job_id: str | None
@@ -148,6 +149,9 @@ def _audit_params(
     op: MemoryOp,
     now: float,
 ) -> dict[str, Any]:
+    # Ids and decisions only: the candidate's text and the model's reason (which
+    # often quotes it) would outlive a deleted memory in the audit log.
+    decision = MemoryOp(op.action, None, op.target_ids, "", op.result_id)
     return {
         "job_id": job_id,
         "op_index": index,
@@ -156,8 +160,8 @@ def _audit_params(
         "action": op.action,
         "target_ids": json.dumps(list(op.target_ids)),
         "result_id": op.result_id,
-        "reason": op.reason,
-        "op": json.dumps(op.to_dict(), ensure_ascii=False),
+        "reason": "",
+        "op": json.dumps(decision.to_dict(), ensure_ascii=False),
         "now": now,
     }
 

@@ -274,14 +274,18 @@ def test_inspection_and_housekeeping(queue: MemoryQueue, clock: Clock) -> None:
     queue.complete(job)
     queue.record_audit(job.user_id, "t", [MemoryOp("ignore", None, (), "standalone")])
     entries = queue.audit(job.user_id)
-    assert [e.op.reason for e in entries] == ["standalone", "new"]
-    assert entries[1].op == op and entries[1].job_id == job.job_id
+    assert [e.op.action for e in entries] == ["ignore", "add"]
+    # ids and decisions, no text: neither the candidate nor the model's reason
+    assert entries[1].op == MemoryOp("add", None, (), "", "r1")
+    assert entries[1].job_id == job.job_id
+    assert all(e.op.reason == "" and e.op.candidate is None for e in entries)
     # a finished job keeps no conversation text
     with queue._write() as tx:
         row = tx.execute(
-            "SELECT messages FROM lgm_memory_jobs WHERE job_id = :j", {"j": job.job_id}
+            "SELECT messages, candidates, ops FROM lgm_memory_jobs WHERE job_id = :j",
+            {"j": job.job_id},
         )
-        assert row.fetchone() == ("[]",)
+        assert row.fetchone() == ("[]", None, None)
     clock.now += 100
     assert queue.purge_done(older_than_seconds=50) == 1
     assert (
