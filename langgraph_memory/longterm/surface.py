@@ -24,7 +24,11 @@ from langgraph.store.base import (
 )
 
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
-from langgraph_memory.errors import ConfigurationError, InvalidUserIdError
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidNamespaceError,
+    InvalidUserIdError,
+)
 from langgraph_memory.longterm._state import MIN_CANDIDATE_POOL, PreparedPut
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import (
@@ -120,6 +124,7 @@ class StoreSurface(Retrieval, Erasure):
             elif isinstance(op, ListNamespacesOp):
                 for condition in op.match_conditions or ():
                     validate_labels(tuple(lab for lab in condition.path if lab != "*"))
+                self._listed_user(op)
             else:
                 raise ConfigurationError(f"Unknown store op {op!r}.")
         return puts, queries
@@ -221,9 +226,44 @@ class StoreSurface(Retrieval, Erasure):
                 for row in due:
                     conn.execute(sql.REFRESH_TTL, (now, partition, row.rowid))
 
+    def _listed_user(self, op: ListNamespacesOp) -> str | None:
+        """The one user whose namespaces ``op`` may list, from a ``(root, user_id)`` prefix.
+
+        Listing never enumerates users: without such a prefix only the shared
+        namespaces (roots that are not user roots) are listed, and a prefix that
+        names a user root but no user (``("memories",)``, ``("memories", "*")``)
+        is refused, as a search over it is.
+
+        Raises:
+            InvalidNamespaceError: a user-root prefix without a user id.
+            InvalidUserIdError: a malformed user id in the prefix.
+        """
+        users = set()
+        for condition in op.match_conditions or ():
+            path = tuple(condition.path)
+            if condition.match_type != "prefix" or not path or path[0] not in self.user_roots:
+                continue
+            if len(path) < 2 or path[1] == "*":
+                raise InvalidNamespaceError(
+                    f"list_namespaces(prefix={path!r}) would list every user's namespaces; "
+                    f"pass the user: prefix=({path[0]!r}, user_id)."
+                )
+            users.add(partition_of(path[:2], user_roots=self.user_roots))
+        if len(users) > 1:
+            raise InvalidNamespaceError(
+                f"list_namespaces with prefixes of several users {sorted(users)!r}; list one "
+                "user's namespaces per call."
+            )
+        return next(iter(users), None)
+
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         sql = self.catalog.sql
-        namespaces = [decode_namespace(r[0]) for r in self.catalog.query(sql.SELECT_NAMESPACES)]
+        user = self._listed_user(op)
+        namespaces = [
+            ns
+            for ns in (decode_namespace(r[0]) for r in self.catalog.query(sql.SELECT_NAMESPACES))
+            if ns[0] not in self.user_roots or (len(ns) > 1 and ns[1] == user)
+        ]
 
         def matches(ns: tuple[str, ...]) -> bool:
             for condition in op.match_conditions or ():

@@ -161,9 +161,17 @@ class ChromaVectors:
 
     def exists(self, name: str) -> bool:
         """Whether Chroma has a collection of that name (without creating it)."""
-        with self._reachable():
-            names = {getattr(c, "name", c) for c in self.client.list_collections()}
-        return name in names
+        # Not list_collections(): it attaches Chroma's default (downloading) embedder.
+        try:
+            with self._reachable():
+                self.client.get_collection(name, embedding_function=None)
+        except VectorStoreUnavailableError:
+            raise
+        except Exception as exc:
+            if _is_stale_collection(exc):
+                return False
+            raise
+        return True
 
     def rebuild(self, name: str, keep_ids: Sequence[str]) -> int:
         """Re-create collection ``name`` holding only ``keep_ids``' vectors; returns how many.

@@ -118,12 +118,20 @@ def test_search_filters_limit_offset_and_listing(make_store: StoreFactory) -> No
     assert ranked[0].key == "deep" and ranked[0].score is not None
     assert ranked[0].score >= ranked[1].score  # type: ignore[operator]
     store.put(("docs", "faq"), "q1", {"content": "shared doc"})
-    assert set(store.list_namespaces()) == {
+    store.put(("memories", "bob"), "b", {"content": "bob's note"})
+    # Listing never enumerates users: a user's namespaces need that user's prefix.
+    assert store.list_namespaces() == [("docs", "faq")]
+    assert store.list_namespaces(prefix=("memories", "alice")) == [
         ("memories", "alice"),
         ("memories", "alice", "sub"),
-        ("docs", "faq"),
-    }
-    assert store.list_namespaces(prefix=("memories",), max_depth=2) == [("memories", "alice")]
+    ]
+    assert store.list_namespaces(prefix=("memories", "alice"), max_depth=2) == [
+        ("memories", "alice")
+    ]
+    assert store.list_namespaces(suffix=("sub",)) == []
+    for prefix in (("memories",), ("memories", "*")):
+        with pytest.raises(InvalidNamespaceError, match="every user"):
+            store.list_namespaces(prefix=prefix)
 
 
 def test_batch_mixes_ops_in_order(make_store: StoreFactory) -> None:
