@@ -16,10 +16,9 @@ from enum import Enum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langgraph_memory.errors import InvalidMemoryError
-from langgraph_memory.limits import check_memory_text
+from langgraph_memory.limits import MAX_MEMORY_ID_CHARS, check_memory_text
 
 # Memory ids are uuid4 hex (32 characters) unless a caller picks its own.
-MAX_MEMORY_ID_CHARS = 256
 
 
 def utc_now() -> datetime:

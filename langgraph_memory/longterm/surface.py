@@ -10,9 +10,11 @@ comes from ``BaseStore`` on top of these two methods.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
 
 from langgraph.store.base import (
+    BaseStore,
     GetOp,
     Item,
     ListNamespacesOp,
@@ -29,6 +31,7 @@ from langgraph_memory.errors import (
     InvalidNamespaceError,
     InvalidUserIdError,
 )
+from langgraph_memory.limits import check_store_key
 from langgraph_memory.longterm._state import MIN_CANDIDATE_POOL, PreparedPut
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import (
@@ -39,6 +42,7 @@ from langgraph_memory.longterm.rows import (
     texts_to_index,
 )
 from langgraph_memory.longterm.where import (
+    check_namespace_argument,
     build_value_filter,
     decode_namespace,
     encode_namespace,
@@ -51,8 +55,55 @@ from langgraph_memory.longterm.writes import Deleted
 from langgraph_memory.scoring import cosine_to_score, normalise_bm25, relevance_score
 
 
+def _namespace_checked(name: str, *, for_write: bool = False) -> Any:
+    """BaseStore's ``name`` (sync or async) with our typed namespace errors first.
+
+    LangGraph validates namespace labels in its public methods, before ``batch``,
+    with an error outside our tree (and a ``TypeError`` for a non-tuple); these
+    wrappers check the argument the same way and raise ``InvalidNamespaceError``.
+    """
+    base = getattr(BaseStore, name)
+
+    def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if name == "list_namespaces" or name == "alist_namespaces":
+            for arg in ("prefix", "suffix"):
+                if kwargs.get(arg) is not None:
+                    check_namespace_argument(kwargs[arg], for_write=False)
+        elif args:
+            check_namespace_argument(args[0], for_write=for_write)
+
+    if inspect.iscoroutinefunction(base):
+
+        async def amethod(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return await base(self, *args, **kwargs)
+
+        method: Any = amethod
+    else:
+
+        def smethod(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return base(self, *args, **kwargs)
+
+        method = smethod
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = base.__doc__
+    return method
+
+
 class StoreSurface(Retrieval, Erasure):
     """``batch``/``abatch``: LangGraph's get, put, search and list_namespaces ops."""
+
+    get = _namespace_checked("get")
+    aget = _namespace_checked("aget")
+    search = _namespace_checked("search")
+    asearch = _namespace_checked("asearch")
+    put = _namespace_checked("put", for_write=True)
+    aput = _namespace_checked("aput", for_write=True)
+    delete = _namespace_checked("delete")
+    adelete = _namespace_checked("adelete")
+    list_namespaces = _namespace_checked("list_namespaces")
+    alist_namespaces = _namespace_checked("alist_namespaces")
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return run(self._batch_steps(ops))
@@ -78,10 +129,14 @@ class StoreSurface(Retrieval, Erasure):
     def _prepare_put(self, op: PutOp) -> PreparedPut:
         namespace = validate_labels(op.namespace)
         partition = partition_of(namespace, user_roots=self.user_roots)
+        check_store_key(op.key)
         if op.value is None:
             return PreparedPut(partition, encode_namespace(namespace), op.key, None)
-        if not isinstance(op.key, str) or not op.key:
-            raise ConfigurationError(f"key={op.key!r}; use a non-empty string key.")
+        if not isinstance(op.value, Mapping):
+            raise ConfigurationError(
+                f"value={op.value!r:.80} ({type(op.value).__name__}); a store value is a "
+                "dict, e.g. {'content': 'likes tea'} (None deletes the item)."
+            )
         value = dict(op.value)
         if looks_like_record(value) and isinstance(value.get("text"), str):
             # A MemoryRecord's only free text is ``text``; its ids and ISO
@@ -116,6 +171,7 @@ class StoreSurface(Retrieval, Erasure):
                 puts[i] = self._prepare_put(op)
             elif isinstance(op, GetOp):
                 partition_of(op.namespace, user_roots=self.user_roots)
+                check_store_key(op.key)
             elif isinstance(op, SearchOp):
                 partition = partition_of(op.namespace_prefix, user_roots=self.user_roots)
                 build_value_filter(op.filter, dialect=self.catalog.dialect)

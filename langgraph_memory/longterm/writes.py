@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from langgraph_memory._drive import Call, Steps
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import MemoryNotFoundError
+from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, StoreState
 from langgraph_memory.longterm.rows import (
     ItemRow,
@@ -225,6 +226,7 @@ class Writes(StoreState):
         ]
 
     def _memory_rows(self, conn: Any, user_id: str, memory_ids: Sequence[str]) -> list[ItemRow]:
+        memory_ids = [check_memory_id(m) for m in memory_ids]  # typed, before any SQL
         if not memory_ids:
             return []
         namespace = encode_namespace(self._memory_namespace(user_id))

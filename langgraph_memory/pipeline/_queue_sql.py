@@ -226,6 +226,18 @@ DELETE_USER_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE user_id = :use
 DELETE_USER_AUDIT = "DELETE FROM lgm_memory_audit WHERE user_id = :user_id"
 DELETE_DONE_BEFORE = "DELETE FROM lgm_memory_jobs WHERE status = 'done' AND finished_at < :before"
 
+# Erasure of one thread (its turns wait in pending jobs) and of one memory (a
+# failed job keeps its turns, candidates and plan for retry_failed; audit rows
+# written before the audit kept ids only still quote the candidate).
+DELETE_THREAD_JOBS = "DELETE FROM lgm_memory_jobs WHERE thread_id = :thread_id"
+DELETE_THREAD_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE thread_id = :thread_id"
+SELECT_USER_FAILED_PAYLOADS = """
+SELECT job_id, messages, candidates, ops FROM lgm_memory_jobs
+WHERE user_id = :user_id AND status = 'failed'"""
+DELETE_JOB = "DELETE FROM lgm_memory_jobs WHERE job_id = :job_id"
+SELECT_USER_AUDIT_OPS = "SELECT seq, op, reason FROM lgm_memory_audit WHERE user_id = :user_id"
+SCRUB_AUDIT_ROW = "UPDATE lgm_memory_audit SET op = :op, reason = '' WHERE seq = :seq"
+
 _NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 
