@@ -14,9 +14,11 @@ Deleting a catalog row is not enough to take its text and vector off the disk:
   therefore rebuilt: the vectors the catalog still lists there are read, the
   collection is dropped and re-created under the same name with only those
   (:meth:`ChromaVectors.rebuild`), and an embedded directory is compacted. A
-  shard shared by many users is rebuilt with the other users' vectors; a user
-  promoted to a dedicated collection also gets their old shard rebuilt, since
-  their shard-era vectors are still in its files.
+  shard shared by many users is rebuilt with the other users' vectors. A
+  partition promoted to a dedicated collection leaves its vectors in the
+  shard's files, so the shard is rebuilt right after the promotion (once per
+  user), and ``forget_user`` rebuilds it again in case the store ran with
+  ``erase_deleted_vectors=False`` or is older than this.
 
 A rebuild is crash-safe through the repair intents (``repair.py``): every
 partition of the collection is marked ``"*"`` first, so a rebuild a crash cut
@@ -50,18 +52,21 @@ class Erasure(Writes):
 
     def _erase_deleted(self, deleted: Iterable[Deleted]) -> tuple[int, int]:
         """After deletes: scrub the keyword index, rebuild the collections that held
-        deleted vectors. Returns ``(collections rebuilt, vectors rewritten)``."""
+        deleted vectors (or that a promoted partition left). Returns
+        ``(collections rebuilt, vectors rewritten)``."""
         rows = 0
         collections: set[str] = set()
         for item in deleted:
             rows += item.rows
             collections |= item.collections
-        if not rows:
-            return 0, 0
-        self.catalog.scrub(vacuum=False)
-        if not self.erase_deleted_vectors:
+        if rows:
+            self.catalog.scrub(vacuum=False)
+        if not self.erase_deleted_vectors or not collections:
             return 0, 0
         return len(collections), sum(self._rebuild_collection(c) for c in sorted(collections))
+
+    def _after_deletes(self, deleted: Deleted) -> None:
+        self._erase_deleted([deleted])
 
     def _erase_partition_vectors(self, partition: str, dedicated: str | None) -> tuple[int, int]:
         """After a partition's rows are gone: rebuild its shard (where it lives, or lived

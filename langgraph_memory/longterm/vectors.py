@@ -256,15 +256,15 @@ class ChromaVectors:
         # Chroma's cosine space returns 1 - cosine.
         return {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
 
-    def copy_vectors(self, source: str, target: str, ids: Sequence[str]) -> int:
-        """Copy vectors between collections in chunks; returns how many were copied."""
-        copied = 0
+    def copy_vectors(self, source: str, target: str, ids: Sequence[str]) -> list[str]:
+        """Copy vectors between collections in chunks; returns the ids copied."""
+        copied: list[str] = []
         for start in range(0, len(ids), _COPY_CHUNK):
             chunk = list(ids[start : start + _COPY_CHUNK])
             found = self.vectors_by_id(source, chunk)
             if found:
                 self.upsert(target, list(found), list(found.values()))
-                copied += len(found)
+                copied += list(found)
         return copied
 
 

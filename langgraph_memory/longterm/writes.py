@@ -37,7 +37,8 @@ from langgraph_memory.types import MemoryRecord, MemoryStatus
 
 class Deleted(NamedTuple):
     """What a group of puts deleted: catalog rows, and the collections that held
-    their vectors (Chroma keeps a deleted vector's bytes until the collection is rebuilt)."""
+    their vectors or that a promoted partition left (Chroma keeps a deleted
+    vector's bytes until the collection is rebuilt)."""
 
     rows: int
     collections: frozenset[str]
@@ -118,6 +119,7 @@ class Writes(StoreState):
         deletes: dict[str, list[str]] = {}
         deltas: dict[str, int] = {}
         deleted_rows = 0
+        vacated: set[str] = set()
         with self.catalog.transaction() as conn:
             self._settle_intent(conn, intent, (p.partition for p in last.values()))
             for put in last.values():
@@ -170,7 +172,9 @@ class Writes(StoreState):
             # 250 small users into 64 shards makes 64 calls, not 250.
             by_collection: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
             for partition in sorted({*upserts, *deletes}):
-                collection = self._collection_for_write(conn, partition, deltas.get(partition, 0))
+                collection = self._collection_for_write(
+                    conn, partition, deltas.get(partition, 0), vacated
+                )
                 gone, ids, vecs = by_collection.setdefault(collection, ([], [], []))
                 gone.extend(deletes.get(partition, []))
                 new_ids, new_vecs = upserts.get(partition, ([], []))
@@ -179,18 +183,22 @@ class Writes(StoreState):
             for collection, (gone, ids, vecs) in by_collection.items():
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
-        return Deleted(deleted_rows, frozenset(c for c, (gone, _, _) in by_collection.items() if gone))
+        erased = {c for c, (gone, _, _) in by_collection.items() if gone}
+        return Deleted(deleted_rows, frozenset(erased | vacated))
 
     def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
         if self.embeddings is None:
             return []  # no vectors: nothing can disagree
         return [(p.partition, item_id_for(p.partition, p.namespace, p.key)) for p in puts]
 
-    def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:
+    def _collection_for_write(
+        self, conn: Any, partition: str, delta: int, vacated: set[str] | None = None
+    ) -> str:
         """The collection a partition's vectors go to, after applying ``delta`` to its count.
 
         Creates the partition's layout row on first write, and promotes it from
-        its shard to a dedicated collection when the count passes the threshold.
+        its shard to a dedicated collection when the count passes the threshold
+        (the shard is added to ``vacated``: its files still hold the vectors).
         """
         sql = self.catalog.sql
         # Locked until commit (Postgres): another instance's write to this
@@ -209,9 +217,11 @@ class Writes(StoreState):
             return name
         target = dedicated_collection_name(self.collection_prefix, partition)
         ids = [r[1] for r in conn.execute(sql.SELECT_PARTITION_ITEM_IDS, (partition,)).fetchall()]
-        self.vectors.copy_vectors(name, target, ids)  # ids not yet in Chroma are skipped
+        copied = self.vectors.copy_vectors(name, target, ids)  # ids not yet in Chroma skipped
         conn.execute(sql.SET_DEDICATED, (target, partition))
-        self.vectors.delete(name, ids)
+        self.vectors.delete(name, copied)
+        if vacated is not None and copied:
+            vacated.add(name)
         return target
 
     # -- typed memories ------------------------------------------------------------------
@@ -307,5 +317,9 @@ class Writes(StoreState):
             if links != record.supersedes:
                 record = record.evolve(supersedes=links)
                 put.value = record.to_dict()
-            self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
+            deleted = self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
+        self._after_deletes(deleted)
         return record
+
+    def _after_deletes(self, deleted: Deleted) -> None:
+        """Erasure after a write (``erasure.py`` overrides it): here, nothing."""
