@@ -27,8 +27,8 @@ Searches that run meanwhile may miss vectors for the rebuild's duration (tens
 of milliseconds for a shard of 1,000 vectors; see ``benchmarks/RESULTS-privacy.md``).
 
 A ``chroma run`` server's files are the server's: the rebuild removes the
-vectors from its collections, and ``compact_chroma_directory`` (or ``python -m
-langgraph_memory.cli memory compact-chroma --path DIR``) run on the server's
+vectors from its collections, and ``compact_chroma_directory`` (or ``langgraph-memory
+compact-chroma --path DIR``) run on the server's
 directory removes the rest (dropped segment directories, free pages).
 """
 

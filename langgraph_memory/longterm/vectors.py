@@ -182,8 +182,8 @@ class ChromaVectors:
         collection and writing the kept vectors into a fresh one is the only way
         through its API; an embedded directory is then compacted as well
         (:func:`compact_chroma_directory`). A server's directory is the
-        server's: run that function there (``python -m langgraph_memory.cli
-        memory compact-chroma --path DIR``).
+        server's: run that function there (``langgraph-memory compact-chroma
+        --path DIR``).
         """
         kept: dict[str, Any] = {}
         for start in range(0, len(keep_ids), _COPY_CHUNK):

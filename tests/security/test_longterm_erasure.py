@@ -28,9 +28,9 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from langgraph_memory.cli import main as cli_main
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.rows import item_id_for
-from langgraph_memory.longterm.vectors import compact_chroma_directory
 from langgraph_memory.nodes.recall import create_recall_node
 from langgraph_memory.pipeline.queue import SqliteMemoryQueue
 from langgraph_memory.session import SqliteSaver
@@ -209,7 +209,7 @@ def _compact_if_server(world: dict[str, Any], receipt: Any = None) -> None:
         return
     if receipt is not None:
         assert receipt.server_compaction_needed is True
-    compact_chroma_directory(world["server_dir"])
+    assert cli_main(["compact-chroma", "--path", str(world["server_dir"]), "--json"]) == 0
 
 
 def _fill_user(world: dict[str, Any], name: str, facts: int) -> tuple[str, Trace, str]:
