@@ -127,13 +127,10 @@ def check_memory_text(text: object, *, what: str = "memory text") -> str:
     return text
 
 
-def _check_name(
-    what: str, value: object, limit: int, example: str, error: type[ValueError]
-) -> str:
+def _check_name(what: str, value: object, limit: int, example: str, error: type[ValueError]) -> str:
     if not isinstance(value, str) or not value:
         raise error(
-            f"{what}={value!r} ({type(value).__name__}); pass one non-empty string, "
-            f"e.g. {example}."
+            f"{what}={value!r} ({type(value).__name__}); pass one non-empty string, e.g. {example}."
         )
     if len(value) > limit:
         raise InputTooLargeError(

@@ -83,7 +83,8 @@ class Erasure(Writes):
         recorded: set[str] = set()
         for attempt in range(_MEMBER_RETRIES + 1):
             members = {
-                str(r[0]) for r in self.catalog.query(sql.SELECT_PARTITIONS_OF_COLLECTION, (collection,))
+                str(r[0])
+                for r in self.catalog.query(sql.SELECT_PARTITIONS_OF_COLLECTION, (collection,))
             }
             token = self._record_intent([(p, "*") for p in sorted(members - recorded)])
             if token is not None:

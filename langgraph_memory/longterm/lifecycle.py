@@ -17,9 +17,9 @@ from typing import Any
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, to_ts
 from langgraph_memory.longterm.where import validate_user_id
-from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.privacy import fingerprint_user_id
 from langgraph_memory.scoring import decayed_importance
 from langgraph_memory.types import ForgetReceipt, MemoryRecord, MemoryStatus
@@ -230,12 +230,14 @@ class Lifecycle(Erasure):
         first write, from ``configurable`` or the Runtime context) or whose checkpoint
         metadata has this ``user_id``.
 
-        Returns a receipt with counts only. Text leaves the disk: FTS5 is optimised,
-        the SQLite file vacuumed and its WAL truncated; the checkpointer is vacuumed
-        too when it has ``vacuum()`` (the queue normally lives in its file).
-        A dedicated collection is dropped with its directory. Known gap: embedded
-        Chroma keeps a shard user's raw vectors (no text) in its write-ahead log
-        until it compacts that shard (see longterm/DESIGN.md).
+        Returns a content-free receipt: counts, and what was scanned. Text leaves the
+        disk: FTS5 is optimised, the SQLite file vacuumed and its WAL truncated; the
+        checkpointer is vacuumed too when it has ``vacuum()`` (the queue normally lives
+        in its file). Vectors: a dedicated collection is dropped with its directory,
+        and the user's shard (where they live, or lived before a promotion) is
+        rebuilt without them (``erasure.py``). On a Chroma server, run
+        ``compact_chroma_directory`` on its directory afterwards
+        (``receipt.server_compaction_needed``).
         """
         return run(self._forget_steps(user_id, checkpointer, memory_queue))
 

@@ -27,6 +27,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import row_to_record, to_ts
 from langgraph_memory.longterm.where import (
@@ -34,7 +35,6 @@ from langgraph_memory.longterm.where import (
     encode_namespace,
     validate_user_id,
 )
-from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
 
@@ -434,7 +434,8 @@ class TypedMemories(Retrieval, Erasure):
 
         Not touched: recall blocks already saved in the user's checkpoints, which
         quote the memories recalled on earlier turns. They go with the thread
-        (``delete_thread``, retention, ``forget_user``); see ``docs/privacy.md``.
+        (``delete_thread``, retention, ``forget_user``); see the README's "Trust and
+        privacy".
 
         Raises:
             MemoryNotFoundError: no memory with that id for this user.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from langgraph.store.base import (
     BaseStore,
@@ -33,6 +34,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.limits import check_store_key
 from langgraph_memory.longterm._state import MIN_CANDIDATE_POOL, PreparedPut
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import (
     ItemRow,
@@ -42,15 +44,14 @@ from langgraph_memory.longterm.rows import (
     texts_to_index,
 )
 from langgraph_memory.longterm.where import (
-    check_namespace_argument,
     build_value_filter,
+    check_namespace_argument,
     decode_namespace,
     encode_namespace,
     is_user_partition,
     partition_of,
     validate_labels,
 )
-from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.writes import Deleted
 from langgraph_memory.scoring import cosine_to_score, normalise_bm25, relevance_score
 

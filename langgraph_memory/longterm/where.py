@@ -125,7 +125,9 @@ def check_namespace_argument(namespace: Any, *, for_write: bool) -> None:
     (which raise ``langgraph.store.base.InvalidNamespaceError``, outside our tree)."""
     labels = validate_labels(namespace)
     if for_write and not labels:
-        raise InvalidNamespaceError("Namespace () is empty; write under e.g. ('memories', user_id).")
+        raise InvalidNamespaceError(
+            "Namespace () is empty; write under e.g. ('memories', user_id)."
+        )
     if for_write and labels[0] == "langgraph":
         raise InvalidNamespaceError(
             f"Namespace {labels!r}: the root label 'langgraph' is reserved by LangGraph."

@@ -267,7 +267,7 @@ def test_forget_user_leaves_no_byte_of_shard_or_promoted_users(world: dict[str, 
 def test_one_deleted_memory_leaves_no_byte(world: dict[str, Any]) -> None:
     """delete_memory: its text, id and vector leave the store's files and the queue
     (done job, failed job quoting it, older audit rows). The user's threads keep
-    their own conversation (and recall blocks: see docs/privacy.md)."""
+    their own conversation (and recall blocks: README, "Trust and privacy")."""
     store, queue, roots = world["store"], world["queue"], world["roots"]
     user, keep_trace, _ = _fill_user(world, "dora", facts=3)
     marker = f"zebrafinch{uuid.uuid4().hex[:6]}"

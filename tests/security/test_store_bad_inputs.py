@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -79,7 +78,12 @@ EXAMPLES: list[tuple[str, Callable[[ChromaMemoryStore], Any], type[Exception], s
         InvalidMemoryError,
         "['m-city']",
     ),
-    ("record importance", lambda s: MemoryRecord("x", importance="high"), InvalidMemoryError, "'high'"),
+    (
+        "record importance",
+        lambda s: MemoryRecord("x", importance="high"),
+        InvalidMemoryError,
+        "'high'",
+    ),
     ("record empty text", lambda s: MemoryRecord(""), InvalidMemoryError, "text=''"),
     (
         "record 5 MB text",
@@ -90,7 +94,12 @@ EXAMPLES: list[tuple[str, Callable[[ChromaMemoryStore], Any], type[Exception], s
     ("no user", lambda s: s.get_memory("", "m-diet"), MissingUserIdError, "user"),
     ("crafted user", lambda s: s.list_memories("a/../b"), InvalidUserIdError, "a/../b"),
     ("namespace ()", lambda s: s.search(()), InvalidNamespaceError, "()"),
-    ("namespace dot", lambda s: s.put(("memories", "a.b"), "k", {"x": 1}), InvalidNamespaceError, "a.b"),
+    (
+        "namespace dot",
+        lambda s: s.put(("memories", "a.b"), "k", {"x": 1}),
+        InvalidNamespaceError,
+        "a.b",
+    ),
     ("namespace int", lambda s: s.get(("memories", 7), "k"), InvalidNamespaceError, "7"),
     (
         "namespace surrogate",
@@ -106,11 +115,26 @@ EXAMPLES: list[tuple[str, Callable[[ChromaMemoryStore], Any], type[Exception], s
         InvalidNamespaceError,
         "every user",
     ),
-    ("reserved root", lambda s: s.put(("langgraph", "x"), "k", {"a": 1}), InvalidNamespaceError, "reserved"),
+    (
+        "reserved root",
+        lambda s: s.put(("langgraph", "x"), "k", {"a": 1}),
+        InvalidNamespaceError,
+        "reserved",
+    ),
     # BaseStore.get/delete turn any key into str() (LangGraph's contract); a raw op does not.
-    ("key list", lambda s: s.batch([GetOp(("memories", USER), ["k"])]), ConfigurationError, "['k']"),
+    (
+        "key list",
+        lambda s: s.batch([GetOp(("memories", USER), ["k"])]),
+        ConfigurationError,
+        "['k']",
+    ),
     ("key empty", lambda s: s.put(("memories", USER), "", {"a": 1}), ConfigurationError, "key=''"),
-    ("key huge", lambda s: s.put(("memories", USER), "k" * 2000, {"a": 1}), InputTooLargeError, "1024"),
+    (
+        "key huge",
+        lambda s: s.put(("memories", USER), "k" * 2000, {"a": 1}),
+        InputTooLargeError,
+        "1024",
+    ),
     (
         "delete key None",
         lambda s: s.batch([PutOp(("memories", USER), None, None)]),
@@ -130,7 +154,12 @@ EXAMPLES: list[tuple[str, Callable[[ChromaMemoryStore], Any], type[Exception], s
         InvalidFilterError,
         "$or",
     ),
-    ("filter key int", lambda s: s.search(("memories", USER), filter={1: 2}), InvalidFilterError, "1"),
+    (
+        "filter key int",
+        lambda s: s.search(("memories", USER), filter={1: 2}),
+        InvalidFilterError,
+        "1",
+    ),
     (
         "record text huge via put",
         lambda s: s.put_memory(MemoryRecord("ok", user_id=USER).evolve(text=TOO_BIG)),
@@ -235,7 +264,9 @@ def _bad_call_is_typed(store: ChromaMemoryStore, call: tuple[str, tuple[Any, ...
         assert snapshot(store) == before, (method, args)  # a refused call changes nothing
         return
     except Exception as exc:  # the defect this corpus hunts
-        raise AssertionError(f"untyped {type(exc).__name__} from {method}{args!r:.200}: {exc}")
+        raise AssertionError(
+            f"untyped {type(exc).__name__} from {method}{args!r:.200}: {exc}"
+        ) from exc
     # Accepted: it was a valid call after all. Restore what a write changed.
     if snapshot(store) != before and method in ("put", "record", "delete", "delete_memory"):
         _restore(store)
@@ -247,7 +278,12 @@ def _restore(store: ChromaMemoryStore) -> None:
         store.list_namespaces(prefix=("memories", USER))
     ):
         for item in store.search(user_ns, limit=100):
-            if tuple(item.namespace) not in keep or item.key not in ("m-diet", "m-city", "n1", "q1"):
+            if tuple(item.namespace) not in keep or item.key not in (
+                "m-diet",
+                "m-city",
+                "n1",
+                "q1",
+            ):
                 store.delete(tuple(item.namespace), item.key)
     for record in store.list_memories(USER, include_history=True):
         if record.id not in ("m-diet", "m-city"):

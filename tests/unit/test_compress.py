@@ -499,8 +499,7 @@ SECRETS = {
 def secret_dialogue() -> list[AnyMessage]:
     msgs = dialogue(4)
     msgs[0] = HumanMessage(
-        f"my phone is {SECRETS['phone']}, mail {SECRETS['email']}, password: "
-        f"{SECRETS['password']}",
+        f"my phone is {SECRETS['phone']}, mail {SECRETS['email']}, password: {SECRETS['password']}",
         id="h0",
     )
     msgs[1] = AIMessage(f"Noted your card {SECRETS['card']}.", id="a0")
@@ -513,7 +512,9 @@ def test_evicted_turns_are_redacted_before_the_summary_model(policy: str | None)
 
     from langgraph_memory.config import PrivacyPolicy
 
-    privacy = None if policy is None else PrivacyPolicy(actions=MappingProxyType({"phone": "reject"}))
+    privacy = (
+        None if policy is None else PrivacyPolicy(actions=MappingProxyType({"phone": "reject"}))
+    )
     node, model = node_with(["The user shared contact details."], privacy_policy=privacy)
     node.invoke({"messages": secret_dialogue(), "summary": f"call {SECRETS['phone']}"}, CONFIG)
     prompt = "\n".join(m.text for m in model.calls[0])
