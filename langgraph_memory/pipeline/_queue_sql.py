@@ -235,7 +235,12 @@ SELECT_USER_FAILED_PAYLOADS = """
 SELECT job_id, messages, candidates, ops FROM lgm_memory_jobs
 WHERE user_id = :user_id AND status = 'failed'"""
 DELETE_JOB = "DELETE FROM lgm_memory_jobs WHERE job_id = :job_id"
-SELECT_USER_AUDIT_OPS = "SELECT seq, op, reason FROM lgm_memory_audit WHERE user_id = :user_id"
+SCRUB_USER_DONE_JOBS = """
+UPDATE lgm_memory_jobs SET messages = '[]', candidates = NULL, ops = NULL
+WHERE user_id = :user_id AND status = 'done' AND (ops IS NOT NULL OR candidates IS NOT NULL)"""
+SELECT_USER_AUDIT_OPS = """
+SELECT seq, action, target_ids, result_id, op, reason FROM lgm_memory_audit
+WHERE user_id = :user_id"""
 SCRUB_AUDIT_ROW = "UPDATE lgm_memory_audit SET op = :op, reason = '' WHERE seq = :seq"
 
 _NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")

@@ -680,8 +680,9 @@ class MemoryQueue:
         Finished jobs and audit rows written by this version hold no text. What
         can: a failed job (its turns, candidates and plan wait for
         ``retry_failed``) naming the memory's id or containing one of ``texts``,
-        which is deleted; audit rows of this user written before the audit kept
-        ids only, which are rewritten to ids and decisions. Pending jobs are the
+        which is deleted; and, written by an older version, this user's finished
+        jobs (their plan is dropped) and audit rows (rewritten to ids and
+        decisions). Pending jobs are the
         conversation still to be read; ``delete_thread``/``forget_thread`` or
         ``forget_user`` remove those.
         """
@@ -694,12 +695,16 @@ class MemoryQueue:
                 raw = "\n".join(p for p in payloads if p)
                 if any(_mentions(raw, n) for n in needles):
                     changed += int(tx.execute(queue_sql.DELETE_JOB, {"job_id": job_id}).rowcount)
+            changed += int(
+                tx.execute(queue_sql.SCRUB_USER_DONE_JOBS, {"user_id": user_id}).rowcount
+            )
             audit = tx.execute(queue_sql.SELECT_USER_AUDIT_OPS, {"user_id": user_id})
-            for seq, op, reason in list(audit.fetchall()):
+            for seq, action, target_ids, result_id, op, reason in list(audit.fetchall()):
                 data = json.loads(op)
                 if data.get("candidate") is None and not data.get("reason") and not reason:
                     continue
-                decision = MemoryOp.from_dict({**data, "candidate": None, "reason": ""})
+                # From the row's id columns, not the old JSON (which may lack them).
+                decision = MemoryOp(action, None, tuple(json.loads(target_ids)), "", result_id)
                 op_json = json.dumps(decision.to_dict(), ensure_ascii=False)
                 changed += int(
                     tx.execute(queue_sql.SCRUB_AUDIT_ROW, {"op": op_json, "seq": seq}).rowcount

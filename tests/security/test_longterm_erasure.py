@@ -283,7 +283,11 @@ def test_one_deleted_memory_leaves_no_byte(world: dict[str, Any]) -> None:
     candidate = CandidateMemory(text)
     queue.save_plan(job, [MemoryOp("add", candidate, (), "new", record.id)])
     assert queue.fail(job, "lost") == "failed"
-    with queue._write() as tx:  # an audit row as written before the audit kept ids only
+    with queue._write() as tx:  # a done job and an audit row as older versions wrote them
+        tx.execute(
+            "UPDATE lgm_memory_jobs SET ops = :ops WHERE user_id = :u AND status = 'done'",
+            {"ops": f'[{{"candidate": {{"text": "{text}"}}}}]', "u": user},
+        )
         tx.execute(
             "INSERT INTO lgm_memory_audit (user_id, action, target_ids, result_id, reason, op,"
             " created_at) VALUES (:u, 'add', '[]', :r, :reason, :op, 0)",
