@@ -23,8 +23,8 @@ Deleting a catalog row is not enough to take its text and vector off the disk:
 A rebuild is crash-safe through the repair intents (``repair.py``): every
 partition of the collection is marked ``"*"`` first, so a rebuild a crash cut
 short is finished on the next open by re-embedding from the catalog's text.
-Searches that run meanwhile may miss vectors for the rebuild's duration (tens
-of milliseconds for a shard of 1,000 vectors; see ``benchmarks/RESULTS-privacy.md``).
+Searches that run meanwhile may miss vectors for the rebuild's duration (~0.3 s
+for a shard of 1,000 vectors; see ``benchmarks/RESULTS-privacy.md``).
 
 A ``chroma run`` server's files are the server's: the rebuild removes the
 vectors from its collections, and ``compact_chroma_directory`` (or ``langgraph-memory

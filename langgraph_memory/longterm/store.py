@@ -113,7 +113,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         chroma_url: The Chroma server's URL, named in errors (``from_http`` sets it).
         erase_deleted_vectors: After a delete (``delete_memory``, BaseStore ``delete``),
             rebuild the Chroma collection that held the vector, since Chroma keeps a
-            deleted vector's bytes in its files (``erasure.py``). Costs ~0.4 ms per
+            deleted vector's bytes in its files (``erasure.py``). Costs ~0.3 ms per
             vector kept in that collection (benchmarks/RESULTS-privacy.md);
             ``False`` leaves that to ``forget_user``. The keyword index is scrubbed
             either way.
