@@ -22,7 +22,9 @@ Deleting a catalog row is not enough to take its text and vector off the disk:
 
 A rebuild is crash-safe through the repair intents (``repair.py``): every
 partition of the collection is marked ``"*"`` first, so a rebuild a crash cut
-short is finished on the next open by re-embedding from the catalog's text.
+short is finished on the next open by re-embedding from the catalog's text (the
+other users' vectors come back; calling ``forget_user`` again then also compacts the
+files, as tested in ``tests/security/test_longterm_erasure.py``).
 Searches that run meanwhile may miss vectors for the rebuild's duration (~0.3 s
 for a shard of 1,000 vectors; see ``benchmarks/RESULTS-privacy.md``).
 

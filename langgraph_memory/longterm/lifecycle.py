@@ -214,9 +214,11 @@ class Lifecycle(Erasure):
         self.vector_cache.drop(user_id)
         self.catalog.scrub()
         rebuilt, rewritten = (0, 0)
-        if layout is not None:
+        if self.embeddings is not None:
             # The deleted ids' vectors are still in Chroma's files: rebuild the
-            # shard the user lives in, or lived in before a promotion.
+            # shard the user lives in, or lived in before a promotion. Also when
+            # the user has no layout any more: a forget_user a crash cut short is
+            # finished by calling it again.
             rebuilt, rewritten = self._erase_partition_vectors(user_id, dropped)
         memories = sum(1 for r in rows if r[3] is not None)
         return memories, keyword_rows, rebuilt, rewritten

@@ -343,3 +343,47 @@ def test_one_basestore_delete_and_one_deleted_thread_leave_no_byte(world: dict[s
     assert_gone(roots, chat)
     assert_all_present(roots, keep_trace)
     assert saver.get_tuple({"configurable": {"thread_id": thread, "user_id": user}})
+
+
+def test_a_rebuild_cut_short_is_finished_on_the_next_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shard is dropped, then the process "dies" before the kept vectors are written
+    back: the repair intents make the next open re-embed them from the catalog."""
+    from langgraph_memory.longterm.vectors import ChromaVectors, shard_collection_name
+
+    root = tmp_path / "store"
+    store = ChromaMemoryStore.embedded(root, embeddings=EMBEDDINGS, shards=1)
+    for user in ("alice", "bob"):
+        for i in range(3):
+            store.put_memory(MemoryRecord(f"{user} fact {i} about gardens", user_id=user))
+    shard = shard_collection_name(store.collection_prefix, "bob", 1)
+    bob_ids = [item_id_for("bob", "memories.bob", m.id) for m in store.list_memories("bob")]
+    assert len(store.vectors.vectors_by_id(shard, bob_ids)) == 3
+
+    def crash_after_drop(self: ChromaVectors, name: str, keep_ids: Sequence[str]) -> int:
+        self.drop_collection(name)
+        raise RuntimeError("killed mid-rebuild")
+
+    monkeypatch.setattr(ChromaVectors, "rebuild", crash_after_drop)
+    with pytest.raises(RuntimeError, match="mid-rebuild"):
+        store.forget_user("alice")
+    assert store.vectors.vectors_by_id(shard, bob_ids) == {}  # bob's vectors are gone now
+    store.close()
+    monkeypatch.undo()
+
+    reopened = ChromaMemoryStore.embedded(root, embeddings=EMBEDDINGS, shards=1)
+    try:  # the open repaired the shard from the catalog's text
+        assert len(reopened.vectors.vectors_by_id(shard, bob_ids)) == 3
+        assert len(reopened.search_memories("bob", "gardens", limit=10)) == 3
+        assert reopened.list_memories("alice") == []
+        alice = Trace()
+        alice.vectors = [f"alice fact {i} about gardens" for i in range(3)]
+        bob = Trace()
+        bob.vectors = [f"bob fact {i} about gardens" for i in range(3)]
+        again = reopened.forget_user("alice")  # calling it again finishes the erasure
+        assert again.memories_deleted == 0 and again.vector_collections_rebuilt == 1
+        assert_gone([root], alice)
+        assert_all_present([root], bob)
+    finally:
+        reopened.close()
