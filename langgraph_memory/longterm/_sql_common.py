@@ -14,8 +14,10 @@ __all__ = [
     "COUNT_PARTITION_ITEMS",
     "COUNT_VECTOR_ROWS_AFTER",
     "DELETE_META",
+    "RESEAL_VALUE",
     "SELECT_PARTITIONS_OF_COLLECTION",
     "SELECT_PARTITION_COLLECTIONS",
+    "SELECT_VALUES_AFTER",
     "SELECT_VECTOR_IDS_OF_COLLECTION",
     "SELECT_VECTOR_ROWS_AFTER",
 ]
@@ -168,3 +170,11 @@ SELECT_VECTOR_IDS_OF_COLLECTION: Final = (
     "SELECT i.item_id FROM lt_items i JOIN lt_partitions p ON p.partition = i.partition "
     "WHERE p.collection = ? AND i.has_vector = 1 ORDER BY i.item_id"
 )
+
+# ``reencrypt()``: values in rowid order after a cursor, and a compare-and-set
+# rewrite (a value changed by a concurrent write since it was read is left to
+# that write, which sealed it under the current key already).
+SELECT_VALUES_AFTER: Final = (
+    "SELECT rowid, item_id, partition, value FROM lt_items WHERE rowid > ? ORDER BY rowid LIMIT ?"
+)
+RESEAL_VALUE: Final = "UPDATE lt_items SET value = ? WHERE rowid = ? AND value = ?"

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from langgraph_memory._migrations import migrate
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
 from langgraph_memory.longterm.tokenize import match_expression, scope_tokens
@@ -57,6 +58,9 @@ class Catalog(Protocol):
     yields one for reads that must see a consistent state without a write lock.
     """
 
+    # The store's ``encryption=`` keyring (set by the store): values are sealed with it.
+    encryption: EncryptionKeys | None
+
     path: str
     sql: ModuleType
     dialect: str  # "sqlite" | "postgres": what where.py's value filters compile to
@@ -90,6 +94,8 @@ class CatalogHelpers:
     """What every dialect derives from its ``query``/``transaction`` the same way."""
 
     sql: ModuleType
+    # The store's ``encryption=`` keyring: values are sealed and opened with it.
+    encryption: EncryptionKeys | None = None
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -98,7 +104,7 @@ class CatalogHelpers:
         raise NotImplementedError
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
-        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
+        return [ItemRow.from_tuple(r, self.encryption) for r in self.query(sql, params)]
 
     def meta(self, name: str) -> str | None:
         rows = self.query(self.sql.SELECT_META, (name,))

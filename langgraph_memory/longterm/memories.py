@@ -29,7 +29,7 @@ from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
 from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.retrieval import Retrieval
-from langgraph_memory.longterm.rows import row_to_record, to_ts
+from langgraph_memory.longterm.rows import row_to_record, seal_value, to_ts
 from langgraph_memory.longterm.where import (
     build_memory_state_filter,
     encode_namespace,
@@ -480,7 +480,12 @@ class TypedMemories(Retrieval, Erasure):
                 conn.execute(
                     sql.TOUCH_ITEM,
                     (
-                        json.dumps(value, ensure_ascii=False),
+                        seal_value(
+                            self.catalog.encryption,
+                            row.partition,
+                            row.item_id,
+                            json.dumps(value, ensure_ascii=False),
+                        ),
                         max(now_dt.timestamp(), updated_ts or row.updated_ts),
                         row.partition,
                         row.rowid,
