@@ -387,3 +387,47 @@ def test_a_rebuild_cut_short_is_finished_on_the_next_open(
         assert_all_present([root], bob)
     finally:
         reopened.close()
+
+
+@pytest.mark.postgres
+def test_erasure_with_the_postgres_catalog(tmp_path: Path, pg_dsn: str) -> None:
+    """The rebuild through the Postgres dialect (partition locks, its statements): the
+    vectors and ids of a forgotten user and of a deleted memory leave Chroma's files."""
+    import chromadb
+    from chromadb.config import Settings
+
+    chroma_dir = tmp_path / "chroma"
+    client = chromadb.PersistentClient(
+        path=str(chroma_dir), settings=Settings(anonymized_telemetry=False)
+    )
+    store = ChromaMemoryStore(
+        client=client, catalog=pg_dsn, embeddings=EMBEDDINGS, shards=1, dedicated_threshold=4
+    )
+    try:
+        traces = {}
+        for user, facts in (("alice", 3), ("carol", 6), ("bob", 3)):
+            trace = Trace()
+            for i in range(facts):
+                text = f"{user} pg fact {i}"
+                record = store.put_memory(MemoryRecord(text, user_id=user))
+                trace.vectors.append(text)
+                trace.ids.append(item_id_for(user, f"memories.{user}", record.id))
+            traces[user] = trace
+        for trace in traces.values():
+            assert_all_present([chroma_dir], trace)
+        receipt = store.forget_user("alice")
+        assert receipt.vector_collections_rebuilt == 1 and receipt.vectors_rewritten == 3
+        store.forget_user("carol")  # promoted: her shard-era vectors went at the promotion
+        assert_gone([chroma_dir], traces["alice"])
+        assert_gone([chroma_dir], traces["carol"])
+        assert_all_present([chroma_dir], traces["bob"])
+        victim = store.list_memories("bob")[0]
+        gone = Trace()
+        gone.vectors.append(victim.text)
+        gone.ids.append(item_id_for("bob", "memories.bob", victim.id))
+        store.delete_memory("bob", victim.id)
+        assert_gone([chroma_dir], gone)
+        assert len(store.search_memories("bob", "pg fact", limit=10)) == 2
+        assert store.catalog.query(store.catalog.sql.SELECT_INTENT_PARTITIONS) == []
+    finally:
+        store.close()
