@@ -16,7 +16,8 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``), ``repair.py`` (interrupted vector writes settled on open),
+``forget_user``), ``erasure.py`` (keyword-index scrub and collection rebuilds
+after deletes), ``repair.py`` (interrupted vector writes settled on open),
 ``reembedding.py`` (the recorded embedding model, ``reembed``), over
 ``catalog.py`` (the catalog interface; SQLite here, Postgres in
 ``catalog_postgres.py``). This module builds it. Sync and async twins are one
