@@ -682,12 +682,13 @@ class MemoryQueue:
         ``retry_failed``) naming the memory's id or containing one of ``texts``,
         which is deleted; and, written by an older version, this user's finished
         jobs (their plan is dropped) and audit rows (rewritten to ids and
-        decisions). Pending jobs are the
-        conversation still to be read; ``delete_thread``/``forget_thread`` or
-        ``forget_user`` remove those.
+        decisions). Pending jobs are the conversation still to be read;
+        ``delete_thread`` + ``forget_thread``, or ``forget_user``, remove those.
         """
         self.setup()
-        needles = [n for n in (memory_id, *texts) if n]
+        # The id as a JSON string (a plan's result or target id), so a short id
+        # such as "m1" never matches inside another job's text.
+        needles = [json.dumps(memory_id), *(t for t in texts if t)]
         changed = 0
         with self._write() as tx:
             rows = tx.execute(queue_sql.SELECT_USER_FAILED_PAYLOADS, {"user_id": user_id})
