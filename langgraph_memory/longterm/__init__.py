@@ -10,6 +10,8 @@ Where things live:
 * ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
   ``recall_memories``...).
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``erasure.py``: what a delete leaves behind, removed: the keyword index
+  scrubbed, the Chroma collection that held a vector rebuilt without it.
 * ``repair.py``: vector writes a crash or a Chroma outage interrupted, settled
   from the catalog on open (intent rows, see its docstring).
 * ``reembedding.py``: the embedding model's recorded identity (pure parts in

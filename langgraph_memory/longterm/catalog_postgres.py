@@ -197,7 +197,13 @@ class PostgresCatalog(CatalogHelpers):
             doc_freq = {t: self._doc_freq.get(t, int(found.get(t, 0))) for t in unique}
         return choose_terms(unique, items, doc_freq, max_share)
 
-    def scrub(self) -> None:
-        """``VACUUM`` the catalog's tables (outside any transaction)."""
+    def scrub(self, *, vacuum: bool = True) -> None:
+        """``VACUUM`` the catalog's tables (outside any transaction).
+
+        ``vacuum=False`` (after a single delete) does nothing: a tsvector index has
+        no segments to merge, and Postgres does not zero free space either way.
+        """
+        if not vacuum:
+            return
         with self.pool.connection() as raw:
             raw.execute(_sql.VACUUM)
