@@ -48,6 +48,7 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
+from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.nodes.rules._evidence import shares_salient_term, updates
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
@@ -223,6 +224,7 @@ def _keyed_op(
                         if forget_covers(r, key) and r.status != MemoryStatus.DELETED
                     ),
                     *(r.id for r in _evidence_on(_forget_topic(cand), nearby)),
+                    *(r.id for r in nearby if forget_reaches(_forget_topic(cand), r.text)),
                 ]
             )
         )
@@ -298,6 +300,7 @@ def _offline_op(
                 [
                     *(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold),
                     *(r.id for r in _evidence_on(topic, active)),
+                    *(r.id for r in active if forget_reaches(topic, r.text)),
                 ]
             )
         )
@@ -873,12 +876,19 @@ class Reconciler:
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )
             keyed: Sequence[MemoryRecord] = ()
-            if cand.key and cand.forget:
+            if cand.forget:
+                # A forget request may reach any memory on its topic, not only the few
+                # nearest ones (forget_reaches); requests are rare, so one listing is cheap.
                 if history is None:
                     history = yield Call(
                         store, "list_memories", (user_id,), {"include_history": True}
                     )
-                keyed = history or ()
+                seen = {s.record.id for s in similar}
+                similar = [
+                    *similar,
+                    *(ScoredMemory(r, 0.0) for r in history or () if r.id not in seen),
+                ]
+                keyed = (history or ()) if cand.key else ()
             elif cand.key:
                 found = yield Call(
                     store,

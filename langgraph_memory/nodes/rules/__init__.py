@@ -68,7 +68,7 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
-from langgraph_memory.nodes.rules._forget import mentions_topic
+from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
@@ -159,6 +159,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # (facts, residue) sizes before each sentence, so a trailing "just kidding!"
     # can take back the sentence before it.
     marks: list[tuple[int, int]] = []
+    previous_sentence: str | None = None
     for sentence in sentences(text):
         if JOKE.search(sentence):
             if _only_a_joke_marker(sentence) and marks:
@@ -182,13 +183,35 @@ def read_turn(text: str, now: datetime) -> _Turn:
             elif states_something(sentence) and not is_question(sentence, sentence):
                 turn.residue.append(sentence)
             continue
+        pieces = segments(sentence)
+        bare = [p for p in pieces if bare_forget(p)]
+        if bare:
+            # "that backup number is no longer used, delete it": the rest is the topic,
+            # and none of it is kept as evidence.
+            topic = "，".join(p for p in pieces if p not in bare) or (
+                previous_sentence if previous_sentence is not None else ""
+            )
+            if topic:
+                turn.facts.append(forget_request(topic))
+            previous_sentence = sentence
+            continue
+        if any((m := match_clause(p)) is not None and m.forget for p in pieces):
+            # A forget request states nothing to keep: its other clauses describe the
+            # thing to forget.
+            turn.facts.extend(
+                m for p in pieces if (m := match_clause(p)) is not None and m.forget
+            )
+            previous_sentence = sentence
+            continue
+        previous_sentence = sentence
         about_user = False
-        for segment in segments(sentence):
+        for segment in pieces:
             if is_question(segment, sentence) or TENTATIVE.search(segment):
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(match_clause(segment), segment, now)
             if found is not None:
+                found = replace(found, segment=segment)
                 turn.facts.append(found)
                 turn.facts.extend(_beside(found, segment, now))
                 if found.event_time is None and not found.forget:
@@ -358,16 +381,19 @@ class RuleBasedExtractor:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
             turn = read_turn(text, said)
+            residue = list(turn.residue)
             for found in turn.facts:
                 if found.importance < self.min_importance and not found.forget:
+                    # Below the bar for a fact of its own, but still something the user said.
+                    residue.append(found.segment or found.text)
                     continue
                 statement = sentence_case(found.text)
                 if (found.key, statement) in seen:
                     continue
                 seen.add((found.key, statement))
                 out.append(self._candidate(found, message_id, said))
-            if self.evidence and turn.residue:
-                out.append(self._evidence(turn.residue, message_id, said))
+            if self.evidence and residue:
+                out.append(self._evidence(residue, message_id, said))
         return out
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:

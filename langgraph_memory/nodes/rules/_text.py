@@ -256,10 +256,28 @@ _POLITE_IMPERATIVE: Final = re.compile(
 )
 
 
+# A request in question form carries what the user wants done, with its details:
+# "can you book Marino's for Friday at 7?", "could we do Dec 12 to 15 instead?",
+# "能不能帮我改到周五下午？". "Can I ...?" asks for information, so it is not one.
+_REQUEST: Final = re.compile(
+    r"^(?:please |pls )?(?:can|could|would|will) (?:you|u|we|they|he|she|it|the \w+|(?!i\b)\w+s)\b"
+    r"|^(?:能不能|能否|可不可以|可以|麻烦你?|请你?)?(?:帮我|给我|替我|帮忙)",
+    re.IGNORECASE,
+)
+_DETAIL: Final = re.compile(r"\d|\b[A-Z][a-z]+|[一二三四五六七八九十两]+[个位点号]|周.|星期.|礼拜.")
+
+
+def is_request(segment: str) -> bool:
+    """A question-shaped request that carries a detail worth remembering."""
+    return bool(_REQUEST.match(segment)) and bool(_DETAIL.search(segment[3:]))
+
+
 def is_question(segment: str, sentence_raw: str) -> bool:
-    """A question states nothing (except a polite standing request: "can you always ...")."""
-    if _POLITE_IMPERATIVE.match(segment):
+    """A question states nothing (except a request: "can you always ...", "can we do the 12th?")."""
+    if _POLITE_IMPERATIVE.match(segment) or is_request(segment):
         return False
+    if _CHANGE.search(segment) and not _QUESTION_START.match(segment):
+        return False  # "..., can deliveries come Tuesday instead?": a change, asked politely
     if _QUESTION_END.search(segment):
         return True
     if sentence_raw.rstrip().endswith(("?", "？")) and _QUESTION_START.match(segment):
@@ -341,7 +359,7 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return False
     if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
         return True
-    if not (about_user or _FIRST_PERSON.search(segment)):
-        return False
+    # No pronoun needed: users drop it ("Type 1 diabetic", "new job in Bath", "改看
+    # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
-    return size >= 4
+    return size >= (3 if about_user or _FIRST_PERSON.search(segment) else 2)
