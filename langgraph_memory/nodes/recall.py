@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -547,7 +547,16 @@ def _recent_fill(
         and s.record.source is MemorySource.USER_STATED
     }
     newest = sorted(rest.values(), key=lambda s: s.record.valid_from, reverse=True)
+    if newest:
+        # Only the latest stretch of the conversation: older statements are the ones
+        # later ones may have replaced, so they come back only when the query asks.
+        since = newest[0].record.valid_from - FILL_WINDOW
+        newest = [s for s in newest if s.record.valid_from >= since]
     return newest[:free]
+
+
+# How far back from the user's newest memory the recent fill reaches.
+FILL_WINDOW = timedelta(days=float(__import__("os").environ.get("LGM_FILL_DAYS", "14")))
 
 
 # --------------------------------------------------------------------------- store access

@@ -73,6 +73,7 @@ from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
+    about_someone_else,
     TENTATIVE,
     first_person,
     has_cjk,
@@ -119,7 +120,8 @@ class _Turn:
     """What one user turn yields: facts, and the stating segments no rule understood."""
 
     facts: list[Match] = field(default_factory=list)
-    residue: list[str] = field(default_factory=list)
+    # (segment, the sentence it came from): the sentence's time bound is the segment's.
+    residue: list[tuple[str, str]] = field(default_factory=list)
 
 
 _CORRECTION_SHAPE = re.compile(
@@ -147,6 +149,24 @@ def mask_long_numbers(text: str) -> str:
         return "[NUMBER]" if sum(ch.isdigit() for ch in m.group(0)) >= 7 else m.group(0)
 
     return _LONG_NUMBER.sub(_mask, text)
+
+
+_SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不耐受|哮喘", re.IGNORECASE)
+
+
+def _bound(sentence: str, said: datetime) -> datetime | None:
+    """When what ``sentence`` says stops holding: its stated bound, or the day after a
+    future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
+    bound = bound_of(sentence, said)
+    if bound is None:
+        moment = moment_of(sentence, said)
+        if moment is not None and moment > said:
+            bound = stated_end(sentence, said) or moment + timedelta(days=1)
+    return bound if bound is not None and bound > said else None
+
+
+def _safety(found: Match) -> bool:
+    return bool(found.key) and found.key.split(".")[0] in ("allergy", "health", "medication", "diet")
 
 
 def _only_a_joke_marker(sentence: str) -> bool:
@@ -181,7 +201,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 turn.facts.append(found)
             elif states_something(sentence) and not is_question(sentence, sentence):
-                turn.residue.append(sentence)
+                turn.residue.append((sentence, sentence))
             continue
         pieces = segments(sentence)
         bare = [p for p in pieces if bare_forget(p)]
@@ -210,6 +230,10 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(match_clause(segment), segment, now)
+            if about_someone_else(segment) and not (found and _safety(found)):
+                if _SAFETY_WORDS.search(segment):
+                    turn.residue.append((segment, sentence))  # a guest's allergy still matters
+                continue
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
@@ -220,7 +244,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(segment, about_user=was_about_user):
-                turn.residue.append(segment)
+                turn.residue.append((segment, sentence))
     return turn
 
 
@@ -324,22 +348,37 @@ class RuleBasedExtractor:
             observed_at=said,
         )
 
-    def _evidence(self, residue: list[str], message_id: str, said: datetime) -> CandidateMemory:
-        joined = "；".join(residue) if has_cjk("".join(residue)) else "; ".join(residue)
+    def _evidence(
+        self, residue: list[tuple[str, str]], message_id: str, said: datetime
+    ) -> list[CandidateMemory]:
+        """One evidence memory per time bound: "I'm in Lisbon till the 9th, so hold my
+        deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
+        groups: dict[datetime | None, list[str]] = {}
+        for segment, sentence in residue:
+            groups.setdefault(_bound(sentence, said), []).append(segment)
+        out = []
+        for bound, pieces in groups.items():
+            suffix = "" if bound is None else "#" + bound.isoformat()
+            out.append(self._one_evidence(pieces, message_id + suffix, message_id, said, bound))
+        return out
+
+    def _one_evidence(
+        self,
+        pieces: list[str],
+        key_seed: str,
+        message_id: str,
+        said: datetime,
+        bound: datetime | None,
+    ) -> CandidateMemory:
+        joined = "；".join(pieces) if has_cjk("".join(pieces)) else "; ".join(pieces)
         joined = mask_long_numbers(joined)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"
-        bound = bound_of(joined, said)
-        if bound is None:
-            # A plan with a date ("we fly out on the 3rd") is over once its day has passed.
-            moment = moment_of(joined, said)
-            if moment is not None and moment > said:
-                bound = stated_end(joined, said) or moment + timedelta(days=1)
         found = Match(
             text,
             MemoryType.EPISODIC,
-            _evidence_key(message_id),
+            _evidence_key(key_seed),
             EVIDENCE_IMPORTANCE,
-            expires_at=bound if bound is not None and bound > said else None,
+            expires_at=bound,
         )
         return self._candidate(found, message_id, said, text=text[:500])
 
@@ -385,7 +424,7 @@ class RuleBasedExtractor:
             for found in turn.facts:
                 if found.importance < self.min_importance and not found.forget:
                     # Below the bar for a fact of its own, but still something the user said.
-                    residue.append(found.segment or found.text)
+                    residue.append((found.segment or found.text, found.segment or found.text))
                     continue
                 statement = sentence_case(found.text)
                 if (found.key, statement) in seen:
@@ -393,7 +432,7 @@ class RuleBasedExtractor:
                 seen.add((found.key, statement))
                 out.append(self._candidate(found, message_id, said))
             if self.evidence and residue:
-                out.append(self._evidence(residue, message_id, said))
+                out.extend(self._evidence(residue, message_id, said))
         return out
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:

@@ -156,6 +156,12 @@ def _time_only(piece: str) -> bool:
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
 
 
+def _amount_only(piece: str) -> bool:
+    from langgraph_memory.nodes.rules._business import AMOUNT_ONLY  # the rules import _text
+
+    return bool(re.search(r"\d", piece)) and bool(AMOUNT_ONLY.match(piece))
+
+
 def segments(sentence: str) -> list[str]:
     """The clause-sized pieces of one sentence (see the module docstring)."""
     splitter = _ZH_SPLIT if has_cjk(sentence) else _EN_SPLIT
@@ -167,6 +173,10 @@ def segments(sentence: str) -> list[str]:
         last = index == len(pieces) - 1
         if not last and (_WRAPPER_ONLY.match(piece) or _time_only(piece)):
             carry = f"{carry}{piece}，" if has_cjk(piece) else f"{carry}{piece}, "
+            continue
+        if out and carry == "" and _amount_only(piece):
+            # "Budget 调高一点, S$2.1 million": the amount belongs to the clause before.
+            out[-1] = f"{out[-1]}，{piece}" if has_cjk(out[-1]) else f"{out[-1]}, {piece}"
             continue
         if last and carry == "" and out and _time_only(piece):
             out[-1] = f"{out[-1]}，{piece}" if has_cjk(piece) else f"{out[-1]}, {piece}"
@@ -295,7 +305,11 @@ HYPOTHETICAL: Final = re.compile(
     r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
     r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
     r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
-    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票",
+    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票"
+    # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
+    # "if my parents ever move in, we'd need a bigger place".
+    r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
+    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b",
     re.IGNORECASE,
 )
 JOKE: Final = re.compile(
@@ -325,6 +339,27 @@ TENTATIVE: Final = re.compile(
 )
 
 
+# Someone outside the household as the subject: "my colleague is off to Iceland next
+# month", "我同事小何下个月去冰岛". Their plans are not the user's memory; a safety fact
+# about them ("my friend is allergic to nuts, she's coming to dinner") still is.
+_OTHER_PERSON: Final = re.compile(
+    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:my |our |a )?(?:colleague|coworker|co-worker|friend|boss|manager|"
+    r"neighbou?r|classmate|roommate|flatmate|mate|buddy)s?\b(?![^.]*\b(?:with (?:me|us)|and i|we)\b)"
+    r"|^(?:我|我的|我们)?(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
+    re.IGNORECASE,
+)
+
+
+def about_someone_else(segment: str) -> bool:
+    """Is the segment's subject someone outside the user's household?
+
+    Example:
+        >>> about_someone_else("我同事小何下个月要去冰岛"), about_someone_else("my wife is vegan")
+        (True, False)
+    """
+    return bool(_OTHER_PERSON.search(segment))
+
+
 def first_person(segment: str) -> bool:
     return bool(_FIRST_PERSON.search(segment))
 
@@ -342,7 +377,7 @@ _DENIAL: Final = re.compile(
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
-    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了",
+    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了|改(?![善进革正良造装])[\u4e00-\u9fff]",
     re.IGNORECASE,
 )
 
