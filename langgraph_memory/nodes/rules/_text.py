@@ -397,4 +397,12 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # No pronoun needed: users drop it ("Type 1 diabetic", "new job in Bath", "改看
     # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
-    return size >= (3 if about_user or _FIRST_PERSON.search(segment) else 2)
+    if about_user or _FIRST_PERSON.search(segment):
+        return size >= 3
+    # Without a pronoun it must carry something to remember: a number, a name, or a
+    # Chinese clause ("发短信就行"); "please delete the file" is an errand, not a fact.
+    return size >= 2 and bool(
+        re.search(r"\d", segment)
+        or re.search(r"(?<!^)\b[A-Z][a-z]", segment)
+        or len(CJK.findall(segment)) >= 2
+    )
