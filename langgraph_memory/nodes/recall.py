@@ -470,6 +470,7 @@ def plan_recall(
     pinned_types: Sequence[MemoryType] = (MemoryType.PROCEDURAL,),
     pinned_k: int = 3,
     fill_k: int = 0,
+    fill_window: timedelta | None = None,
     now: datetime | None = None,
     prompt: RecallPrompt = DEFAULT_RECALL_PROMPT,
     token_counter: TokenCounter = count_message_tokens,
@@ -520,7 +521,9 @@ def plan_recall(
         pinned=pinned,
         profile=entries,
         profile_budget_tokens=profile_budget,
-        fill=_recent_fill(pool, relevant, entries, pinned, fill_k, now),
+        fill=_recent_fill(
+            pool, relevant, entries, pinned, fill_k, now, fill_window or RECENT_FILL_WINDOW
+        ),
         prompt=prompt,
         token_counter=token_counter,
     )
@@ -529,7 +532,7 @@ def plan_recall(
 # How far back from the user's newest memory the recent fill reaches: about one
 # stretch of conversation. Measured on the planted-fact exam (README): a longer reach
 # finds more needed facts and serves more statements that later ones replaced.
-RECENT_FILL_WINDOW = timedelta(days=30)
+RECENT_FILL_WINDOW = timedelta(days=180)
 
 
 def _recent_fill(
@@ -781,6 +784,7 @@ def create_recall_node(
     pinned_k: int = 3,
     profile: ProfilePolicy | None = DEFAULT_PROFILE_POLICY,
     recent_fill: bool = True,
+    recent_fill_window: timedelta = RECENT_FILL_WINDOW,
     explain: bool = False,
     update_access_stats: bool = True,
     prompt: RecallPrompt | None = None,
@@ -827,6 +831,9 @@ def create_recall_node(
             places to the user's newest other memories among the profile pass's
             candidates (default on; the offline embeddings miss paraphrases, and the
             budget still caps the block). Needs ``profile``.
+        recent_fill_window: How far back from the user's newest memory the fill
+            reaches (180 days): older statements are the ones later ones may have
+            replaced, so they come back only when the query asks for them.
         explain: Put each candidate's decision (in or out, and why) in the message's
             metadata under ``"explain"``.
         update_access_stats: Call ``store.touch`` for recalled memories, in the background.
@@ -938,6 +945,7 @@ def create_recall_node(
             pinned_types=pinned_types,
             pinned_k=pinned_k,
             fill_k=k if recent_fill else 0,
+            fill_window=recent_fill_window,
             now=None if clock is None else clock_now(clock),
             prompt=recall_prompt,
             token_counter=counter,

@@ -56,6 +56,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 from datetime import datetime, timedelta
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -70,6 +71,7 @@ from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
+from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
@@ -99,6 +101,8 @@ __all__ = [
 EVIDENCE_PREFIX = "evidence."
 # Low enough that a rule's fact always outranks the raw turn it came from.
 EVIDENCE_IMPORTANCE = 0.3
+# An offer the user accepted ("Do it."): the user's own choice, still in raw words.
+ACCEPTED_OFFER_IMPORTANCE = 0.5
 
 
 def is_evidence_key(key: str | None) -> bool:
@@ -154,11 +158,17 @@ def mask_long_numbers(text: str) -> str:
 _SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不耐受|哮喘", re.IGNORECASE)
 
 
+# "from your next billing date, Oct 20", "11月1日起生效": the date is when it starts.
+_STARTS = re.compile(
+    r"\b(?:from|starting|since|effective|as of|beginning)\b|起生效|起|开始生效|生效", re.IGNORECASE
+)
+
+
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
     bound = bound_of(sentence, said)
-    if bound is None:
+    if bound is None and not _STARTS.search(sentence):
         moment = moment_of(sentence, said)
         if moment is not None and moment > said:
             bound = stated_end(sentence, said) or moment + timedelta(days=1)
@@ -289,13 +299,14 @@ class RuleBasedExtractor:
         evidence: also keep each user turn's unexplained statements as one
             low-importance episodic evidence memory (default ``True``; see the
             module docstring for why it never serves a stale value).
-        commitments: also keep what the assistant committed to ("I've issued a
-            refund of $30") as ``agent_inferred`` episodic memories. Off by default:
-            rules cannot tell a real commitment from an assistant's mistaken one
-            ("booked a table for 6" when the user said 4), and an assistant's words
-            must never be served as the user's facts; turn it on where the
-            assistant's replies come from a trusted system. Its claims about the
-            user are never kept either way.
+        commitments: what to keep of the assistant's replies (``nodes/rules/_replies.py``).
+            ``"acknowledged"`` (default): a commitment ("I've issued a refund of
+            $30") once the user's next message takes it without correcting it
+            ("thanks"), as an ``agent_inferred`` episodic memory; and an offer the
+            user accepts ("I can switch you to unlimited from Oct 20" - "Do it.") as
+            what the user agreed to. ``True``: every commitment, taken or not (where
+            the assistant's replies come from a trusted system). ``False``: nothing
+            the assistant said. Its claims about the user are never kept.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -314,7 +325,7 @@ class RuleBasedExtractor:
         confidence: float = 0.9,
         clock: Clock | None = None,
         evidence: bool = True,
-        commitments: bool = False,
+        commitments: bool | Literal["acknowledged"] = "acknowledged",
     ) -> None:
         if not 0.0 <= min_importance <= 1.0:
             raise ConfigurationError(
@@ -382,6 +393,39 @@ class RuleBasedExtractor:
         )
         return self._candidate(found, message_id, said, text=text[:500])
 
+    def _answered(
+        self,
+        pending: tuple[AIMessage, str],
+        reply: str,
+        reply_id: str,
+        said: datetime,
+        seen: set[tuple[str | None, str]],
+    ) -> list[CandidateMemory]:
+        """What the user's ``reply`` confirms of the assistant's last message."""
+        message, message_id = pending
+        if accepts(reply):
+            try:
+                offer = offer_text(redact_text(message_text(message), self.policy))
+            except RedactionRejectedError:
+                offer = None
+            if offer:
+                # The user chose it: theirs, in their name, like any statement of theirs.
+                offer = mask_long_numbers(offer)
+                text = (
+                    f"用户同意了客服的提议：{offer}" if has_cjk(offer) else f"User agreed to: {offer}"
+                )
+                agreed = Match(
+                    text[:500],
+                    MemoryType.EPISODIC,
+                    _evidence_key(message_id + "+" + reply_id),
+                    ACCEPTED_OFFER_IMPORTANCE,
+                    expires_at=_bound(offer, said),
+                )
+                return [self._candidate(agreed, reply_id, said, text=text[:500])]
+        if self.commitments == "acknowledged" and acknowledges(reply):
+            return self._commitments(message, message_id, seen)
+        return []
+
     def _commitments(
         self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
     ) -> list[CandidateMemory]:
@@ -409,9 +453,14 @@ class RuleBasedExtractor:
         ids = message_ids_for(messages)
         out: list[CandidateMemory] = []
         seen: set[tuple[str | None, str]] = set()
+        # The assistant's last message, until the user's reply shows how it was taken.
+        pending: tuple[AIMessage, str] | None = None
         for message, message_id in zip(messages, ids, strict=True):
-            if isinstance(message, AIMessage) and self.commitments:
-                out.extend(self._commitments(message, message_id, seen))
+            if isinstance(message, AIMessage):
+                if self.commitments is True:
+                    out.extend(self._commitments(message, message_id, seen))
+                pending = (message, message_id) if self.commitments else None
+                continue
             if not isinstance(message, HumanMessage):
                 continue
             try:
@@ -419,6 +468,9 @@ class RuleBasedExtractor:
             except RedactionRejectedError:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
+            if pending is not None:
+                out.extend(self._answered(pending, text, message_id, said, seen))
+                pending = None
             turn = read_turn(text, said)
             residue = list(turn.residue)
             for found in turn.facts:

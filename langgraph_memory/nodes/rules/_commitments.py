@@ -25,7 +25,8 @@ from langgraph_memory.nodes.rules._text import TRIM, slug
 from langgraph_memory.types import MemoryType
 
 _EN_COMMIT: Final = re.compile(
-    r"^(?:ok(?:ay)?[,!]?\s+|sure[,!]?\s+|done[,!]?\s+|great[,!]?\s+)?"
+    # "As a goodwill gesture I've credited ...": a short lead-in before the action.
+    r"^(?:ok(?:ay)?[,!]?\s+|sure[,!]?\s+|done[,!]?\s+|great[,!]?\s+|[a-z][\w ,'-]{0,40}?\s)?"
     r"(?:i|we)(?:'ve| have|'ll| will| just| already|'ve just|'ve already| have just)*\s+"
     r"((?:issued|refunded|sent|booked|reserved|scheduled|arranged|upgraded|credited|waived|"
     r"shipped|cancell?ed|processed|escalated|applied|rebooked|replaced|extended|added|"

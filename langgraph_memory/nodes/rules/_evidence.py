@@ -31,11 +31,11 @@ _PREFIX: Final = re.compile(r"^(?:User said|用户说)[:：]\s*")
 _UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
-    r"these days|from now on|not anymore|gave up|quit|stopped|started|new)\b"
+    r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward)\b"
     r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
-    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到",
+    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用",
     re.IGNORECASE,
 )
 _STOP: Final = word_set(

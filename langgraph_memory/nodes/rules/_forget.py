@@ -92,7 +92,10 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 _BARE_FORGET: Final = re.compile(
     r"^(?:(?:ok|okay|so|and|also|please|pls|can you|could you|would you|just)[,\s]+)*"
     r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear)\s*(?:it|that|this|them|those|that one|this one)?"
-    r"(?:\s+(?:please|too|as well|for me|from your (?:records?|memory|files?|system)))*$"
+    r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
+    # "delete it from the ticket and forget it"
+    r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
+    r"(?:\s+please)?$"
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
     r"|^(?:你们?|您)?(?:也|就)?(?:帮我|给我|麻烦|请)?(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"

@@ -369,7 +369,9 @@ def first_person(segment: str) -> bool:
 _DENIAL: Final = re.compile(
     r"\b(?:i'?m not|i am not|i'?m no|we'?re not|i'?ve never|i have never|i never said|i didn'?t say|"
     r"that'?s not (?:true|right|correct)|not true|that'?s wrong|you'?re wrong|no,? i)\b"
-    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我",
+    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我"
+    # "之前个 gmail 我唔用啦", "I don't use gmail anymore": names only the old value.
+    r"|(?:不|唔)(?:再)?用(?:了|啦|喇)|\bdon'?t use\b.{0,30}\b(?:any ?more|now)\b|\bno longer use\b",
     re.IGNORECASE,
 )
 
@@ -377,7 +379,7 @@ _DENIAL: Final = re.compile(
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
-    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了|改(?![善进革正良造装])[\u4e00-\u9fff]",
+    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了|改(?![善进革正良造装])[\u4e00-\u9fff]|挪到|调到|移到",
     re.IGNORECASE,
 )
 
