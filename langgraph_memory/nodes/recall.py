@@ -553,7 +553,8 @@ def _recent_fill(
     rest = {
         s.record.id: s
         for s in pool
-        if s.record.id not in taken and is_current(s.record, now)
+        if s.record.id not in taken
+        and is_current(s.record, now)
         and s.record.source is MemorySource.USER_STATED
     }
     newest = sorted(rest.values(), key=lambda s: s.record.valid_from, reverse=True)
@@ -563,7 +564,6 @@ def _recent_fill(
         since = newest[0].record.valid_from - window
         newest = [s for s in newest if s.record.valid_from >= since]
     return newest[:free]
-
 
 
 # --------------------------------------------------------------------------- store access

@@ -28,7 +28,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -48,8 +48,8 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
+from langgraph_memory.nodes.rules._evidence import related, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
-from langgraph_memory.nodes.rules._evidence import related, shares_salient_term, updates
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
@@ -169,19 +169,13 @@ _UPDATE_LOOKBACK = 24
 _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)
 
 
+def _generic_key(key: str | None) -> bool:
+    """The generic "my X is Y" rule's keys (``profile.<x>``): as loose as evidence."""
+    return key is not None and key.startswith("profile.")
+
+
 def _forget_topic(cand: CandidateMemory) -> str:
     return re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
-
-
-def _evidence_on(topic: str, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """Active evidence turns that share a salient term with ``topic``."""
-    return [
-        r
-        for r in records
-        if is_evidence_key(r.key)
-        and r.status == MemoryStatus.ACTIVE
-        and shares_salient_term(topic, r.text)
-    ]
 
 
 # --- planning (pure) -------------------------------------------------------------
@@ -230,7 +224,6 @@ def _keyed_op(
                         for r in (*ctx.same_key, *nearby)
                         if forget_covers(r, key) and r.status != MemoryStatus.DELETED
                     ),
-                    *(r.id for r in _evidence_on(_forget_topic(cand), nearby)),
                     *(r.id for r in nearby if forget_reaches(_forget_topic(cand), r.text)),
                 ]
             )
@@ -306,7 +299,6 @@ def _offline_op(
             dict.fromkeys(
                 [
                     *(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold),
-                    *(r.id for r in _evidence_on(topic, active)),
                     *(r.id for r in active if forget_reaches(topic, r.text)),
                 ]
             )
@@ -325,7 +317,7 @@ def _offline_op(
         stale = [
             r
             for _, r in scored
-            if is_evidence_key(r.key)
+            if (is_evidence_key(r.key) or _generic_key(r.key))
             and r.status == MemoryStatus.ACTIVE
             and r.valid_from <= (cand.observed_at or r.valid_from)
             and related(cand.text, r.text)
@@ -625,7 +617,7 @@ def _with_batch_evidence(
     return replace(ctx, similar=(*ctx.similar, *earlier))
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _without_phantom_targets(ops: list[MemoryOp], seed: str) -> list[MemoryOp]:

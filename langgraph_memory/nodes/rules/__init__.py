@@ -56,8 +56,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
 from datetime import datetime, timedelta
+from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -75,8 +75,8 @@ from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_t
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
-    about_someone_else,
     TENTATIVE,
+    about_someone_else,
     first_person,
     has_cjk,
     is_question,
@@ -176,7 +176,12 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
 
 
 def _safety(found: Match) -> bool:
-    return bool(found.key) and found.key.split(".")[0] in ("allergy", "health", "medication", "diet")
+    return bool(found.key) and found.key.split(".")[0] in (
+        "allergy",
+        "health",
+        "medication",
+        "diet",
+    )
 
 
 def _only_a_joke_marker(sentence: str) -> bool:
@@ -228,9 +233,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if any((m := match_clause(p)) is not None and m.forget for p in pieces):
             # A forget request states nothing to keep: its other clauses describe the
             # thing to forget.
-            turn.facts.extend(
-                m for p in pieces if (m := match_clause(p)) is not None and m.forget
-            )
+            turn.facts.extend(m for p in pieces if (m := match_clause(p)) is not None and m.forget)
             previous_sentence = sentence
             continue
         previous_sentence = sentence
@@ -412,7 +415,9 @@ class RuleBasedExtractor:
                 # The user chose it: theirs, in their name, like any statement of theirs.
                 offer = mask_long_numbers(offer)
                 text = (
-                    f"用户同意了客服的提议：{offer}" if has_cjk(offer) else f"User agreed to: {offer}"
+                    f"用户同意了客服的提议：{offer}"
+                    if has_cjk(offer)
+                    else f"User agreed to: {offer}"
                 )
                 agreed = Match(
                     text[:500],

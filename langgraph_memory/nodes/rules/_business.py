@@ -23,13 +23,19 @@ _MAGNITUDE: Final = (
     r"(?:\s*(?:元|块钱?|yuan|rmb|dollars?|usd|sgd|hkd|eur|euros?|pounds?|quid|bucks))?"
 )
 AMOUNT: Final = (
-    r"((?:[A-Z]{1,3})?[$¥￥€£]\s*\d[\d,]*(?:\.\d+)?" + _MAGNITUDE
-    + r"|(?:GBP|USD|EUR|RMB|CNY|SGD|HKD|AUD|CAD|JPY)\s*\d[\d,]*(?:\.\d+)?" + _MAGNITUDE
-    + r"|\d[\d,]*(?:\.\d+)?" + _MAGNITUDE + ")"
+    r"((?:[A-Z]{1,3})?[$¥￥€£]\s*\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + r"|(?:GBP|USD|EUR|RMB|CNY|SGD|HKD|AUD|CAD|JPY)\s*\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + r"|\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + ")"
 )
 # An amount alone in a clause: "Budget 调高一点, S$2.1 million" joins it to the clause before.
 AMOUNT_ONLY: Final = re.compile(
-    r"^(?:(?:about|around|roughly|up to|max|大概|大约|差不多|最多)\s*)?" + AMOUNT + r"(?:\s*(?:左右|上下))?$",
+    r"^(?:(?:about|around|roughly|up to|max|大概|大约|差不多|最多)\s*)?"
+    + AMOUNT
+    + r"(?:\s*(?:左右|上下))?$",
     re.IGNORECASE,
 )
 

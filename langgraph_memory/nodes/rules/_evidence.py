@@ -71,17 +71,38 @@ def shares_salient_term(a: str, b: str) -> bool:
 _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     (name, re.compile(pattern, re.IGNORECASE))
     for name, pattern in (
-        ("home", r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
-                 r"address|based in|we'?re in|i'?m in)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处"),
-        ("plan", r"\b(?:plan|tariff|package|bundle|subscription|contract|data|unlimited|broadband|"
-                 r"\d+\s?(?:gb|mb|m))\b|套餐|宽带|流量|月租|\d+\s?[mM兆](?![a-z])"),
-        ("stay", r"\b(?:hotel|room|booking|reservation|check-?in|check-?out|nights?|suite|inn)\b|"
-                 r"酒店|房间|入住|退房|民宿"),
-        ("delivery", r"\b(?:deliver\w*|shipping|ship|courier|parcel|dispatch\w*)\b|送货|配送|快递|发货|收货|送到"),
-        ("contact", r"\b(?:call|calls|ring|ringing|text|texts|sms|email|e-mail|phone|whatsapp)\b|"
-                    r"电话|短信|邮件|邮箱|微信|联系"),
-        ("work", r"\b(?:job|work|works|office|company|employer|shift|shifts)\b|公司|上班|返工|工作|单位"),
-        ("appointment", r"\b(?:appointment|install\w*|visit|technician|engineer|slot)\b|预约|安装|上门|师傅|约"),
+        (
+            "home",
+            r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
+            r"address|based in|we'?re in|i'?m in)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家)(?:现在)?住",
+        ),
+        (
+            "plan",
+            r"\b(?:plan|tariff|package|bundle|subscription|contract|data|unlimited|broadband|"
+            r"\d+\s?(?:gb|mb|m))\b|套餐|宽带|流量|月租|\d+\s?[mM兆](?![a-z])",
+        ),
+        (
+            "stay",
+            r"\b(?:hotel|room|booking|reservation|check-?in|check-?out|nights?|suite|inn)\b|"
+            r"酒店|房间|入住|退房|民宿",
+        ),
+        (
+            "delivery",
+            r"\b(?:deliver\w*|shipping|ship|courier|parcel|dispatch\w*)\b|送货|配送|快递|发货|收货|送到",
+        ),
+        (
+            "contact",
+            r"\b(?:call|calls|ring|ringing|text|texts|sms|email|e-mail|phone|whatsapp)\b|"
+            r"电话|短信|邮件|邮箱|微信|联系",
+        ),
+        (
+            "work",
+            r"\b(?:job|work|works|office|company|employer|shift|shifts)\b|公司|上班|返工|工作|单位",
+        ),
+        (
+            "appointment",
+            r"\b(?:appointment|install\w*|visit|technician|engineer|slot)\b|预约|安装|上门|师傅|约",
+        ),
         ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|价位"),
         ("school", r"\b(?:school|class|classes|course|lesson|semester)\b|学校|上课|课程|报名"),
     )

@@ -17,11 +17,11 @@ import re
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import TRIM, to_third_person
+from langgraph_memory.nodes.rules._text import TRIM, to_third_person, word_set
 
 FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"address|地址|住址", "address"),
-    (r"\bcity\b|where i live|哪里住|住在|住哪|城市", "address.city"),
+    (r"\bcity\b|where i live|\bi live\b|\bwe live\b|哪里住|住在|住哪|城市|(?:我|我们|我家)(?:现在)?住", "address.city"),
     (r"nickname|what to call me|怎么称呼|称呼|叫我", "preferred_name"),
     (r"\bname\b|名字|姓名", "name"),
     (r"budget|预算", "budget"),
@@ -162,13 +162,15 @@ def forget_reaches(topic: str, text: str) -> bool:
     return sum(pair in text for pair in pairs) >= 2
 
 
-_ZH_FUNCTION: Final = re.compile(r"[了的不是在有我你他她它们个那这就也都还要会能可吧呢吗啊呀嗰啲咗佢唔嘅讲说帮把给用]")
+_ZH_FUNCTION: Final = re.compile(
+    r"[了的不是在有我你他她它们个那这就也都还要会能可吧呢吗啊呀嗰啲咗佢唔嘅讲说帮把给用]"
+)
 
 # Words every forget request shares with many memories; they alone never reach one.
-_GENERIC_TOPIC_WORDS: Final = frozenset(
+_GENERIC_TOPIC_WORDS: Final = word_set(
     "number last time typed told said gave mentioned earlier before thing stuff that "
     "user user's users venting kept keep remember forget delete please "
-    "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记".split()
+    "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记"
 )
 
 
@@ -176,9 +178,17 @@ def forget_request(topic: str) -> Match:
     """The forget candidate for ``topic`` (its slot key when the topic names one)."""
     topic = topic.strip(TRIM + " ")
     if re.search(r"[\u3400-\u9fff]", topic):
-        return Match(f"用户要求忘记：{to_third_person(topic)}", key=forget_key(topic), importance=1.0, forget=True)
+        return Match(
+            f"用户要求忘记：{to_third_person(topic)}",
+            key=forget_key(topic),
+            importance=1.0,
+            forget=True,
+        )
     return Match(
-        f"User asked to forget: {to_third_person(topic)}", key=forget_key(topic), importance=1.0, forget=True
+        f"User asked to forget: {to_third_person(topic)}",
+        key=forget_key(topic),
+        importance=1.0,
+        forget=True,
     )
 
 

@@ -128,7 +128,8 @@ def rule_name(segment: str) -> Match | None:
         r"(?:我叫|我的名字是|我的名字叫|本人叫|本人是|我名叫)\s*" + _ZH_NAME + _ZH_NAME_END, segment
     ) or re.search(
         # "我是 Leo" / "我系 Mei": a capitalised Latin name only ("我是老师" is a job, not a name).
-        r"(?:^|[，,\s])我[是系]\s*([A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20})?)(?=[，,。.！!？?\s]|$)", segment
+        r"(?:^|[，,\s])我[是系]\s*([A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20})?)(?=[，,。.！!？?\s]|$)",
+        segment,
     )
     if m and not m.group(1).startswith(("了", "过", "外卖", "车")):
         return Match(f"用户的名字是{m.group(1)}", key="name", importance=0.8)

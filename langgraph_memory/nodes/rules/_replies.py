@@ -77,5 +77,8 @@ def offer_text(message: str) -> str | None:
     for index in range(len(found) - 1, -1, -1):
         if _OFFER.search(found[index]) and not _ASKS_USER.search(found[index]):
             start = max(0, index - 1)
-            return " ".join(s.strip(TRIM) + ("" if s.rstrip()[-1:] in ".;。；" else ".") for s in found[start : index + 1]).rstrip(".")
+            return " ".join(
+                s.strip(TRIM) + ("" if s.rstrip()[-1:] in ".;。；" else ".")
+                for s in found[start : index + 1]
+            ).rstrip(".")
     return None
