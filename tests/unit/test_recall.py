@@ -515,7 +515,7 @@ def test_recent_fill_gives_free_places_to_the_newest_other_memories() -> None:
     """A question worded unlike anything stored still sees the latest context."""
     from datetime import timedelta
 
-    old = record("User said: deliveries on Thursdays", valid_from=DAY - timedelta(days=90))
+    old = record("User said: deliveries on Thursdays", valid_from=DAY - timedelta(days=400))
     new = record("User said: can deliveries come Tuesday mornings instead", valid_from=DAY)
     guess = record(
         "User may like opera",

@@ -38,7 +38,13 @@ TRIM: Final = " \t,，:：、.。!！~…-—"
 
 # A sentence ends at ! ? ; (both widths), at 。, at a new line, and at a "." that
 # is not between two digits (so 2.5 / 1,299.99 / v1.2 stay whole).
-_SENTENCE_END: Final = re.compile(r"(?<=[!?;。！？；])\s*|(?<=\.)(?!\d)\s*|\n+")
+# A full stop ends a sentence, except inside a number ("2.5") or after a title or a
+# short abbreviation ("Dr. Patel", "St. Kilda", "e.g. tea", "No. 5", "Tue."... is kept).
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[!?;。！？；])\s*"
+    r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|No|vs|Mt|Fr|Co)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?<=\.)(?!\d)\s*|\n+"
+)
 
 # An English comma splits only before something that starts a new clause.
 _EN_CLAUSE_START: Final = (
@@ -58,7 +64,8 @@ _EN_SPLIT: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_SPLIT: Final = re.compile(
-    r"[，,、]\s*|(?:而且|但是|不过|所以|因为|然后|另外|还有就是|还有|顺便说一下|顺便说|顺便提一下|顺便|对了|话说)"
+    # An ASCII comma between digits is a thousands separator ("¥30,000"), not a break.
+    r"[，、]\s*|(?<!\d),\s*|,(?!\d{3}(?!\d))\s*|(?:而且|但是|不过|所以|因为|然后|另外|还有就是|还有|顺便说一下|顺便说|顺便提一下|顺便|对了|话说)"
     r"[，,：:]?"
 )
 # A piece that only introduces the next one.
