@@ -164,11 +164,21 @@ _STARTS = re.compile(
 )
 
 
+# A day that comes once: a date, or a weekday pinned to this or next week. A bare
+# weekday is often a schedule ("编程课挪到周日下午", "standup is on Mondays now").
+_ONE_DAY = re.compile(
+    r"\d{1,2}\s*(?:月|号|日)|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
+    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d{4}-\d{1,2}-\d{1,2}"
+    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|明天|后天|下周|下个?星期|下个?礼拜|这周|这个?星期|本周|周末",
+    re.IGNORECASE,
+)
+
+
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
     bound = bound_of(sentence, said)
-    if bound is None and not _STARTS.search(sentence):
+    if bound is None and not _STARTS.search(sentence) and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
         if moment is not None and moment > said:
             bound = stated_end(sentence, said) or moment + timedelta(days=1)

@@ -35,7 +35,10 @@ _UPDATE: Final = re.compile(
     r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
-    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用",
+    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
+    # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
+    r"|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
+    r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b",
     re.IGNORECASE,
 )
 _STOP: Final = word_set(
@@ -104,6 +107,11 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:appointment|install\w*|visit|technician|engineer|slot)\b|预约|安装|上门|师傅|约",
         ),
         ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|价位"),
+        (
+            "price",
+            r"\b(?:price|cost|costs|expensive|cheap|cheaper|fee|per month|a month|monthly)\b|"
+            r"[$¥£€]\s?\d|\d\s?(?:元|块)|太贵|便宜|价格|月费|一个月",
+        ),
         ("school", r"\b(?:school|class|classes|course|lesson|semester)\b|学校|上课|课程|报名"),
     )
 )

@@ -21,7 +21,10 @@ from langgraph_memory.nodes.rules._text import TRIM, to_third_person, word_set
 
 FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"address|地址|住址", "address"),
-    (r"\bcity\b|where i live|\bi live\b|\bwe live\b|哪里住|住在|住哪|城市|(?:我|我们|我家)(?:现在)?住", "address.city"),
+    (
+        r"\bcity\b|where i live|\bi live\b|\bwe live\b|哪里住|住在|住哪|城市|(?:我|我们|我家)(?:现在)?住",
+        "address.city",
+    ),
     (r"nickname|what to call me|怎么称呼|称呼|叫我", "preferred_name"),
     (r"\bname\b|名字|姓名", "name"),
     (r"budget|预算", "budget"),
