@@ -170,8 +170,9 @@ _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_r
 
 
 def _generic_key(key: str | None) -> bool:
-    """The generic "my X is Y" rule's keys (``profile.<x>``): as loose as evidence."""
-    return key is not None and key.startswith("profile.")
+    """Keys as loose as evidence: the generic "my X is Y" rule's (``profile.<x>``) and
+    the assistant's commitments (``promise.<x>``), which the user's own update replaces."""
+    return key is not None and key.startswith(("profile.", "promise."))
 
 
 def _forget_topic(cand: CandidateMemory) -> str:
@@ -311,13 +312,15 @@ def _offline_op(
             "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
-    if cand.source is MemorySource.USER_STATED and updates(cand.text):
+    if updates(cand.text):
         # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
         # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
         stale = [
             r
             for _, r in scored
             if (is_evidence_key(r.key) or _generic_key(r.key))
+            # What the assistant said replaces only what the assistant said.
+            and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
             and r.status == MemoryStatus.ACTIVE
             and r.valid_from <= (cand.observed_at or r.valid_from)
             and related(cand.text, r.text)
@@ -600,13 +603,15 @@ def _with_batch_evidence(
     for i in range(index):
         op = decided.get(i)
         prior = contexts[i].candidate
-        if op is None or op.action not in ("add", "supersede") or not is_evidence_key(prior.key):
+        loose = is_evidence_key(prior.key) or _generic_key(prior.key)
+        if op is None or op.action not in ("add", "supersede") or not loose:
             continue
         record = MemoryRecord(
             text=prior.text,
             type=prior.type,
             key=prior.key,
             importance=prior.importance,
+            source=prior.source,
             id=op.result_id or result_id_for(seed, i),
             valid_from=prior.observed_at or cand.observed_at or _EPOCH,
             expires_at=prior.expires_at,
@@ -926,7 +931,7 @@ class Reconciler:
             similar = yield Call(
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )
-            if not cand.forget and cand.source is MemorySource.USER_STATED and updates(cand.text):
+            if not cand.forget and updates(cand.text):
                 # An update may replace a raw statement that shares no word with it ("we
                 # moved to Bath" and "we're in Clifton"): also look at the newest evidence.
                 recent = yield Call(

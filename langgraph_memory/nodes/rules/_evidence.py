@@ -37,7 +37,7 @@ _UPDATE: Final = re.compile(
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
     r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
-    r"|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
+    r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b",
     re.IGNORECASE,
 )
@@ -87,7 +87,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "stay",
             r"\b(?:hotel|room|booking|reservation|check-?in|check-?out|nights?|suite|inn)\b|"
-            r"酒店|房间|入住|退房|民宿",
+            r"酒店|房间|入住|退房|民宿|房型|大床房|双床房|[一两二三四五六七八九十\d]晚",
         ),
         (
             "delivery",
@@ -132,7 +132,7 @@ def _distinctive(text: str) -> set[str]:
     """Names, codes and numbers ("Bukit Timah", "HI-73310", "500M"), and Chinese word pairs."""
     text = _PREFIX.sub("", text)
     out = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-zA-Z]{2,}\b", text)}
-    out |= {w.lower() for w in re.findall(r"\b\w*\d\w*\b", text) if len(w) >= 2}
+    out |= {w.lower() for w in re.findall(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", text) if len(w) >= 2}
     pairs = {
         run[i : i + 2]
         for run in re.findall(r"[\u3400-\u9fff]{2,}", text)

@@ -58,8 +58,13 @@ def accepts(reply: str) -> bool:
 
 
 def acknowledges(reply: str) -> bool:
-    """Does ``reply`` take the assistant's last message as said (thanks, ok), not correct it?"""
-    return (accepts(reply) or bool(_THANKS.search(reply))) and not _CORRECTION.search(reply)
+    """Does ``reply`` take the assistant's last message as said: thanks, ok, or going on
+    to something else, but not correcting it or asking about it?"""
+    if _CORRECTION.search(reply):
+        return False
+    if accepts(reply) or _THANKS.search(reply):
+        return True
+    return not re.search(r"[?？]|[吗呢]\s*$", reply.strip())
 
 
 # The assistant asking the user for something is not an offer ("could you share a token
