@@ -54,6 +54,9 @@ _EN_RECORD: Final = re.compile(
 )
 
 
+_ZH_LEAD_IN: Final = re.compile(r"^(?:(?:好的|好|收到|明白|非常抱歉|很抱歉|抱歉|不好意思|您好)[，,。！!\s]*)+")
+
+
 def commitment(sentence: str) -> Match | None:
     """The assistant's commitment in one sentence of its reply, or ``None``."""
     text = sentence.strip(TRIM)
@@ -68,7 +71,9 @@ def commitment(sentence: str) -> Match | None:
         )
     m = _ZH_COMMIT.search(text)
     if m and not re.search(r"如果|是否|要不要|需要我|可以吗|吗$", text):
-        what = text[:120]  # the whole sentence: "多出的是跨区流量 $312.40，我已申请 credit 返还"
+        # The whole sentence ("多出的是跨区流量 $312.40，我已申请 credit 返还"), without
+        # its politeness lead-in.
+        what = _ZH_LEAD_IN.sub("", text)[:120]
         return Match(
             f"客服承诺：{what}",
             MemoryType.EPISODIC,
