@@ -218,6 +218,9 @@ def read_turn(text: str, now: datetime) -> _Turn:
         whole = match_sentence(sentence)
         if whole is not None:
             turn.facts.append(with_time(whole, sentence, now) or whole)
+            beside, leftover = _beside(whole, sentence, now)
+            turn.facts.extend(beside)
+            turn.residue.extend((piece, sentence) for piece in leftover)
             continue
         if _CORRECTION_SHAPE.search(sentence):
             # "X is not A, it's B" that no slot rule understood: keep it whole, so the
@@ -260,7 +263,9 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
-                turn.facts.extend(_beside(found, segment, now))
+                beside, leftover = _beside(found, segment, now)
+                turn.facts.extend(beside)
+                turn.residue.extend((piece, sentence) for piece in leftover)
                 if found.event_time is None and not found.forget:
                     # "book a table for 4 on Friday": the group size and the booking.
                     event = with_time(None, segment, now)
@@ -276,23 +281,30 @@ def read_turn(text: str, now: datetime) -> _Turn:
 _COMMA = re.compile(r"\s*[,，;；]\s*")
 
 
-def _beside(found: Match, sentence: str, now: datetime) -> list[Match]:
-    """Facts of other slots beside the one a segment's rule matched.
+def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], list[str]]:
+    """Facts of other slots beside the one a segment's rule matched, and the pieces no
+    rule matched (kept as evidence).
 
     A rule owns its slot, not the segment: "don't use honorifics with me, just call
-    me Sam" also holds a standing instruction. Pieces of the same slot (the "not
-    A" of "not A, it's B") and the generic "my X is Y" rule are left out.
+    me Sam" also holds a standing instruction, and "keep replies technical, skip the
+    pleasantries, I'm an engineer" more than the job. Pieces of the same slot (the
+    "not A" of "not A, it's B") and the generic "my X is Y" rule are left out.
     """
     out: list[Match] = []
+    leftover: list[str] = []
     pieces = [p for seg in segments(sentence) for p in _COMMA.split(seg) if p.strip(" ")]
     for segment in pieces if len(pieces) > 1 else []:
-        other = match_clause(segment)
-        if other is None or other.weak or other.key == found.key or other.text == found.text:
-            continue
         if is_question(segment, sentence) or TENTATIVE.search(segment):
             continue
+        other = match_clause(segment)
+        if other is None:
+            if states_something(segment, about_user=True) and found.text not in segment:
+                leftover.append(segment)
+            continue
+        if other.weak or other.key == found.key or other.text == found.text:
+            continue
         out.append(with_time(other, segment, now) or other)
-    return out
+    return out, leftover
 
 
 class RuleBasedExtractor:
