@@ -158,10 +158,32 @@ def mask_long_numbers(text: str) -> str:
 _SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不耐受|哮喘", re.IGNORECASE)
 
 
-# "from your next billing date, Oct 20", "11月1日起生效": the date is when it starts.
+# "from your next billing date, Oct 20", "11月1日起生效", "下个礼拜一开始喺嗰边返工": the
+# date is when it starts. A birthday or an age ("满五岁") holds on after its day.
 _STARTS = re.compile(
-    r"\b(?:from|starting|since|effective|as of|beginning)\b|起生效|起|开始生效|生效", re.IGNORECASE
+    r"\b(?:from|starting|starts|start|since|effective|as of|beginning|birthday|turns \d+|anniversary)\b"
+    r"|起生效|起|开始|生效|生日|满.{1,2}岁|周年",
+    re.IGNORECASE,
 )
+CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
+
+# A piece that names a lasting thing beside a dated plan ("我家豆豆下周二打疫苗，柯基"):
+# a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
+# ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
+_LASTING = re.compile(
+    r"生日|满.{1,2}岁|周年|\bbirthday\b|\bturns \d+\b|\banniversary\b", re.IGNORECASE
+)
+
+
+def _inherits_bound(segment: str) -> bool:
+    if _LASTING.search(segment):
+        return False
+    cjk = len(CJK_CHARS.findall(segment))
+    words = len(re.findall(r"[A-Za-z]+", segment))
+    bare_noun = not re.search(r"\d", segment) and (
+        (cjk and cjk <= 4 and words == 0) or (not cjk and words <= 2)
+    )
+    return not bare_noun
 
 
 # A day that comes once: a date, or a weekday pinned to this or next week. A bare
@@ -391,7 +413,10 @@ class RuleBasedExtractor:
         deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
         groups: dict[datetime | None, list[str]] = {}
         for segment, sentence in residue:
-            groups.setdefault(_bound(sentence, said), []).append(segment)
+            own = _bound(segment, said)
+            if own is None and _inherits_bound(segment):
+                own = _bound(sentence, said)
+            groups.setdefault(own, []).append(segment)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()
@@ -469,7 +494,9 @@ class RuleBasedExtractor:
             seen.add((found.key, found.text))
             dated = with_time(None, sentence, said)
             if dated is not None and dated.event_time is not None:
-                found = replace(found, event_time=dated.event_time, expires_at=dated.expires_at)
+                # A promise stays on record after its day ("when should my refund have
+                # arrived?"); its event time says when it was due.
+                found = replace(found, event_time=dated.event_time)
             candidate = self._candidate(found, message_id, said, text=found.text[:500])
             # The assistant said it: a commitment, never a user-stated fact.
             out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))
