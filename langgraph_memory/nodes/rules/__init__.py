@@ -240,9 +240,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
         whole = match_sentence(sentence)
         if whole is not None:
             turn.facts.append(with_time(whole, sentence, now) or whole)
-            beside, leftover = _beside(whole, sentence, now)
-            turn.facts.extend(beside)
-            turn.residue.extend((piece, sentence) for piece in leftover)
+            # A correction across a comma ("not 3000, it's 5000"): its pieces are its own.
+            turn.facts.extend(_beside(whole, sentence, now)[0])
             continue
         if _CORRECTION_SHAPE.search(sentence):
             # "X is not A, it's B" that no slot rule understood: keep it whole, so the
