@@ -76,6 +76,7 @@ from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
     TENTATIVE,
+    TRIM,
     about_someone_else,
     first_person,
     has_cjk,
@@ -319,7 +320,8 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
             continue
         other = match_clause(segment)
         if other is None:
-            if states_something(segment, about_user=True) and found.text not in segment:
+            said = to_third_person(segment).lower().strip(TRIM + " ")
+            if states_something(segment, about_user=True) and said not in found.text.lower():
                 leftover.append(segment)
             continue
         if other.weak or other.key == found.key or other.text == found.text:
