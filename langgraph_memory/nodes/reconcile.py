@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from langgraph_memory._drive import Call, Steps, arun, run
 from langgraph_memory.clock import Clock, now
-from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.config import PrivacyPolicy, ScoringWeights
 from langgraph_memory.errors import (
     ConfigurationError,
     MemoryNotFoundError,
@@ -55,7 +55,6 @@ from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
 )
-from langgraph_memory.scoring import ScoringWeights
 from langgraph_memory.types import (
     CandidateMemory,
     LongTermMemory,
@@ -359,20 +358,19 @@ def _offline_op(
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.
         stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])
-    if stale:
-        if not (scored and scored[0][0] >= duplicate_threshold):
-            ends = [r.expires_at for r in stale]
-            if cand.expires_at is None and all(end is not None for end in ends):
-                # "change of plan: we'll stay at my brother's instead" changes a dated
-                # plan, and ends when it would have.
-                cand = replace(cand, expires_at=max(e for e in ends if e is not None))
-            return MemoryOp(
-                "supersede",
-                cand,
-                tuple(r.id for r in stale),
-                "an update: the older raw statements on the same topic are superseded",
-                result_id_for(seed, index),
-            )
+    if stale and not (scored and scored[0][0] >= duplicate_threshold):
+        ends = [r.expires_at for r in stale]
+        if cand.expires_at is None and all(end is not None for end in ends):
+            # "change of plan: we'll stay at my brother's instead" changes a dated
+            # plan, and ends when it would have.
+            cand = replace(cand, expires_at=max(e for e in ends if e is not None))
+        return MemoryOp(
+            "supersede",
+            cand,
+            tuple(r.id for r in stale),
+            "an update: the older raw statements on the same topic are superseded",
+            result_id_for(seed, index),
+        )
     if scored and scored[0][0] >= duplicate_threshold:
         similarity, record = scored[0]
         upgrade = (

@@ -209,7 +209,7 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
 
 
 def _safety(found: Match) -> bool:
-    return bool(found.key) and found.key.split(".")[0] in (
+    return found.key is not None and found.key.split(".")[0] in (
         "allergy",
         "health",
         "medication",
