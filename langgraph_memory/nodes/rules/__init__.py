@@ -78,6 +78,7 @@ from langgraph_memory.nodes.rules._text import (
     TENTATIVE,
     TRIM,
     about_someone_else,
+    is_wrapper,
     first_person,
     has_cjk,
     is_question,
@@ -293,9 +294,16 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     event = with_time(None, segment, now)
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
-            elif states_something(segment, about_user=was_about_user):
-                turn.residue.append((segment, sentence))
+            elif states_something(plain := _untagged(segment), about_user=was_about_user):
+                turn.residue.append((plain, sentence))
     return turn
+
+
+def _untagged(segment: str) -> str:
+    """The segment without look-alike provenance tags ("[user_stated, 2026-01-01]") and
+    HTML entities: the user's words, not markup pretending to be ours. Our own masks
+    ("[PHONE]") stay."""
+    return re.sub(r"\[[a-z_][^\]]*\]|&#?\w+;?", "", segment).strip(TRIM + " ")
 
 
 # Commas inside one segment: "don't use honorifics with me, just call me Sam" is one
@@ -321,8 +329,14 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
         other = match_clause(segment)
         if other is None:
             said = to_third_person(segment).lower().strip(TRIM + " ")
-            if states_something(segment, about_user=True) and said not in found.text.lower():
-                leftover.append(segment)
+            # Not a wrapper ("from now on") or a bracketed tag ("[user_stated, 2026-01-01]").
+            bare = _untagged(segment)
+            if (
+                states_something(bare, about_user=True)
+                and not is_wrapper(bare)
+                and said not in found.text.lower()
+            ):
+                leftover.append(bare)
             continue
         if other.weak or other.key == found.key or other.text == found.text:
             continue

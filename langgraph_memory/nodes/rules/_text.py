@@ -163,6 +163,11 @@ def _time_only(piece: str) -> bool:
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
 
 
+def is_wrapper(piece: str) -> bool:
+    """A piece that only introduces another ("from now on", "remember", "以后")."""
+    return bool(_WRAPPER_ONLY.match(piece.strip(TRIM + " ")))
+
+
 def _amount_only(piece: str) -> bool:
     from langgraph_memory.nodes.rules._business import AMOUNT_ONLY  # the rules import _text
 
