@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from langgraph.store.base import TTLConfig
 
     from langgraph_memory.longterm.catalog import Catalog
+    from langgraph_memory.longterm.rows import RecordCache
     from langgraph_memory.longterm.vectors import ChromaVectors, PartitionVectorCache
 
 # Candidates fetched from each index before fusion (at least 5x the limit): the
@@ -120,6 +121,7 @@ class StoreState:
     catalog: Catalog
     vectors: ChromaVectors
     vector_cache: PartitionVectorCache
+    record_cache: RecordCache
     redactor: Redactor
     weights: ScoringWeights
     ttl_config: TTLConfig | None

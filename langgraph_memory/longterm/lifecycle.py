@@ -171,6 +171,7 @@ class Lifecycle(Writes):
                     # Another instance's sweep may have deleted it first.
                     if conn.execute(sql.DELETE_ITEM, (rowid, partition)).rowcount:
                         deleted += 1
+                        self.record_cache.drop(partition)
                         if has_vector:
                             vector_ids.append(item_id)
                 if layout is not None and vector_ids:
@@ -202,6 +203,7 @@ class Lifecycle(Writes):
             conn.execute(sql.DELETE_PARTITION_ITEMS, (user_id,))
             conn.execute(sql.DELETE_PARTITION, (user_id,))
         self.vector_cache.drop(user_id)
+        self.record_cache.drop(user_id)
         self.catalog.scrub()
         memories = sum(1 for r in rows if r[3] is not None)
         return memories, keyword_rows

@@ -30,7 +30,7 @@ from langgraph_memory.longterm._state import (
     StoreState,
     candidate_pool,
 )
-from langgraph_memory.longterm.rows import ItemRow, row_to_record, term_scope, to_ts
+from langgraph_memory.longterm.rows import ItemRow, term_scope, to_ts
 from langgraph_memory.longterm.tokenize import query_tokens
 from langgraph_memory.longterm.vectors import cosine_scores, normalised_matrix
 from langgraph_memory.longterm.where import (
@@ -389,7 +389,7 @@ class Retrieval(StoreState):
         # Only the winners are parsed from JSON into records.
         return [
             ScoredMemory(
-                record=row_to_record(candidate.ref),
+                record=self.record_cache.record(candidate.ref),
                 score=parts.final,
                 breakdown=parts if explain else None,
             )
@@ -473,4 +473,4 @@ class Retrieval(StoreState):
             template.format(columns=sql.ITEM_COLUMNS, where=where),
             [plan.partition, *params, limit],
         )
-        return tuple(row_to_record(row) for row in rows)
+        return tuple(self.record_cache.record(row) for row in rows)

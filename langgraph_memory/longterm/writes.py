@@ -120,6 +120,7 @@ class Writes(StoreState):
                         continue
                     conn.execute(sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(sql.DELETE_ITEM, (old.rowid, put.partition))
+                    self.record_cache.drop(put.partition)
                     has_vector = False
                 else:
                     has_vector = put.vector is not None
