@@ -384,3 +384,19 @@ SET_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = ?, version = nextval('lt_partition_versions') "
     "WHERE partition = ?"
 )
+
+# Recall's core-profile candidates (see _sql_sqlite.py): the current memories of a
+# partition by importance, whatever the query; large partitions only their keyed
+# slots. ``NULLS LAST``: SQLite sorts NULL lowest, so DESC puts it last there too.
+PROFILE_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND {where} "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST LIMIT ?) "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST"
+)
+PROFILE_KEYED_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND mem_key IS NOT NULL AND {where} "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST LIMIT ?) "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST"
+)

@@ -11,6 +11,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import pytest
@@ -200,3 +201,89 @@ def test_a_catalog_needs_exactly_one_location(pg_dsn: str, tmp_path: Path) -> No
         ChromaMemoryStore(client=client, catalog="mysql://nope", embeddings=None)
     with pytest.raises(ConfigurationError, match=r"Could not connect.*127\.0\.0\.1:1/none"):
         PostgresCatalog("postgresql://postgres@127.0.0.1:1/none", connect_timeout=1)
+
+
+def test_core_profile_is_served_from_the_postgres_catalog(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The profile pass runs on Postgres (it used to return nothing there) and ranks
+    like the embedded catalog: by importance, current values only, keyed slots only
+    past ``PROFILE_SCAN_MAX_ROWS``; the recall node injects the same profile."""
+    from datetime import UTC, datetime, timedelta
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph.message import add_messages
+
+    from langgraph_memory.clock import ManualClock
+    from langgraph_memory.longterm import retrieval
+    from langgraph_memory.nodes.recall import (
+        create_recall_node,
+        recalled_block,
+        recalled_metadata,
+    )
+
+    start = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+    clocks = {"sqlite": ManualClock(start), "postgres": ManualClock(start)}
+    embeddings = HashingEmbeddings(dimensions=64)
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "pg-vectors"), settings=Settings(anonymized_telemetry=False)
+    )
+    stores = {
+        "sqlite": ChromaMemoryStore.embedded(
+            tmp_path / "embedded", embeddings=embeddings, clock=clocks["sqlite"]
+        ),
+        "postgres": ChromaMemoryStore(
+            client=client, catalog=pg_dsn, embeddings=embeddings, clock=clocks["postgres"]
+        ),
+    }
+    assert stores["postgres"].catalog.dialect == "postgres"
+    try:
+        for name, store in stores.items():
+            clock = clocks[name]
+
+            def memory(
+                memory_id: str, text: str, clock: ManualClock = clock, **kw: Any
+            ) -> MemoryRecord:
+                at = clock()
+                return MemoryRecord(
+                    text=text, user_id="pat", id=memory_id,
+                    created_at=at, updated_at=at, valid_from=at, **kw,
+                )  # fmt: skip
+
+            for i in range(5):
+                store.put_memory(memory(f"book-{i}", f"User read book {i}", importance=0.3 + i / 100))  # fmt: skip
+            store.put_memory(memory("son", "User's son is allergic to peanuts", importance=0.9))
+            old = store.put_memory(memory("hangzhou", "User lives in Hangzhou", key="address.city"))
+            in_an_hour = clock() + timedelta(hours=1)
+            store.put_memory(memory("tokyo", "User is in Tokyo", importance=1.0, expires_at=in_an_hour))  # fmt: skip
+            store.put_memory(memory("honorifics", "Never use honorifics", type=MemoryType.PROCEDURAL))  # fmt: skip
+            clock.advance(timedelta(days=1))
+            store.supersede("pat", old.id, memory("chengdu", "User lives in Chengdu", key="address.city"))  # fmt: skip
+
+        def view(store: ChromaMemoryStore) -> tuple[object, ...]:
+            profile = store.recall_memories("pat", "zzz unrelated", profile_limit=4).profile
+            recall = create_recall_node(store=store, clock=store.clock, update_access_stats=False)
+            msgs: list[Any] = [HumanMessage("what should I cook tonight?", id="q")]
+            update = recall.invoke({"messages": msgs}, {"configurable": {"user_id": "pat"}})
+            msgs = add_messages(msgs, update.get("messages", []))
+            meta = recalled_metadata(msgs) or {}
+            return [r.id for r in profile], meta.get("profile_ids"), recalled_block(msgs)
+
+        embedded, shared = view(stores["sqlite"]), view(stores["postgres"])
+        # Importance first (the son's allergy 0.9), then 0.5 by recency, the expired
+        # Tokyo stay and the superseded Hangzhou left out.
+        assert shared[0][0] == "son" and "chengdu" in shared[0]
+        assert "tokyo" not in shared[0] and "hangzhou" not in shared[0]
+        assert shared[1] and "son" in shared[1]  # injected as the core profile
+        assert "allergic to peanuts" in (shared[2] or "")
+        assert shared == embedded
+        # A large partition: only keyed slots are ranked, on both catalogs.
+        monkeypatch.setattr(retrieval, "PROFILE_SCAN_MAX_ROWS", 2)
+        keyed = {
+            name: [r.id for r in s.recall_memories("pat", "x", profile_limit=5).profile]
+            for name, s in stores.items()
+        }
+        assert keyed["postgres"] == keyed["sqlite"] == ["chengdu"]
+    finally:
+        for store in stores.values():
+            store.close()
