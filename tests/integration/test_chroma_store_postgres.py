@@ -287,3 +287,50 @@ def test_core_profile_is_served_from_the_postgres_catalog(
     finally:
         for store in stores.values():
             store.close()
+
+
+def test_a_catalog_from_before_the_postings_table_migrates_and_ranks_the_same(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 2 backfills ``lt_postings`` from the stored tsvectors; rows written
+    afterwards get theirs from the trigger; forgetting a user empties both."""
+    from langgraph_memory.longterm import _sql_postgres
+
+    embeddings = HashingEmbeddings(dimensions=64)
+    timeless = ScoringWeights(recency=0.0)  # the two stores are written seconds apart
+    texts = ["User likes green tea", "用户对花生过敏", "User flies to Tokyo on Friday"] * 3
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "v"), settings=Settings(anonymized_telemetry=False)
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr(_sql_postgres, "MIGRATIONS", _sql_postgres.MIGRATIONS[:1])
+        old = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=embeddings)
+        for i, text in enumerate(texts):
+            old.put_memory(MemoryRecord(text=f"{text} {i}", user_id="quinn", id=f"m{i}"))
+        assert old.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == 1
+        old.close()
+    embedded = ChromaMemoryStore.embedded(tmp_path / "embedded", embeddings=embeddings)
+    for i, text in enumerate(texts):
+        embedded.put_memory(MemoryRecord(text=f"{text} {i}", user_id="quinn", id=f"m{i}"))
+    before = [
+        (m.record.id, m.score)
+        for m in embedded.search_memories("quinn", "green tea 花生 Tokyo", weights=timeless)
+    ]
+    embedded.close()
+    store = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=embeddings)
+    try:
+        assert store.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == 2
+        postings = store.catalog.query("SELECT count(*) FROM lt_postings")[0][0]
+        assert postings > len(texts)
+        after = [
+            (m.record.id, m.score)
+            for m in store.search_memories("quinn", "green tea 花生 Tokyo", weights=timeless)
+        ]
+        assert [i for i, _ in after] == [i for i, _ in before]
+        assert [s for _, s in after] == pytest.approx([s for _, s in before], abs=1e-9)
+        store.put_memory(MemoryRecord(text="User likes matcha tea", user_id="quinn", id="new"))
+        assert "new" in [m.record.id for m in store.search_memories("quinn", "matcha")]
+        store.forget_user("quinn")
+        assert store.catalog.query("SELECT count(*) FROM lt_postings")[0][0] == 0
+    finally:
+        store.close()
