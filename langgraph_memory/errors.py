@@ -19,6 +19,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── InvalidMemoryError(ValueError)           a MemoryRecord field of the wrong type or range
     ├── ThreadDeletedError(RuntimeError)         write to a deleted (tombstoned) thread
     ├── ThreadOwnershipError(PermissionError)    a thread used by a user who does not own it
+    ├── DecryptionError(ValueError)              an encrypted row that does not open here
+    │   └── PlaintextRowError                    a clear row read with encryption on
     ├── CheckpointStorageError(RuntimeError)     the database refused after retries
     ├── MigrationError(RuntimeError)             a schema migration failed
     ├── RedactionRejectedError(ValueError)       privacy policy says "reject" for this text
@@ -104,6 +106,30 @@ class ThreadOwnershipError(LangGraphMemoryError, PermissionError):
 
     The saver fails closed: nothing is read or stored. Threads with no owner
     (written without a user id) are not affected.
+    """
+
+
+class DecryptionError(LangGraphMemoryError, ValueError):
+    """An encrypted row does not open: it was moved or copied to another identity
+    (thread, namespace, checkpoint, channel; user and memory id), altered, or
+    sealed under a key id the keyring lacks. Fails closed: nothing is returned.
+
+    The message names the row's identity (ids only, never its content) and the
+    fix. ``row`` holds that identity as text, ``key_id`` the envelope's key id.
+    """
+
+    def __init__(self, message: str, *, row: str = "", key_id: str | None = None) -> None:
+        super().__init__(message)
+        self.row = row
+        self.key_id = key_id
+
+
+class PlaintextRowError(DecryptionError):
+    """A row stored in clear was read by a store or saver opened with ``encryption=``.
+
+    Encrypted storage never falls back to clear rows (an attacker with write
+    access could otherwise plant them); ``reencrypt(encrypt_plaintext=True)``
+    encrypts the rows written before encryption was turned on.
     """
 
 

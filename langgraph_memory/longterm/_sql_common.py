@@ -14,7 +14,9 @@ __all__ = [
     "COUNT_PARTITION_ITEMS",
     "COUNT_VECTOR_ROWS_AFTER",
     "DELETE_META",
+    "RESEAL_VALUE",
     "SELECT_PARTITION_COLLECTIONS",
+    "SELECT_VALUES_AFTER",
     "SELECT_VECTOR_ROWS_AFTER",
 ]
 
@@ -158,3 +160,11 @@ SELECT_VECTOR_ROWS_AFTER: Final = (
     "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
 )
 SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"
+
+# ``reencrypt()``: values in rowid order after a cursor, and a compare-and-set
+# rewrite (a value changed by a concurrent write since it was read is left to
+# that write, which sealed it under the current key already).
+SELECT_VALUES_AFTER: Final = (
+    "SELECT rowid, item_id, partition, value FROM lt_items WHERE rowid > ? ORDER BY rowid LIMIT ?"
+)
+RESEAL_VALUE: Final = "UPDATE lt_items SET value = ? WHERE rowid = ? AND value = ?"

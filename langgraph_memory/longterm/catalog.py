@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from langgraph_memory._migrations import migrate
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.longterm import _sql_sqlite as _sql
 from langgraph_memory.longterm.rows import ItemRow, term_scope
 from langgraph_memory.longterm.tokenize import match_expression, scope_tokens
@@ -56,6 +57,9 @@ class Catalog(Protocol):
     connection whose ``execute(sql, params)`` returns a cursor; ``reading``
     yields one for reads that must see a consistent state without a write lock.
     """
+
+    # The store's ``encryption=`` keyring (set by the store): values are sealed with it.
+    encryption: EncryptionKeys | None
 
     path: str
     sql: ModuleType
@@ -96,6 +100,8 @@ class CatalogHelpers:
     """What every dialect derives from its ``query``/``transaction`` the same way."""
 
     sql: ModuleType
+    # The store's ``encryption=`` keyring: values are sealed and opened with it.
+    encryption: EncryptionKeys | None = None
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         raise NotImplementedError
@@ -104,7 +110,7 @@ class CatalogHelpers:
         raise NotImplementedError
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
-        return [ItemRow.from_tuple(r) for r in self.query(sql, params)]
+        return [ItemRow.from_tuple(r, self.encryption) for r in self.query(sql, params)]
 
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float

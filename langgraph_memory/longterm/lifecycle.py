@@ -47,7 +47,7 @@ class Lifecycle(Writes):
         changed = 0
         with self.catalog.transaction() as conn:
             for raw in conn.execute(select.format(condition=condition), args).fetchall():
-                row = ItemRow.from_tuple(raw)
+                row = ItemRow.from_tuple(raw, self.catalog.encryption)
                 record = row_to_record(row)
                 if keep is not None and keep(record):
                     continue

@@ -22,7 +22,7 @@ from langgraph_memory.config import ScoringWeights
 from langgraph_memory.errors import ConfigurationError, InvalidUserIdError, MemoryNotFoundError
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
 from langgraph_memory.longterm.retrieval import Retrieval
-from langgraph_memory.longterm.rows import row_to_record, to_ts
+from langgraph_memory.longterm.rows import row_to_record, seal_value, to_ts
 from langgraph_memory.longterm.where import (
     build_memory_state_filter,
     encode_namespace,
@@ -445,7 +445,12 @@ class TypedMemories(Retrieval, Writes):
                 conn.execute(
                     sql.TOUCH_ITEM,
                     (
-                        json.dumps(value, ensure_ascii=False),
+                        seal_value(
+                            self.catalog.encryption,
+                            row.partition,
+                            row.item_id,
+                            json.dumps(value, ensure_ascii=False),
+                        ),
                         max(now_dt.timestamp(), updated_ts or row.updated_ts),
                         row.partition,
                         row.rowid,

@@ -82,7 +82,11 @@ class Retrieval(StoreState):
             state_sql, state_params = build_memory_state_filter(now_ts=now)
             clauses.append(f"(mem_status IS NULL OR ({state_sql}))")
             params.extend(state_params)
-        filter_sql, filter_params = build_value_filter(value_filter, dialect=self.catalog.dialect)
+        filter_sql, filter_params = build_value_filter(
+            value_filter,
+            dialect=self.catalog.dialect,
+            encrypted=self.catalog.encryption is not None,
+        )
         clauses.append(filter_sql)
         params.extend(filter_params)
         # Unqualified columns are unambiguous in the FTS join too (lt_keywords has only body).
@@ -229,7 +233,7 @@ class Retrieval(StoreState):
                     [plan.match, partition, *params, pool],
                 )
             for raw in keyword_rows:
-                row = ItemRow.from_tuple(raw)
+                row = ItemRow.from_tuple(raw, self.catalog.encryption)
                 hits[row.item_id] = Hit(row, bm25=float(raw[-1]))
         layout = plan.layout
         if plan.vector is None or layout is None:

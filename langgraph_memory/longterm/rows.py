@@ -20,6 +20,8 @@ from typing import Any
 from langgraph.store.base import Item, SearchItem
 from langgraph.store.base.embed import get_text_at_path
 
+from langgraph_memory.encryption import EncryptionKeys, is_sealed_text, row_aad, text_envelope
+from langgraph_memory.errors import DecryptionError
 from langgraph_memory.longterm.where import decode_namespace
 from langgraph_memory.scoring import importance_score, last_active_at
 from langgraph_memory.types import MemoryRecord
@@ -49,12 +51,64 @@ class ItemRow:
     mem_active_ts: float | None
 
     @classmethod
-    def from_tuple(cls, row: Sequence[Any]) -> ItemRow:
+    def from_tuple(cls, row: Sequence[Any], keys: EncryptionKeys | None = None) -> ItemRow:
+        """The row, its stored value opened when the store has ``encryption=``."""
+        value = row[5]
+        if keys is not None or is_sealed_text(value):
+            fields = list(row[:13])
+            fields[5] = open_value(keys, str(row[2]), str(row[1]), value)
+            return cls(*fields)
         return cls(*row[:13])
 
     def value_dict(self) -> dict[str, Any]:
         loaded = json.loads(self.value)
         return loaded if isinstance(loaded, dict) else {"value": loaded}
+
+
+def _memory_label(partition: str, item_id: str) -> str:
+    return f"the memory row (user={partition!r}, item_id={item_id!r})"
+
+
+def seal_value(keys: EncryptionKeys | None, partition: str, item_id: str, text: str) -> str:
+    """The ``value`` column for a store value's JSON ``text``: sealed, bound to the
+    memory's user (partition) and item id (which hashes its namespace and key)."""
+    if keys is None:
+        return text
+    return keys.seal_text(text, row_aad("memory", partition, item_id))
+
+
+def open_value(keys: EncryptionKeys | None, partition: str, item_id: str, stored: str) -> str:
+    """The value JSON of a stored ``value`` column (``seal_value``'s inverse).
+
+    Raises:
+        PlaintextRowError: a clear value read by a store with ``encryption=``.
+        DecryptionError: a sealed value moved to another memory or user, altered,
+            under a key the ring lacks, or read by a store without ``encryption=``.
+    """
+    label = _memory_label(partition, item_id)
+    if keys is None:
+        raise DecryptionError(
+            f"{label} is encrypted, but this store was opened without encryption=; open it "
+            "with encryption=EncryptionKeys(...) holding its key.",
+            row=label,
+        )
+    return keys.open_text(stored, row_aad("memory", partition, item_id), row=label)
+
+
+def reseal_value(
+    keys: EncryptionKeys, partition: str, item_id: str, stored: str, *, encrypt_plaintext: bool
+) -> str | None:
+    """``stored`` sealed again under the current key, or ``None`` when it already is.
+    A clear value is sealed only with ``encrypt_plaintext`` (else PlaintextRowError)."""
+    if is_sealed_text(stored):
+        if keys.key_id_of(text_envelope(stored, _memory_label(partition, item_id))) == keys.current:
+            return None
+        text = open_value(keys, partition, item_id, stored)
+    elif encrypt_plaintext:
+        text = stored
+    else:
+        text = open_value(keys, partition, item_id, stored)  # raises PlaintextRowError
+    return seal_value(keys, partition, item_id, text)
 
 
 def item_id_for(partition: str, namespace: str, key: str) -> str:

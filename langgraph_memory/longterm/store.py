@@ -50,6 +50,7 @@ from langgraph.store.base.embed import ensure_embeddings
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.config import PrivacyPolicy, ScoringWeights
+from langgraph_memory.encryption import EncryptionKeys, ReencryptReport
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm._heap import scrub_freed_memory
 from langgraph_memory.longterm._state import (
@@ -64,7 +65,7 @@ from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
 from langgraph_memory.longterm.reembedding import Reembedding
 from langgraph_memory.longterm.repair import Repair
-from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS, RecordCache
+from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS, RecordCache, reseal_value
 from langgraph_memory.longterm.surface import StoreSurface
 from langgraph_memory.longterm.vectors import (
     ChromaVectors,
@@ -114,6 +115,13 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         clock: What "now" is for validity, expiry, TTL, recency and access stamps
             (``langgraph_memory.clock``; default the UTC wall clock). A replayed history
             passes a ``ManualClock``.
+        encryption: An :class:`~langgraph_memory.encryption.EncryptionKeys`: every
+            stored value (a memory's text and fields) is sealed with AES-GCM, bound
+            to its user and item id; clear or moved values fail with
+            ``DecryptionError``. Outside it: the keyword index's terms, the Chroma
+            vectors, and the columns searches use (status, type, timestamps); see
+            ``longterm/DESIGN.md``. Value filters (``search(filter=...)``) are then
+            refused, since the database cannot read sealed values.
     """
 
     supports_ttl: bool = True
@@ -137,8 +145,13 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         cache_max_vectors: int = DEFAULT_CACHE_MAX_VECTORS,
         clock: Clock | None = None,
         chroma_url: str | None = None,
+        encryption: EncryptionKeys | None = None,
     ) -> None:
         self.clock = clock
+        if encryption is not None and not isinstance(encryption, EncryptionKeys):
+            raise ConfigurationError(
+                f"encryption={encryption!r}; pass a langgraph_memory.encryption.EncryptionKeys."
+            )
         if shards < 1:
             raise ConfigurationError(f"shards={shards!r}; use an integer >= 1.")
         if dedicated_threshold < 1:
@@ -156,6 +169,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         self.user_roots = tuple(validate_labels(user_roots))
         self.redactor = Redactor(privacy_policy)
         self.catalog, self._owns_catalog = _open_catalog(keyword_index_path, catalog)
+        self.catalog.encryption = encryption
         self.vectors = ChromaVectors(client, prefix=collection_prefix, url=chroma_url)
         self.collection_prefix = collection_prefix
         if vector_cache_bytes < 0 or cache_max_vectors < 0:
@@ -285,6 +299,51 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
             chroma_url=url,
             **kwargs,
         )
+
+    def reencrypt(
+        self, *, after: int | None = None, batch_size: int = 500, encrypt_plaintext: bool = False
+    ) -> ReencryptReport:
+        """Rewrite every stored value not sealed under the current key (key rotation).
+
+        One short transaction per batch of rows, so it can run in a thread while
+        the app runs; the old key keeps opening values until the pass ends. Each
+        rewrite is a compare-and-set: a value a concurrent write changed is left
+        to that write.
+
+        Args:
+            after: resume after this rowid (``int(report.cursor)`` of an
+                interrupted pass); a fresh pass only re-reads finished rows.
+            batch_size: rows per transaction.
+            encrypt_plaintext: also seal values stored before ``encryption=`` was on.
+
+        Raises:
+            ConfigurationError: the store has no ``encryption=``.
+            DecryptionError: a value does not open under any key of the ring.
+        """
+        keys = self.catalog.encryption
+        if keys is None:
+            raise ConfigurationError(
+                "reencrypt() needs a store opened with encryption=EncryptionKeys(...)."
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigurationError(f"batch_size={batch_size!r}; use an integer >= 1.")
+        cursor = 0 if after is None else int(after)
+        scanned = rewritten = 0
+        while True:
+            with self.catalog.transaction(changes_terms=False) as conn:
+                rows = conn.execute(self.catalog.sql.SELECT_VALUES_AFTER, (cursor, batch_size))
+                rows = rows.fetchall()
+                for rowid, item_id, partition, stored in rows:
+                    sealed = reseal_value(
+                        keys, partition, item_id, stored, encrypt_plaintext=encrypt_plaintext
+                    )
+                    if sealed is not None:
+                        conn.execute(self.catalog.sql.RESEAL_VALUE, (sealed, rowid, stored))
+                        rewritten += 1
+                    cursor = int(rowid)
+            scanned += len(rows)
+            if len(rows) < batch_size:
+                return ReencryptReport(scanned, rewritten, str(cursor) if cursor else None)
 
     def close(self) -> None:
         """Stop the TTL sweeper and close the SQLite file (Chroma clients need no closing)."""

@@ -113,7 +113,11 @@ class StoreSurface(Retrieval, Writes):
                 partition_of(op.namespace, user_roots=self.user_roots)
             elif isinstance(op, SearchOp):
                 partition = partition_of(op.namespace_prefix, user_roots=self.user_roots)
-                build_value_filter(op.filter, dialect=self.catalog.dialect)
+                build_value_filter(
+                    op.filter,
+                    dialect=self.catalog.dialect,
+                    encrypted=self.catalog.encryption is not None,
+                )
                 if op.query:
                     queries[i] = (partition, self._redact(op.query))
             elif isinstance(op, ListNamespacesOp):

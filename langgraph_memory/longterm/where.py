@@ -186,7 +186,7 @@ def _flatten(filter: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
 
 
 def build_value_filter(
-    filter: Mapping[str, Any] | None, *, dialect: str = "sqlite"
+    filter: Mapping[str, Any] | None, *, dialect: str = "sqlite", encrypted: bool = False
 ) -> tuple[str, list[Any]]:
     """Translate a BaseStore ``filter`` over value fields into ``(sql, params)``.
 
@@ -201,6 +201,12 @@ def build_value_filter(
     """
     if not filter:
         return "1 = 1", []
+    if encrypted:
+        raise InvalidFilterError(
+            f"filter={filter!r} reads stored values, which this store seals (encryption=); "
+            "the database cannot compare them. Search without a value filter and filter "
+            "the returned items, or use search_memories(), whose state filters use clear columns."
+        )
     if not isinstance(filter, Mapping):
         raise InvalidFilterError(
             f"filter={filter!r} is a {type(filter).__name__}; pass a dict such as "

@@ -24,6 +24,7 @@ from langgraph_memory.longterm.rows import (
     item_id_for,
     record_columns,
     row_to_record,
+    seal_value,
     term_scope,
     to_ts,
 )
@@ -112,7 +113,11 @@ class Writes(StoreState):
                 old_raw = conn.execute(
                     sql.SELECT_ITEM, (put.partition, put.namespace, put.key)
                 ).fetchone()
-                old = None if old_raw is None else ItemRow.from_tuple(old_raw)
+                old = (
+                    None
+                    if old_raw is None
+                    else ItemRow.from_tuple(old_raw, self.catalog.encryption)
+                )
                 item_id = item_id_for(put.partition, put.namespace, put.key)
                 had_vector = old is not None and bool(old.has_vector)
                 if put.value is None:
@@ -132,7 +137,12 @@ class Writes(StoreState):
                             put.partition,
                             put.namespace,
                             put.key,
-                            json.dumps(put.value, ensure_ascii=False),
+                            seal_value(
+                                self.catalog.encryption,
+                                put.partition,
+                                item_id,
+                                json.dumps(put.value, ensure_ascii=False),
+                            ),
                             now,
                             now,
                             put.ttl_minutes,
@@ -206,7 +216,7 @@ class Writes(StoreState):
     def _rows_by_key(self, conn: Any, user_id: str, key: str) -> list[ItemRow]:
         namespace = encode_namespace(self._memory_namespace(user_id))
         return [
-            ItemRow.from_tuple(r)
+            ItemRow.from_tuple(r, self.catalog.encryption)
             for r in conn.execute(
                 self.catalog.sql.SELECT_ACTIVE_BY_MEM_KEY, (user_id, namespace, key)
             ).fetchall()
@@ -218,7 +228,7 @@ class Writes(StoreState):
         namespace = encode_namespace(self._memory_namespace(user_id))
         marks = ", ".join("?" for _ in memory_ids)
         return [
-            ItemRow.from_tuple(r)
+            ItemRow.from_tuple(r, self.catalog.encryption)
             for r in conn.execute(
                 self.catalog.sql.SELECT_MEMORIES_BY_ID_TEMPLATE.format(marks=marks),
                 (user_id, namespace, *memory_ids),
@@ -229,7 +239,12 @@ class Writes(StoreState):
         conn.execute(
             self.catalog.sql.UPDATE_VALUE,
             (
-                json.dumps(record.to_dict(), ensure_ascii=False),
+                seal_value(
+                    self.catalog.encryption,
+                    row.partition,
+                    row.item_id,
+                    json.dumps(record.to_dict(), ensure_ascii=False),
+                ),
                 now,
                 record.status.value,
                 to_ts(record.valid_to),

@@ -37,6 +37,7 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 
+from langgraph_memory.encryption import ReencryptReport
 from langgraph_memory.session._core import ListPager, ListQuery, SaverCore
 from langgraph_memory.session._retention import StorageStats, SweepReport
 
@@ -88,6 +89,13 @@ class ThreadedAsyncTwins(_SaverBase):
         def storage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         def vacuum(self, *, full: bool = False) -> int: ...
         def threads_of_user(self, user_id: str) -> list[str]: ...
+        def reencrypt(
+            self,
+            *,
+            after: str | None = None,
+            batch_size: int = 100,
+            encrypt_plaintext: bool = False,
+        ) -> ReencryptReport: ...
         def _list_page(
             self, query: ListQuery, after: tuple[str, str, str] | None, size: int
         ) -> Any: ...
@@ -163,6 +171,15 @@ class ThreadedAsyncTwins(_SaverBase):
     async def athreads_of_user(self, user_id: str) -> list[str]:
         return await asyncio.to_thread(self.threads_of_user, user_id)
 
+    async def areencrypt(
+        self, *, after: str | None = None, batch_size: int = 100, encrypt_plaintext: bool = False
+    ) -> ReencryptReport:
+        return await asyncio.to_thread(
+            lambda: self.reencrypt(
+                after=after, batch_size=batch_size, encrypt_plaintext=encrypt_plaintext
+            )
+        )
+
 
 class LoopSyncTwins(_SaverBase):
     """Sync methods for an async saver, allowed only from threads other than its loop.
@@ -182,6 +199,13 @@ class LoopSyncTwins(_SaverBase):
         async def astorage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         async def avacuum(self, *, full: bool = False) -> int: ...
         async def athreads_of_user(self, user_id: str) -> list[str]: ...
+        async def areencrypt(
+            self,
+            *,
+            after: str | None = None,
+            batch_size: int = 100,
+            encrypt_plaintext: bool = False,
+        ) -> ReencryptReport: ...
         async def _list_page(
             self, query: ListQuery, after: tuple[str, str, str] | None, size: int
         ) -> Any: ...
@@ -263,3 +287,11 @@ class LoopSyncTwins(_SaverBase):
 
     def threads_of_user(self, user_id: str) -> builtins.list[str]:
         return self._sync(self.athreads_of_user(user_id))
+
+    def reencrypt(
+        self, *, after: str | None = None, batch_size: int = 100, encrypt_plaintext: bool = False
+    ) -> ReencryptReport:
+        """Sync :meth:`areencrypt` (from a thread other than the saver's loop)."""
+        return self._sync(
+            self.areencrypt(after=after, batch_size=batch_size, encrypt_plaintext=encrypt_plaintext)
+        )

@@ -41,6 +41,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
 
 from langgraph_memory.config import RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import (
     ConfigurationError,
     MigrationError,
@@ -98,6 +99,7 @@ from langgraph_memory.session._retention import (
     plan_garbage,
     threads_to_evict,
 )
+from langgraph_memory.session._sealing import RowSealer
 
 T = TypeVar("T")
 
@@ -540,6 +542,8 @@ class SaverCore:
             cache-served reads; 0 disables the cache.
         retention: what to keep; ``None`` keeps everything.
         redactor: redacts the messages of values and writes before they are stored.
+        encryption: seals every stored blob and the metadata's content-bearing keys
+            (``session/_sealing.py``); ``None`` stores them in clear.
     """
 
     def __init__(
@@ -550,6 +554,7 @@ class SaverCore:
         cache_size: int = 256,
         retention: RetentionPolicy | None = None,
         redactor: MessageRedactor | None = None,
+        encryption: EncryptionKeys | None = None,
     ) -> None:
         if cache_size < 0:
             raise ConfigurationError(f"cache_size={cache_size!r}; use an integer >= 0.")
@@ -563,6 +568,7 @@ class SaverCore:
         self.retention = retention
         # The savers' redact_messages option (session/_redaction.py).
         self.redactor = redactor
+        self.sealer = RowSealer(encryption)
         self.activity = ThreadActivity()
         self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
@@ -667,9 +673,12 @@ class SaverCore:
             type_, blob = self.serde.dumps_typed(body)
         except (TypeError, ValueError) as exc:
             raise serialization_refused("the checkpoint", body, exc) from exc
+        sealer = self.sealer
+        ident = (key.thread_id, key.checkpoint_ns)
+        type_, blob = sealer.seal(type_, blob, "checkpoint", *ident, checkpoint_id)
         meta = get_serializable_checkpoint_metadata(config, metadata)
         try:
-            meta_text = json.dumps(meta, ensure_ascii=False, default=_json_default)
+            meta_text = sealer.seal_metadata(meta, _json_default, *ident, checkpoint_id)
         except (TypeError, ValueError) as exc:
             raise serialization_refused("metadata", metadata, exc) from exc
         check_text("metadata", meta_text)
@@ -689,7 +698,7 @@ class SaverCore:
             if type(value) is list:
                 cached = self.cache.get((key.thread_id, key.checkpoint_ns, channel))
                 plan = plan_list_encoding(value, cached)
-                pv = self._prepared_list(channel, ver, plan, value)
+                pv = self._prepared_list(key, channel, ver, plan, value)
                 if cached is not None:
                     pv.next_seq = cached.guess_next_seq()
                 prepared.append(pv)
@@ -698,6 +707,7 @@ class SaverCore:
                     v_type, v_blob = self.serde.dumps_typed(value)
                 except (TypeError, ValueError) as exc:
                     raise serialization_refused(f"channel {channel!r}", value, exc) from exc
+                v_type, v_blob = sealer.seal(v_type, v_blob, "value", *ident, channel, ver)
                 prepared.append(PreparedValue(channel, ver, ENCODING_VALUE, v_type, v_blob))
         return PreparedPut(
             key=key,
@@ -714,7 +724,7 @@ class SaverCore:
         )
 
     def _prepared_list(
-        self, channel: str, version: str, plan: ListPlan, value: list[Any]
+        self, key: CheckpointKey, channel: str, version: str, plan: ListPlan, value: list[Any]
     ) -> PreparedValue:
         chunks: list[tuple[int, int, str, bytes]] = []
         new_items = plan.new_items
@@ -724,6 +734,9 @@ class SaverCore:
                 c_type, c_blob = self.serde.dumps_typed(part)
             except (TypeError, ValueError) as exc:
                 raise serialization_refused(f"an item of channel {channel!r}", part, exc) from exc
+            c_type, c_blob = self.sealer.seal(
+                c_type, c_blob, "chunk", key.thread_id, key.checkpoint_ns, channel
+            )
             chunks.append((start, len(part), c_type, c_blob))
         return PreparedValue(
             channel, version, ENCODING_ITEMS, plan=plan, chunks=chunks, value=value
@@ -814,7 +827,7 @@ class SaverCore:
             if not still_there:
                 # Retention elsewhere removed our base: store the whole list.
                 full = self._prepared_list(
-                    pv.channel, pv.version, full_list_plan(pv.value, plan.marks), pv.value
+                    key, pv.channel, pv.version, full_list_plan(pv.value, plan.marks), pv.value
                 )
                 plan, pv.plan, pv.chunks = full.plan, full.plan, full.chunks
                 assert plan is not None
@@ -928,9 +941,14 @@ class SaverCore:
         rows = yield Fetch(select, (*base, lo, boundary))
         if len(rows) < 2:
             return
+        sealer = self.sealer
+        if sealer.enabled:
+            rows = [(r[0], r[1], *sealer.open(r[2], r[3], "chunk", *base)) for r in rows]
         merged = merge_msgpack_chunks(rows)
         if merged is None:
             return
+        if sealer.enabled:
+            merged = (*merged[:2], *sealer.seal(merged[2], merged[3], "chunk", *base))
         yield Execute(self.sql.DELETE_CHUNKS_IN_GAP, (*base, lo, boundary))
         yield Execute(self.sql.INSERT_CHUNK, (*base, *merged))
 
@@ -979,6 +997,7 @@ class SaverCore:
                 "put_writes() needs config.configurable.checkpoint_id (the config put() returned)."
             )
         writes = check_writes(writes, task_id, task_path)
+        ident = (key.thread_id, key.checkpoint_ns, key.checkpoint_id)
         rows: list[tuple[Any, ...]] = []
         for idx, (channel, value) in enumerate(writes):
             if self.redactor is not None:
@@ -987,19 +1006,11 @@ class SaverCore:
                 w_type, w_blob = self.serde.dumps_typed(value)
             except (TypeError, ValueError) as exc:
                 raise serialization_refused(f"the write to {channel!r}", value, exc) from exc
-            rows.append(
-                (
-                    key.thread_id,
-                    key.checkpoint_ns,
-                    key.checkpoint_id,
-                    task_id,
-                    task_path,
-                    WRITES_IDX_MAP.get(channel, idx),
-                    channel,
-                    w_type,
-                    w_blob,
-                )
+            w_idx = WRITES_IDX_MAP.get(channel, idx)
+            w_type, w_blob = self.sealer.seal(
+                w_type, w_blob, "write", *ident, task_id, w_idx, channel
             )
+            rows.append((*ident, task_id, task_path, w_idx, channel, w_type, w_blob))
         # Special writes (errors, interrupts) replace; regular ones are idempotent.
         replace = all(w[0] in WRITES_IDX_MAP for w in writes)
         may_wait = writes_may_wait_for_checkpoint(config, writes)
@@ -1051,7 +1062,21 @@ class SaverCore:
 
     def _raw_from_row(self, row: Sequence[Any]) -> RawCheckpoint:
         thread_id, ns, cid, parent, type_, body, metadata = row
+        type_, body = self.sealer.open(type_, body, "checkpoint", thread_id, ns, cid)
         return RawCheckpoint(thread_id, ns, cid, parent, type_, body, metadata)
+
+    def _open_writes(
+        self, thread_id: str, ns: str, cid: str, rows: Sequence[Sequence[Any]]
+    ) -> list[tuple[str, str, str, bytes, str, int]]:
+        """Write rows ``(task_id, channel, type, blob, task_path, idx)``, opened."""
+        sealer = self.sealer
+        opened = []
+        for task_id, channel, w_type, w_blob, task_path, idx in rows:
+            w_type, w_blob = sealer.open(
+                w_type, w_blob, "write", thread_id, ns, cid, task_id, idx, channel
+            )
+            opened.append((task_id, channel, w_type, w_blob, task_path, idx))
+        return opened
 
     def _decode_body(self, raw: RawCheckpoint) -> dict[str, Any]:
         if raw.body_decoded is None:
@@ -1078,13 +1103,10 @@ class SaverCore:
         self._decode_body(raw)
         store = ChunkStore()
         yield from self._load_values([raw], store, use_cache=True)
-        raw.writes = list(
-            (
-                yield Fetch(
-                    self.sql.SELECT_WRITES, (raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id)
-                )
-            )
+        w_rows = yield Fetch(
+            self.sql.SELECT_WRITES, (raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id)
         )
+        raw.writes = self._open_writes(raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id, w_rows)
         return raw, store
 
     def _load_values(
@@ -1110,7 +1132,10 @@ class SaverCore:
             rows = yield Fetch(
                 self.sql.SELECT_CHANNEL_VALUES, (json.dumps(list(wanted)), thread_id, ns)
             )
+            sealer = self.sealer
             for ch, ver, encoding, v_type, v_blob, ranges in rows:
+                if v_blob is not None:
+                    v_type, v_blob = sealer.open(v_type, v_blob, "value", thread_id, ns, ch, ver)
                 found[(ch, ver)] = RawValue(
                     encoding,
                     v_type,
@@ -1130,7 +1155,10 @@ class SaverCore:
                     )
             for ch, (lo, hi) in sorted(bounds.items()):
                 chunk_rows = yield Fetch(self.sql.SELECT_CHUNKS, (thread_id, ns, ch, hi, lo))
-                store.raw[(thread_id, ns, ch)] = [(r[0], r[1], r[2], r[3]) for r in chunk_rows]
+                store.raw[(thread_id, ns, ch)] = [
+                    (r[0], r[1], *sealer.open(r[2], r[3], "chunk", thread_id, ns, ch))
+                    for r in chunk_rows
+                ]
 
     def _decode_values(self, raw: RawCheckpoint, store: ChunkStore) -> dict[str, Any]:
         values: dict[str, Any] = {}
@@ -1161,7 +1189,12 @@ class SaverCore:
         return CheckpointTuple(
             config=checkpoint_config(raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id),
             checkpoint=checkpoint,
-            metadata=cast(CheckpointMetadata, json.loads(raw.metadata)),
+            metadata=cast(
+                CheckpointMetadata,
+                self.sealer.open_metadata(
+                    raw.metadata, raw.thread_id, raw.checkpoint_ns, raw.checkpoint_id
+                ),
+            ),
             parent_config=(
                 checkpoint_config(raw.thread_id, raw.checkpoint_ns, raw.parent_id)
                 if raw.parent_id
@@ -1233,6 +1266,7 @@ class SaverCore:
         # Validate filter keys and values now, before any page is read.
         self.sql.metadata_predicates(filter or {})
         check_filter(filter or {})
+        self.sealer.check_filter(filter)
         owner = None
         if thread_id is not None:
             owner = self.owner_check(config)
@@ -1273,7 +1307,7 @@ class SaverCore:
                 self.sql.SELECT_WRITES_FOR_CHECKPOINTS, (json.dumps(list(group)), thread_id, ns)
             )
             for cid, *rest in w_rows:
-                group[cid].writes.append((rest[0], rest[1], rest[2], rest[3], rest[4], rest[5]))
+                group[cid].writes.extend(self._open_writes(thread_id, ns, cid, [rest]))
         return raws, store
 
     def _page_rows(
@@ -1351,6 +1385,9 @@ class SaverCore:
                 break
             batch: list[tuple[str, str | None, dict[str, str]]] = []
             for a_id, a_parent, a_type, a_body in rows:
+                a_type, a_body = self.sealer.open(
+                    a_type, a_body, "checkpoint", key.thread_id, key.checkpoint_ns, a_id
+                )
                 body = self.serde.loads_typed((a_type, a_body))
                 batch.append((a_id, a_parent, body_versions(body)))
             pairs = sorted({(ch, v[ch]) for _, _, v in batch for ch in remaining if ch in v})
@@ -1394,14 +1431,13 @@ class SaverCore:
         all_ids = sorted({c for chain in chain_by_ch.values() for c in chain})
         writes: list[Any] = []
         if all_ids:
-            writes = list(
-                (
-                    yield Fetch(
-                        self.sql.SELECT_WRITES_FOR_CHECKPOINTS,
-                        (json.dumps(all_ids), key.thread_id, key.checkpoint_ns),
-                    )
-                )
+            w_rows = yield Fetch(
+                self.sql.SELECT_WRITES_FOR_CHECKPOINTS,
+                (json.dumps(all_ids), key.thread_id, key.checkpoint_ns),
             )
+            for w_cid, *rest in w_rows:
+                (opened,) = self._open_writes(key.thread_id, key.checkpoint_ns, w_cid, [rest])
+                writes.append((w_cid, *opened))
         return chain_by_ch, seeds, writes, store, seed_at
 
     def build_delta_history(
@@ -1477,6 +1513,7 @@ class SaverCore:
         rows = yield Fetch(self.sql.SELECT_NAMESPACE_CHECKPOINTS, (thread_id, ns))
         skeletons = []
         for cid, parent, c_type, c_body, metadata in rows:
+            c_type, c_body = self.sealer.open(c_type, c_body, "checkpoint", thread_id, ns, cid)
             body = self.serde.loads_typed((c_type, c_body))
             inline = body.get(INLINE_VALUES_KEY) or {}
             # A value the checkpoint carries inline needs no row (an older
@@ -1567,8 +1604,121 @@ class SaverCore:
             sql.COPY_CHUNKS,
         ):
             yield Execute(stmt, (dst, src))
+        if self.sealer.enabled:
+            # Rows are bound to their thread: the copies open only once resealed as dst's.
+            yield from self.reseal_thread_txn(dst, source_thread_id=src)
         now = time.time()
         yield Fetch(sql.UPSERT_THREAD_ON_WRITES, (dst, now, now))
+
+    # ---------------------------------------------------------------- encryption: reseal
+
+    def threads_with_rows_txn(self, after: str, limit: int) -> Txn[list[str]]:
+        rows = yield Fetch(self.sql.SELECT_THREADS_WITH_ROWS_AFTER, (after, limit))
+        return [str(r[0]) for r in rows]
+
+    def reseal_thread_txn(
+        self,
+        thread_id: str,
+        *,
+        source_thread_id: str | None = None,
+        encrypt_plaintext: bool = False,
+    ) -> Txn[int]:
+        """Rewrite the thread's rows that are not sealed under the current key
+        (every row, when they were copied from ``source_thread_id``); returns how
+        many rows were rewritten. Rows under the current key are only read, so
+        a second run after an interruption costs reads, not writes."""
+        sealer = self.sealer
+        if not sealer.enabled:
+            raise ConfigurationError(
+                "reencrypt() needs a saver opened with encryption=EncryptionKeys(...)."
+            )
+        sql = self.sql
+        tid = thread_id
+        src = source_thread_id or thread_id
+        moved = src != tid
+        plain = encrypt_plaintext
+
+        def due(type_: Any, blob: Any) -> bool:
+            return moved or sealer.needs_reseal(type_, blob)
+
+        count = 0
+        rows = yield Fetch(sql.SELECT_THREAD_CHECKPOINT_BLOBS, (tid,))
+        updates: list[tuple[Any, ...]] = []
+        for ns, cid, c_type, body, meta in rows:
+            if not (due(c_type, body) or sealer.metadata_needs_reseal(meta)):
+                continue
+            c_type, body = sealer.reseal(
+                c_type, body, "checkpoint", (src, ns, cid), (tid, ns, cid), encrypt_plaintext=plain
+            )
+            meta = sealer.reseal_metadata(
+                meta, _json_default, (src, ns, cid), (tid, ns, cid), encrypt_plaintext=plain
+            )
+            updates.append((c_type, body, meta, tid, ns, cid))
+        if updates:
+            yield ExecuteMany(sql.UPDATE_CHECKPOINT_BLOB, updates)
+        count += len(updates)
+        rows = yield Fetch(sql.SELECT_THREAD_VALUE_BLOBS, (tid,))
+        updates = [
+            (
+                *sealer.reseal(
+                    v_type,
+                    blob,
+                    "value",
+                    (src, ns, ch, ver),
+                    (tid, ns, ch, ver),
+                    encrypt_plaintext=plain,
+                ),
+                tid,
+                ns,
+                ch,
+                ver,
+            )
+            for ns, ch, ver, v_type, blob in rows
+            if due(v_type, blob)
+        ]
+        if updates:
+            yield ExecuteMany(sql.UPDATE_VALUE_BLOB, updates)
+        count += len(updates)
+        rows = yield Fetch(sql.SELECT_THREAD_CHUNK_BLOBS, (tid,))
+        updates = [
+            (
+                *sealer.reseal(
+                    c_type, blob, "chunk", (src, ns, ch), (tid, ns, ch), encrypt_plaintext=plain
+                ),
+                tid,
+                ns,
+                ch,
+                seq_lo,
+            )
+            for ns, ch, seq_lo, c_type, blob in rows
+            if due(c_type, blob)
+        ]
+        if updates:
+            yield ExecuteMany(sql.UPDATE_CHUNK_BLOB, updates)
+        count += len(updates)
+        rows = yield Fetch(sql.SELECT_THREAD_WRITE_BLOBS, (tid,))
+        updates = [
+            (
+                *sealer.reseal(
+                    w_type,
+                    blob,
+                    "write",
+                    (src, ns, cid, task_id, idx, ch),
+                    (tid, ns, cid, task_id, idx, ch),
+                    encrypt_plaintext=plain,
+                ),
+                tid,
+                ns,
+                cid,
+                task_id,
+                idx,
+            )
+            for ns, cid, task_id, idx, ch, w_type, blob in rows
+            if due(w_type, blob)
+        ]
+        if updates:
+            yield ExecuteMany(sql.UPDATE_WRITE_BLOB, updates)
+        return count + len(updates)
 
     # ---------------------------------------------------------------- retention sweep, stats
 

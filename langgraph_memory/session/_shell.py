@@ -39,6 +39,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys, ReencryptReport
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -110,6 +111,41 @@ def sweep_steps(
     )
 
 
+def reencrypt_steps(
+    core: SaverCore,
+    *,
+    after: str | None,
+    batch_size: int,
+    encrypt_plaintext: bool,
+    locked: Callable[[str, Callable[[], Txn[int]]], Callable[[], Txn[int]]],
+) -> Steps[ReencryptReport]:
+    """``reencrypt``/``areencrypt``: page through thread ids, one short write
+    transaction per thread (holding that thread against concurrent writers), so
+    the app keeps running while every row moves to the current key."""
+    if not core.sealer.enabled:
+        raise ConfigurationError(
+            "reencrypt() needs a saver opened with encryption=EncryptionKeys(...)."
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigurationError(f"batch_size={batch_size!r}; use an integer >= 1.")
+    cursor = "" if after is None else str(after)
+    scanned = rewritten = 0
+    while True:
+        threads = yield READ, partial(core.threads_with_rows_txn, cursor, batch_size)
+        for thread_id in threads:
+            rewritten += yield (
+                WRITE,
+                locked(
+                    thread_id,
+                    partial(core.reseal_thread_txn, thread_id, encrypt_plaintext=encrypt_plaintext),
+                ),
+            )
+            scanned += 1
+            cursor = thread_id
+        if len(threads) < batch_size:
+            return ReencryptReport(scanned, rewritten, cursor or None)
+
+
 def migration_steps(
     core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
 ) -> Iterator[Callable[[], Txn[Any]]]:
@@ -163,6 +199,7 @@ class _DialectHooks(_SaverBase):
         cache_size: int,
         retention: RetentionPolicy | None,
         redact_messages: bool | PrivacyPolicy,
+        encryption: EncryptionKeys | None = None,
     ) -> SaverCore:
         """The core of a saver built from its constructor's arguments."""
         return SaverCore(
@@ -171,6 +208,7 @@ class _DialectHooks(_SaverBase):
             cache_size=cache_size,
             retention=retention,
             redactor=message_redactor(redact_messages),
+            encryption=encryption,
         )
 
     def _clone_with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Any:
@@ -293,6 +331,41 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(
                 source_thread_id,
                 lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            )
+        )
+
+    def reencrypt(
+        self,
+        *,
+        after: str | None = None,
+        batch_size: int = 100,
+        encrypt_plaintext: bool = False,
+    ) -> ReencryptReport:
+        """Rewrite every row not sealed under the current key (key rotation).
+
+        Runs while the app runs: one short write transaction per thread. Rows of
+        the old key keep opening until the pass ends, as long as the old key
+        stays in the ring; drop it (``EncryptionKeys.without``) after a pass that
+        every app instance ran with the new ring already current.
+
+        Args:
+            after: resume after this thread id (``report.cursor`` of a pass that
+                was interrupted); a fresh pass is also safe, only slower.
+            batch_size: thread ids read per page.
+            encrypt_plaintext: also seal rows stored in clear (a database that
+                was written before ``encryption=`` was turned on).
+
+        Raises:
+            ConfigurationError: the saver has no ``encryption=``.
+            DecryptionError: a row does not open under any key of the ring.
+        """
+        return self._run_steps(
+            reencrypt_steps(
+                self._core,
+                after=after,
+                batch_size=batch_size,
+                encrypt_plaintext=encrypt_plaintext,
+                locked=self._thread_locked,
             )
         )
 
@@ -434,6 +507,24 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(
                 source_thread_id,
                 lambda: self._core.copy_thread_txn(source_thread_id, target_thread_id),
+            )
+        )
+
+    async def areencrypt(
+        self,
+        *,
+        after: str | None = None,
+        batch_size: int = 100,
+        encrypt_plaintext: bool = False,
+    ) -> ReencryptReport:
+        """Async :meth:`SqliteSaver.reencrypt`: rewrite rows under the current key."""
+        return await self._run_steps(
+            reencrypt_steps(
+                self._core,
+                after=after,
+                batch_size=batch_size,
+                encrypt_plaintext=encrypt_plaintext,
+                locked=self._thread_locked,
             )
         )
 

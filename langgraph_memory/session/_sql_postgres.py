@@ -911,6 +911,45 @@ SELECT %s, checkpoint_ns, channel, seq_lo, seq_hi, type, value
 FROM lgm_channel_chunks WHERE thread_id = %s
 ON CONFLICT DO NOTHING"""
 
+# ------------------------------------------------------------------ encryption: reseal
+# ``reencrypt()`` (key rotation) and ``copy_thread`` with ``encryption=`` read a
+# thread's sealed rows and write them back under the current key and, for a
+# copy, the target's identity (session/_sealing.py binds rows to their thread).
+
+# Every thread holding a row in any table, in id order after a cursor (paging).
+SELECT_THREADS_WITH_ROWS_AFTER = """
+SELECT thread_id FROM (
+    SELECT thread_id FROM lgm_checkpoints
+    UNION SELECT thread_id FROM lgm_writes
+    UNION SELECT thread_id FROM lgm_channel_values
+    UNION SELECT thread_id FROM lgm_channel_chunks
+) AS t WHERE thread_id > %s ORDER BY thread_id LIMIT %s"""
+SELECT_THREAD_CHECKPOINT_BLOBS = """
+SELECT checkpoint_ns, checkpoint_id, type, checkpoint, metadata::text FROM lgm_checkpoints
+WHERE thread_id = %s"""
+UPDATE_CHECKPOINT_BLOB = """
+UPDATE lgm_checkpoints SET type = %s, checkpoint = %s, metadata = %s::jsonb
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s"""
+SELECT_THREAD_VALUE_BLOBS = """
+SELECT checkpoint_ns, channel, version, type, value FROM lgm_channel_values
+WHERE thread_id = %s AND value IS NOT NULL"""
+UPDATE_VALUE_BLOB = """
+UPDATE lgm_channel_values SET type = %s, value = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND version = %s"""
+SELECT_THREAD_CHUNK_BLOBS = """
+SELECT checkpoint_ns, channel, seq_lo, type, value FROM lgm_channel_chunks
+WHERE thread_id = %s"""
+UPDATE_CHUNK_BLOB = """
+UPDATE lgm_channel_chunks SET type = %s, value = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND channel = %s AND seq_lo = %s"""
+SELECT_THREAD_WRITE_BLOBS = """
+SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM lgm_writes
+WHERE thread_id = %s AND value IS NOT NULL"""
+UPDATE_WRITE_BLOB = """
+UPDATE lgm_writes SET type = %s, value = %s
+WHERE thread_id = %s AND checkpoint_ns = %s AND checkpoint_id = %s AND task_id = %s AND idx = %s"""
+
+
 # ------------------------------------------------------------------ stats, vacuum
 
 _OUR_TABLES = (

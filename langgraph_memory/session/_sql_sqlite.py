@@ -628,6 +628,44 @@ INSERT OR IGNORE INTO lgm_channel_chunks
 SELECT ?, checkpoint_ns, channel, seq_lo, seq_hi, type, value
 FROM lgm_channel_chunks WHERE thread_id = ?"""
 
+# ------------------------------------------------------------------ encryption: reseal
+# ``reencrypt()`` (key rotation) and ``copy_thread`` with ``encryption=`` read a
+# thread's sealed rows and write them back under the current key and, for a
+# copy, the target's identity (session/_sealing.py binds rows to their thread).
+
+# Every thread holding a row in any table, in id order after a cursor (paging).
+SELECT_THREADS_WITH_ROWS_AFTER = """
+SELECT thread_id FROM (
+    SELECT thread_id FROM lgm_checkpoints
+    UNION SELECT thread_id FROM lgm_writes
+    UNION SELECT thread_id FROM lgm_channel_values
+    UNION SELECT thread_id FROM lgm_channel_chunks
+) AS t WHERE thread_id > ? ORDER BY thread_id LIMIT ?"""
+SELECT_THREAD_CHECKPOINT_BLOBS = """
+SELECT checkpoint_ns, checkpoint_id, type, checkpoint, metadata FROM lgm_checkpoints
+WHERE thread_id = ?"""
+UPDATE_CHECKPOINT_BLOB = """
+UPDATE lgm_checkpoints SET type = ?, checkpoint = ?, metadata = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?"""
+SELECT_THREAD_VALUE_BLOBS = """
+SELECT checkpoint_ns, channel, version, type, value FROM lgm_channel_values
+WHERE thread_id = ? AND value IS NOT NULL"""
+UPDATE_VALUE_BLOB = """
+UPDATE lgm_channel_values SET type = ?, value = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"""
+SELECT_THREAD_CHUNK_BLOBS = """
+SELECT checkpoint_ns, channel, seq_lo, type, value FROM lgm_channel_chunks
+WHERE thread_id = ?"""
+UPDATE_CHUNK_BLOB = """
+UPDATE lgm_channel_chunks SET type = ?, value = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? AND seq_lo = ?"""
+SELECT_THREAD_WRITE_BLOBS = """
+SELECT checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM lgm_writes
+WHERE thread_id = ? AND value IS NOT NULL"""
+UPDATE_WRITE_BLOB = """
+UPDATE lgm_writes SET type = ?, value = ?
+WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?"""
+
 # ------------------------------------------------------------------ stats, vacuum
 
 SELECT_DB_SIZE = "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"

@@ -34,6 +34,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -203,6 +204,11 @@ class AsyncSqliteSaver(AsyncShell):
         redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
             identifiers redacted; the model then sees placeholders on later turns
             too (see ``session/_redaction.py``). Default off.
+        encryption: an :class:`~langgraph_memory.encryption.EncryptionKeys`: checkpoints,
+            channel values, pending writes and the content-bearing metadata keys are
+            sealed with AES-GCM, each bound to its thread, namespace and checkpoint
+            (``session/_sealing.py``); clear or moved rows fail with ``DecryptionError``.
+            ``None`` (default) stores rows in clear.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
 
     Example:
@@ -232,6 +238,7 @@ class AsyncSqliteSaver(AsyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -241,7 +248,9 @@ class AsyncSqliteSaver(AsyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self.conn = conn
-        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
+        self._core = self._new_core(
+            SQL, self.serde, cache_size, retention, redact_messages, encryption
+        )
         self._busy_timeout_ms = busy_timeout_ms
         self._retry_seconds = retry_seconds
         self._lock = asyncio.Lock()
@@ -270,6 +279,7 @@ class AsyncSqliteSaver(AsyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -282,6 +292,7 @@ class AsyncSqliteSaver(AsyncShell):
             serde: LangGraph serializer.
             retention: what to keep.
             redact_messages: store messages with identifiers redacted.
+            encryption: seal rows at rest (see the class docstring).
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried.
@@ -312,6 +323,7 @@ class AsyncSqliteSaver(AsyncShell):
                 serde=serde,
                 retention=retention,
                 redact_messages=redact_messages,
+                encryption=encryption,
                 cache_size=cache_size,
                 busy_timeout_ms=busy_timeout_ms,
                 retry_seconds=retry_seconds,

@@ -32,6 +32,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import ConnectionPool
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -291,6 +292,11 @@ class PostgresSaver(SyncShell):
         redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
             identifiers redacted; the model then sees placeholders on later turns
             too (see ``session/_redaction.py``). Default off.
+        encryption: an :class:`~langgraph_memory.encryption.EncryptionKeys`: checkpoints,
+            channel values, pending writes and the content-bearing metadata keys are
+            sealed with AES-GCM, each bound to its thread, namespace and checkpoint
+            (``session/_sealing.py``); clear or moved rows fail with ``DecryptionError``.
+            ``None`` (default) stores rows in clear.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode (autocommit
@@ -327,6 +333,7 @@ class PostgresSaver(SyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -342,6 +349,7 @@ class PostgresSaver(SyncShell):
             serde=serde,
             retention=retention,
             redact_messages=redact_messages,
+            encryption=encryption,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,
@@ -354,6 +362,7 @@ class PostgresSaver(SyncShell):
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
         redact_messages: bool | PrivacyPolicy,
+        encryption: EncryptionKeys | None,
         cache_size: int,
         pipeline: bool,
         synchronous_commit: bool,
@@ -365,7 +374,7 @@ class PostgresSaver(SyncShell):
         # own pool already set it once per connection (see from_conn_string).
         self._set_local_async_commit = not synchronous_commit
         self._core = self._new_core(
-            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages, encryption
         )
         self._latest = FAST.LatestVersions()
         self._deferred = _DeferredWrites()
@@ -389,6 +398,7 @@ class PostgresSaver(SyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
     ) -> Iterator[PostgresSaver]:
         """Open a saver with its own connection pool, set up, closed on exit.
@@ -424,6 +434,7 @@ class PostgresSaver(SyncShell):
             serde: LangGraph serializer.
             retention: what to keep.
             redact_messages: store messages with identifiers redacted.
+            encryption: seal rows at rest (see the class docstring).
             cache_size: see the class docstring.
 
         Yields:
@@ -464,6 +475,7 @@ class PostgresSaver(SyncShell):
             serde=serde,
             retention=retention,
             redact_messages=redact_messages,
+            encryption=encryption,
             cache_size=cache_size,
             pipeline=pipeline,
             synchronous_commit=synchronous_commit,

@@ -36,6 +36,7 @@ from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import CheckpointStorageError
 from langgraph_memory.session import _pg_connections as PG
 from langgraph_memory.session import _pg_fast as FAST
@@ -300,6 +301,11 @@ class AsyncPostgresSaver(AsyncShell):
         redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
             identifiers redacted; the model then sees placeholders on later turns
             too (see ``session/_redaction.py``). Default off.
+        encryption: an :class:`~langgraph_memory.encryption.EncryptionKeys`: checkpoints,
+            channel values, pending writes and the content-bearing metadata keys are
+            sealed with AES-GCM, each bound to its thread, namespace and checkpoint
+            (``session/_sealing.py``); clear or moved rows fail with ``DecryptionError``.
+            ``None`` (default) stores rows in clear.
         cache_size: lists remembered per (thread, namespace, channel); 0 disables it.
         pipeline: run each transaction in psycopg pipeline mode.
         synchronous_commit: wait for the WAL flush at each commit; see
@@ -338,6 +344,7 @@ class AsyncPostgresSaver(AsyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         pipeline: bool = True,
         synchronous_commit: bool = False,
@@ -350,7 +357,7 @@ class AsyncPostgresSaver(AsyncShell):
             owns=False,
         )
         self._core = self._new_core(
-            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages
+            SQL, CompressedDicts(self.serde), cache_size, retention, redact_messages, encryption
         )
         self._pipeline = bool(pipeline)
         # Each write transaction asks for an asynchronous commit, unless our
@@ -379,6 +386,7 @@ class AsyncPostgresSaver(AsyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
     ) -> AsyncIterator[AsyncPostgresSaver]:
         """Open a saver with its own async connection pool, set up, closed on exit.
@@ -426,6 +434,7 @@ class AsyncPostgresSaver(AsyncShell):
                 serde=serde,
                 retention=retention,
                 redact_messages=redact_messages,
+                encryption=encryption,
                 cache_size=cache_size,
                 pipeline=pipeline,
                 synchronous_commit=synchronous_commit,

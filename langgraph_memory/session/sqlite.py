@@ -30,6 +30,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
+from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import (
     CheckpointStorageError,
     ConfigurationError,
@@ -596,6 +597,11 @@ class SqliteSaver(SyncShell):
         redact_messages: ``True`` (or a ``PrivacyPolicy``) stores messages with
             identifiers redacted; the model then sees placeholders on later turns
             too (see ``session/_redaction.py``). Default off.
+        encryption: an :class:`~langgraph_memory.encryption.EncryptionKeys`: checkpoints,
+            channel values, pending writes and the content-bearing metadata keys are
+            sealed with AES-GCM, each bound to its thread, namespace and checkpoint
+            (``session/_sealing.py``); clear or moved rows fail with ``DecryptionError``.
+            ``None`` (default) stores rows in clear.
         cache_size: lists remembered per (thread, namespace, channel) so a ``put``
             stores only new items without reading back; 0 disables it.
 
@@ -622,6 +628,7 @@ class SqliteSaver(SyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -634,6 +641,7 @@ class SqliteSaver(SyncShell):
             serde=serde,
             retention=retention,
             redact_messages=redact_messages,
+            encryption=encryption,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
@@ -645,6 +653,7 @@ class SqliteSaver(SyncShell):
         serde: SerializerProtocol | None,
         retention: RetentionPolicy | None,
         redact_messages: bool | PrivacyPolicy,
+        encryption: EncryptionKeys | None,
         cache_size: int,
         retry_seconds: float,
     ) -> None:
@@ -652,7 +661,9 @@ class SqliteSaver(SyncShell):
         if retry_seconds <= 0:
             raise ConfigurationError(f"retry_seconds={retry_seconds!r}; use seconds > 0.")
         self._connections = connections
-        self._core = self._new_core(SQL, self.serde, cache_size, retention, redact_messages)
+        self._core = self._new_core(
+            SQL, self.serde, cache_size, retention, redact_messages, encryption
+        )
         self._retry_seconds = retry_seconds
         self._setup_lock = threading.Lock()
         # Held by reference so a with_allowlist() clone shares the same queue.
@@ -668,6 +679,7 @@ class SqliteSaver(SyncShell):
         serde: SerializerProtocol | None = None,
         retention: RetentionPolicy | None = None,
         redact_messages: bool | PrivacyPolicy = False,
+        encryption: EncryptionKeys | None = None,
         cache_size: int = 256,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
@@ -680,6 +692,7 @@ class SqliteSaver(SyncShell):
             serde: LangGraph serializer.
             retention: what to keep.
             redact_messages: store messages with identifiers redacted.
+            encryption: seal rows at rest (see the class docstring).
             cache_size: see the class docstring.
             busy_timeout_ms: how long SQLite waits for the write lock per attempt.
             retry_seconds: how long busy transactions are retried before
@@ -718,6 +731,7 @@ class SqliteSaver(SyncShell):
             serde=serde,
             retention=retention,
             redact_messages=redact_messages,
+            encryption=encryption,
             cache_size=cache_size,
             retry_seconds=retry_seconds,
         )
