@@ -42,8 +42,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import PutOp
 
-from graphs._models import ScriptedChatModel
 from benchmarks._longterm_shared import SharedBackends
+from graphs._models import ScriptedChatModel
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.embedding_identity import embedding_name
