@@ -49,7 +49,9 @@ from langgraph_memory import (
     SqliteSaver,
     add_memory_nodes,
 )
+from langgraph_memory._extras import require_extra
 from langgraph_memory.clock import Clock
+from langgraph_memory.errors import MissingExtraError
 
 log = logging.getLogger("graphs")
 
@@ -127,6 +129,7 @@ def online_model() -> BaseChatModel | None:
     base_url = os.environ.get("OPENAI_BASE_URL")
     if not key and not base_url:
         return None
+    require_extra("openai", feature="OPENAI_API_KEY / OPENAI_BASE_URL (ChatOpenAI)")
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
@@ -199,9 +202,11 @@ def build_agent_graph(
 
 def model_error_line(exc: BaseException) -> str | None:
     """One line for a chat-model failure a user can fix (bad key, server down), else ``None``."""
+    if isinstance(exc, MissingExtraError):  # OPENAI_API_KEY set without the 'openai' extra
+        return f"error: {exc}"
     try:
         import openai
-    except ImportError:  # pragma: no cover - langchain-openai is a dependency
+    except ImportError:  # the 'openai' extra is not installed: no OpenAI error to explain
         return None
     base_url = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
     if isinstance(exc, openai.AuthenticationError):
@@ -327,7 +332,8 @@ def run_chat(
     """The body of ``python -m graphs.<agent>``: parse args, open layers, chat, close."""
     args = parse_chat_args(description, default_user, argv)
     logging.basicConfig(level=logging.WARNING)
-    model, offline = choose_model(offline_model)
+    with clean_model_errors():  # OPENAI_API_KEY set without the 'openai' extra: one line
+        model, offline = choose_model(offline_model)
     layers = MemoryLayers.open(
         args.data_dir,
         extractor=None if offline else model,

@@ -39,6 +39,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
 from graphs._models import MemoryAwareChatModel
+from langgraph_memory._extras import require_extra
 from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.nodes.recall import flush_access_stats
@@ -99,6 +100,7 @@ class Demo:
 def _online_models() -> tuple[BaseChatModel, BaseChatModel] | None:
     if not os.environ.get("OPENAI_API_KEY"):
         return None
+    require_extra("openai", feature="OPENAI_API_KEY (ChatOpenAI)")
     from langchain_openai import ChatOpenAI
 
     model = ChatOpenAI(model=os.environ.get("OPENAI_MODEL", "gpt-4o-mini"), temperature=0)

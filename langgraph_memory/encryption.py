@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory.errors import ConfigurationError, DecryptionError, PlaintextRowError
 
 __all__ = [
@@ -130,8 +131,9 @@ class EncryptionKeys:
             for ``list(filter=...)``; the rest of the metadata is sealed.
 
     Raises:
-        ConfigurationError: ``cryptography`` is not installed, a key has the wrong
-            size, an id is malformed, or ``current`` is not in ``keys``.
+        MissingExtraError: ``cryptography`` (the ``encryption`` extra) is not installed.
+        ConfigurationError: a key has the wrong size, an id is malformed, or
+            ``current`` is not in ``keys``.
 
     Example:
         >>> keys = EncryptionKeys({"k1": EncryptionKeys.new_key()}, current="k1")
@@ -342,11 +344,7 @@ def _split(blob: bytes, row: str) -> tuple[str, bytes]:
 
 
 def _aesgcm_class() -> Any:
-    try:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-    except ImportError:  # pragma: no cover - the extra is not installed
-        raise ConfigurationError(
-            "encryption at rest needs the 'cryptography' package; install "
-            "langgraph-memory[encryption] (or pip install cryptography)."
-        ) from None
+    require_extra("encryption", feature="Encryption at rest (EncryptionKeys)")
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     return AESGCM

@@ -28,7 +28,8 @@ user code keeps working. Messages quote the bad value and say the fix.
     ├── ModelOutputError(ValueError)             an LLM answer we could not parse/validate
     ├── JobLeaseLostError(RuntimeError)          a memory-queue worker lost its job's lease
     ├── ExamDataError(ValueError)                an exam data file (eval/data) is malformed
-    └── VectorStoreUnavailableError(ConnectionError)  the Chroma server does not answer
+    ├── VectorStoreUnavailableError(ConnectionError)  the Chroma server does not answer
+    └── MissingExtraError(ImportError)           a layer used without its pip extra installed
 """
 
 from __future__ import annotations
@@ -171,3 +172,22 @@ class ExamDataError(LangGraphMemoryError, ValueError):
 class VectorStoreUnavailableError(LangGraphMemoryError, ConnectionError):
     """The Chroma server (vectors of the long-term store) did not answer; nothing
     was acknowledged, so the caller can retry once it is back."""
+
+
+class MissingExtraError(LangGraphMemoryError, ImportError):
+    """A layer was used without the optional extra that installs its dependency.
+
+    The core install is the checkpointer (``SqliteSaver``, ``AsyncSqliteSaver``);
+    Postgres, the Chroma store and OpenAI are extras. The message names the
+    feature, the missing module and the pip command; ``extra`` holds the extra's
+    name and ``name`` (as on any ``ImportError``) the missing module.
+    """
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        super().__init__(
+            f"{feature} needs the {extra!r} extra ({module} is not installed); "
+            f"install it with: pip install 'langgraph-memory[{extra}]'",
+            name=module,
+        )
+        self.feature = feature
+        self.extra = extra

@@ -16,6 +16,8 @@ thread id                    512 bytes      every saver call
 checkpoint namespace         1,024 bytes    every saver call
 checkpoint id / task id      256 bytes      ``put``, ``put_writes``
 user id                      256 chars      nodes, store, thread ownership
+memory id                    1-256 chars    ``MemoryRecord``, ``get_memory`` & co.
+store key                    1-1,024 chars  BaseStore ``get``/``put``/``delete``
 memory text                  1-8,000 chars  ``MemoryRecord``, ``CandidateMemory``
 ===========================  =============  =====================================
 
@@ -32,11 +34,15 @@ from langgraph_memory.errors import ConfigurationError, InputTooLargeError, Inva
 __all__ = [
     "MAX_CHECKPOINT_ID_BYTES",
     "MAX_CHECKPOINT_NS_BYTES",
+    "MAX_MEMORY_ID_CHARS",
     "MAX_MEMORY_TEXT_CHARS",
+    "MAX_STORE_KEY_CHARS",
     "MAX_THREAD_ID_BYTES",
     "MAX_USER_ID_CHARS",
     "check_id_bytes",
+    "check_memory_id",
     "check_memory_text",
+    "check_store_key",
 ]
 
 MAX_THREAD_ID_BYTES = 512
@@ -47,6 +53,10 @@ MAX_USER_ID_CHARS = 256
 # at 500 characters, and 8,000 leaves room for hand-written records while a
 # multi-megabyte "memory" (a pasted document) is refused instead of embedded.
 MAX_MEMORY_TEXT_CHARS = 8000
+MAX_MEMORY_ID_CHARS = 256
+# A BaseStore key is an item's name in its namespace (LangGraph sets no limit);
+# 1,024 leaves room for paths and URLs as keys.
+MAX_STORE_KEY_CHARS = 1024
 
 
 def _shown(value: str) -> str:
@@ -115,3 +125,59 @@ def check_memory_text(text: object, *, what: str = "memory text") -> str:
             "pass valid Unicode text."
         ) from None
     return text
+
+
+def _check_name(what: str, value: object, limit: int, example: str, error: type[ValueError]) -> str:
+    if not isinstance(value, str) or not value:
+        raise error(
+            f"{what}={value!r} ({type(value).__name__}); pass one non-empty string, e.g. {example}."
+        )
+    if len(value) > limit:
+        raise InputTooLargeError(
+            f"{what}={_shown(value)} is longer than {limit} characters (see "
+            "langgraph_memory.limits)."
+        )
+    if "\x00" in value:
+        raise error(f"{what}={_shown(value)} contains a NUL character; remove it.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise error(
+            f"{what}={_shown(value)} contains a lone surrogate at position {exc.start}; "
+            "pass valid Unicode text."
+        ) from None
+    return value
+
+
+def check_memory_id(memory_id: object) -> str:
+    """``memory_id`` if it is one non-empty id string of at most ``MAX_MEMORY_ID_CHARS``.
+
+    Raises:
+        InvalidMemoryError: not a string (a list of ids, ``None``), empty, NUL or a
+            lone surrogate.
+        InputTooLargeError: longer than ``MAX_MEMORY_ID_CHARS``.
+
+    Example:
+        >>> check_memory_id(["m1"])
+        Traceback (most recent call last):
+        ...
+        langgraph_memory.errors.InvalidMemoryError: memory_id=['m1'] (list); pass one non-empty string, e.g. record.id from list_memories().
+    """
+    return _check_name(
+        "memory_id",
+        memory_id,
+        MAX_MEMORY_ID_CHARS,
+        "record.id from list_memories()",
+        InvalidMemoryError,
+    )
+
+
+def check_store_key(key: object) -> str:
+    """``key`` if it is a non-empty string of at most ``MAX_STORE_KEY_CHARS`` characters.
+
+    Raises:
+        ConfigurationError: not a string, empty, NUL or a lone surrogate (as for
+            every other bad store argument).
+        InputTooLargeError: longer than ``MAX_STORE_KEY_CHARS``.
+    """
+    return _check_name("key", key, MAX_STORE_KEY_CHARS, "key='note-1'", ConfigurationError)

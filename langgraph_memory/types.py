@@ -16,10 +16,9 @@ from enum import Enum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langgraph_memory.errors import InvalidMemoryError
-from langgraph_memory.limits import check_memory_text
+from langgraph_memory.limits import MAX_MEMORY_ID_CHARS, check_memory_text
 
 # Memory ids are uuid4 hex (32 characters) unless a caller picks its own.
-MAX_MEMORY_ID_CHARS = 256
 
 
 def utc_now() -> datetime:
@@ -328,6 +327,16 @@ class ForgetReceipt:
     completed_at: datetime
     # Jobs, queued message ids and audit rows removed from the memory writer's queue.
     queue_rows_deleted: int = 0
+    # What was searched and erased, by name: "catalog", "keyword_index",
+    # "vectors:embedded" / "vectors:server", "queue_jobs", "queue_audit", "checkpoints".
+    scanned: tuple[str, ...] = ()
+    # Chroma collections re-created without the user's vectors (their shard, also
+    # after a promotion), and the other users' vectors copied into them.
+    vector_collections_rebuilt: int = 0
+    vectors_rewritten: int = 0
+    # A Chroma server keeps dropped segment directories and free pages in its own
+    # directory: run ``compact_chroma_directory`` (or the CLI) on the server.
+    server_compaction_needed: bool = False
 
 
 @runtime_checkable

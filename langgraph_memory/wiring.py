@@ -47,6 +47,7 @@ from langgraph.graph import MessagesState, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.runtime import Runtime
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory.clock import Clock
 from langgraph_memory.config import check_int
 from langgraph_memory.errors import ConfigurationError
@@ -399,3 +400,10 @@ if AgentMiddleware is not None:
                 update = await self._extract.ainvoke(state, config)
             update = _combine(update, await self._compress.ainvoke(_apply(state, update), config))
             return update or None
+
+
+def __getattr__(name: str) -> Any:
+    # Only reached when langchain is missing (the classes above are then not defined).
+    if name in ("MemoryMiddleware", "MemoryAgentState"):
+        require_extra("agents", feature=name)
+    raise AttributeError(f"module 'langgraph_memory.wiring' has no attribute {name!r}")

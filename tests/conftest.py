@@ -72,8 +72,15 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+def chroma_server(chroma_server_dir: tuple[str, int, Path]) -> tuple[str, int]:
     """A real `chroma run` server on a free loopback port; stopped after the session."""
+    host, port, _ = chroma_server_dir
+    return host, port
+
+
+@pytest.fixture(scope="session")
+def chroma_server_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, Path]]:
+    """The session's `chroma run` server with its ``--path`` (erasure tests scan its files)."""
     exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
     if not Path(exe).exists():
         pytest.fail("the `chroma` CLI is missing; `pip install chromadb` provides it")
@@ -99,7 +106,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
                 time.sleep(0.2)
         else:
             pytest.fail("`chroma run` did not listen within 60 s")
-        yield ("127.0.0.1", port)
+        yield ("127.0.0.1", port, Path(data))
     finally:
         proc.terminate()
         try:

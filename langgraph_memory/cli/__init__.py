@@ -17,6 +17,7 @@ Errors print one line saying what was wrong and how to fix it, and exit 1.
     langgraph-memory export --user USER --store memory/ -o user.jsonl
     langgraph-memory import user.jsonl --store memory/
     langgraph-memory stats --db ...
+    langgraph-memory compact-chroma --path /srv/chroma     # after forget_user, on a Chroma server
 
 Example:
     >>> main(["threads", "--db", "/no/such/file.sqlite"])
@@ -241,6 +242,20 @@ def _cmd_import(args: argparse.Namespace) -> None:
         )
 
 
+def _cmd_compact_chroma(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from langgraph_memory.longterm.vectors import compact_chroma_directory
+
+    path = Path(args.path)
+    if not (path / "chroma.sqlite3").is_file():
+        raise LangGraphMemoryError(
+            f"{args.path!r} holds no chroma.sqlite3; pass the directory a Chroma server runs "
+            "on (`chroma run --path DIR`) or an embedded store's chroma/ directory."
+        )
+    _emit(args, {"path": str(path), **compact_chroma_directory(path)})
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("langgraph_memory.eval.__main__") is None:
         raise LangGraphMemoryError(
@@ -335,6 +350,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--thread-id", help="thread: import it under this id instead")
 
     add("stats", _cmd_stats, "database size, threads, checkpoints, payload", db)
+
+    p = add(
+        "compact-chroma",
+        _cmd_compact_chroma,
+        "push erased vectors out of a Chroma directory (dropped segments, free pages)",
+    )
+    p.add_argument("--path", required=True, help="the Chroma server's --path (or store/chroma)")
 
     p = add("eval", _cmd_eval, "run the memory exam (python -m langgraph_memory.eval)")
     p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the exam")

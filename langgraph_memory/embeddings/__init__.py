@@ -1,6 +1,7 @@
 """Embeddings that work offline: nothing here downloads anything.
 
-* :class:`HashingEmbeddings` (``hashing.py``): the zero-dependency default.
+* :class:`HashingEmbeddings` (``hashing.py``): the default, needing only numpy
+  (installed by the ``longterm`` extra, like everything here).
   Deterministic and lexical: paraphrases that share words or characters match,
   "Can I eat shrimp?" and "User is allergic to seafood" do not.
 * :class:`MultilingualE5Embeddings` (``models.py``, extra ``multilingual``): the
@@ -18,6 +19,11 @@ Example:
     >>> len(HashingEmbeddings().embed_query("用户对海鲜过敏"))
     384
 """
+
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+from langgraph_memory._extras import require_extra
+
+require_extra("longterm", feature="langgraph_memory.embeddings", modules=["numpy"])
 
 from langgraph_memory.embeddings.hashing import HashingEmbeddings, iter_features
 from langgraph_memory.embeddings.models import (

@@ -18,6 +18,12 @@ Example:
 
 from __future__ import annotations
 
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+from langgraph_memory._extras import require_extra
+
+# The exam runs the real store (the 'longterm' extra); its plots need the 'eval' extra.
+require_extra("longterm", feature="the planted-fact exam (langgraph_memory.eval)")
+
 from langgraph_memory.eval.exam import judge_run, run_exam, select_users
 from langgraph_memory.eval.grading import gist_matches, grade_lines, judge_probe, normalize
 from langgraph_memory.eval.metrics import RunMetrics, Summary, grade_run

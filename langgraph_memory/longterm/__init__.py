@@ -10,6 +10,8 @@ Where things live:
 * ``memories.py``: the typed memory API (``put_memory``, ``search_memories``,
   ``recall_memories``...).
 * ``lifecycle.py``: expiry, archival, the TTL sweeper, ``forget_user``.
+* ``erasure.py``: what a delete leaves behind, removed: the keyword index
+  scrubbed, the Chroma collection that held a vector rebuilt without it.
 * ``repair.py``: vector writes a crash or a Chroma outage interrupted, settled
   from the catalog on open (intent rows, see its docstring).
 * ``reembedding.py``: the embedding model's recorded identity (pure parts in
@@ -25,6 +27,12 @@ Where things live:
 
 Ranking lives in ``langgraph_memory.scoring``.
 """
+
+# ruff: noqa: E402  (the extra is checked before the imports that need it)
+from langgraph_memory._extras import require_extra
+
+# Before the first numpy import below; chromadb itself is imported when a store opens.
+require_extra("longterm", feature="ChromaMemoryStore (langgraph_memory.longterm)")
 
 from langgraph_memory.longterm.store import ChromaMemoryStore, RecalledMemories
 

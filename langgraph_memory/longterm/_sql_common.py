@@ -15,8 +15,10 @@ __all__ = [
     "COUNT_VECTOR_ROWS_AFTER",
     "DELETE_META",
     "RESEAL_VALUE",
+    "SELECT_PARTITIONS_OF_COLLECTION",
     "SELECT_PARTITION_COLLECTIONS",
     "SELECT_VALUES_AFTER",
+    "SELECT_VECTOR_IDS_OF_COLLECTION",
     "SELECT_VECTOR_ROWS_AFTER",
 ]
 
@@ -160,6 +162,14 @@ SELECT_VECTOR_ROWS_AFTER: Final = (
     "WHERE has_vector = 1 AND rowid > ? ORDER BY rowid LIMIT ?"
 )
 SELECT_PARTITION_COLLECTIONS: Final = "SELECT partition, collection FROM lt_partitions"
+
+# Erasure rebuilds (erasure.py): the partitions living in one collection, and
+# the vectors the catalog still lists there (what the rebuilt collection keeps).
+SELECT_PARTITIONS_OF_COLLECTION: Final = "SELECT partition FROM lt_partitions WHERE collection = ?"
+SELECT_VECTOR_IDS_OF_COLLECTION: Final = (
+    "SELECT i.item_id FROM lt_items i JOIN lt_partitions p ON p.partition = i.partition "
+    "WHERE p.collection = ? AND i.has_vector = 1 ORDER BY i.item_id"
+)
 
 # ``reencrypt()``: values in rowid order after a cursor, and a compare-and-set
 # rewrite (a value changed by a concurrent write since it was read is left to

@@ -93,7 +93,7 @@ class Catalog(Protocol):
 
     def set_meta(self, name: str, value: str) -> None: ...
 
-    def scrub(self) -> None: ...
+    def scrub(self, *, vacuum: bool = True) -> None: ...
 
 
 class CatalogHelpers:
@@ -257,10 +257,17 @@ class SqliteCatalog(CatalogHelpers):
             doc_freq = {t: self._doc_freq[t] for t in unique}
         return choose_terms(unique, items, doc_freq, max_share)
 
-    def scrub(self) -> None:
-        """Push deleted text out of the file: FTS5 optimize, VACUUM, WAL truncate."""
+    def scrub(self, *, vacuum: bool = True) -> None:
+        """Push deleted text out of the file: FTS5 optimize, VACUUM, WAL truncate.
+
+        ``vacuum=False`` (after a single delete) skips the VACUUM: ``secure_delete``
+        already zeroed the freed pages, and the optimize rewrote the FTS5
+        segments that still held the deleted row's tokens. The WAL truncate
+        drops the old page images the log still held.
+        """
         with self.lock:
             self._writes += 1
             self.conn.execute(_sql.FTS_OPTIMIZE)
-            self.conn.execute(_sql.VACUUM)
+            if vacuum:
+                self.conn.execute(_sql.VACUUM)
             self.conn.execute(_sql.WAL_TRUNCATE)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory._migrations import migrate
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm import _sql_postgres as _sql
@@ -80,13 +81,9 @@ class PostgresCatalog(CatalogHelpers):
     def __init__(
         self, dsn: str, *, pool_size: int = DEFAULT_POOL_SIZE, connect_timeout: float = 10.0
     ) -> None:
-        try:
-            from psycopg_pool import ConnectionPool
-        except ImportError as exc:  # pragma: no cover - dependency of the package
-            raise ConfigurationError(
-                "catalog='postgresql://...' needs psycopg and psycopg-pool; "
-                "pip install 'langgraph-memory[postgres]'."
-            ) from exc
+        require_extra("postgres", feature="catalog='postgresql://...' (PostgresCatalog)")
+        from psycopg_pool import ConnectionPool
+
         if not isinstance(dsn, str) or not dsn.startswith(("postgresql://", "postgres://")):
             raise ConfigurationError(
                 f"catalog={dsn!r}; pass a 'postgresql://user@host:5432/db' connection string."
@@ -217,7 +214,13 @@ class PostgresCatalog(CatalogHelpers):
             doc_freq = {t: self._doc_freq.get(t, int(found.get(t, 0))) for t in unique}
         return choose_terms(unique, items, doc_freq, max_share)
 
-    def scrub(self) -> None:
-        """``VACUUM`` the catalog's tables (outside any transaction)."""
+    def scrub(self, *, vacuum: bool = True) -> None:
+        """``VACUUM`` the catalog's tables (outside any transaction).
+
+        ``vacuum=False`` (after a single delete) does nothing: a tsvector index has
+        no segments to merge, and Postgres does not zero free space either way.
+        """
+        if not vacuum:
+            return
         with self.pool.connection() as raw:
             raw.execute(_sql.VACUUM)

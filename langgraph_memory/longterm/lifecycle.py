@@ -17,15 +17,15 @@ from typing import Any
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import ConfigurationError
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, to_ts
 from langgraph_memory.longterm.where import validate_user_id
-from langgraph_memory.longterm.writes import Writes
 from langgraph_memory.privacy import fingerprint_user_id
 from langgraph_memory.scoring import decayed_importance
 from langgraph_memory.types import ForgetReceipt, MemoryRecord, MemoryStatus
 
 
-class Lifecycle(Writes):
+class Lifecycle(Erasure):
     """Expiry, archival, TTL sweeps and forgetting a user."""
 
     def _set_status_where(
@@ -177,16 +177,25 @@ class Lifecycle(Writes):
                 if layout is not None and vector_ids:
                     self.vectors.delete(layout[0], vector_ids)
                     conn.execute(sql.ADD_VECTOR_COUNT, (-len(vector_ids), partition))
+        if deleted:
+            # Expired text leaves the keyword index's segments too. Collections are
+            # not rebuilt for TTL expiry (it runs every few minutes): a rebuild is for
+            # explicit erasure (delete, forget_user).
+            self.catalog.scrub(vacuum=False)
         return deleted
 
     async def asweep_ttl(self, *, now: float | None = None) -> int:
         return await asyncio.to_thread(lambda: self.sweep_ttl(now=now))
 
-    def _forget_store(self, user_id: str) -> tuple[int, int]:
-        """Remove the partition from Chroma and SQLite, then scrub the file."""
+    def _forget_store(self, user_id: str) -> tuple[int, int, int, int]:
+        """Remove the partition from Chroma and SQLite, scrub the file, rebuild its shard.
+
+        Returns ``(memories, keyword rows, collections rebuilt, vectors rewritten)``.
+        """
         sql = self.catalog.sql
         # "*": the whole partition is checked if this is interrupted (repair.py).
         intent = self._record_intent([(user_id, "*")])
+        dropped: str | None = None
         with self.catalog.transaction() as conn:
             self._settle_intent(conn, intent, [user_id])
             rows = conn.execute(sql.SELECT_PARTITION_ROWS_TO_FORGET, (user_id,)).fetchall()
@@ -195,6 +204,7 @@ class Lifecycle(Writes):
                 collection, dedicated, _, _ = layout
                 if dedicated:
                     self.vectors.drop_collection(collection)
+                    dropped = collection
                 else:
                     self.vectors.delete(collection, [r[1] for r in rows if r[2]])
             keyword_rows = 0
@@ -205,8 +215,15 @@ class Lifecycle(Writes):
         self.vector_cache.drop(user_id)
         self.record_cache.drop(user_id)
         self.catalog.scrub()
+        rebuilt, rewritten = (0, 0)
+        if self.embeddings is not None:
+            # The deleted ids' vectors are still in Chroma's files: rebuild the
+            # shard the user lives in, or lived in before a promotion. Also when
+            # the user has no layout any more: a forget_user a crash cut short is
+            # finished by calling it again.
+            rebuilt, rewritten = self._erase_partition_vectors(user_id, dropped)
         memories = sum(1 for r in rows if r[3] is not None)
-        return memories, keyword_rows
+        return memories, keyword_rows, rebuilt, rewritten
 
     def forget_user(
         self, user_id: str, *, checkpointer: Any = None, memory_queue: Any = None
@@ -217,12 +234,14 @@ class Lifecycle(Writes):
         first write, from ``configurable`` or the Runtime context) or whose checkpoint
         metadata has this ``user_id``.
 
-        Returns a receipt with counts only. Text leaves the disk: FTS5 is optimised,
-        the SQLite file vacuumed and its WAL truncated; the checkpointer is vacuumed
-        too when it has ``vacuum()`` (the queue normally lives in its file).
-        A dedicated collection is dropped with its directory. Known gap: embedded
-        Chroma keeps a shard user's raw vectors (no text) in its write-ahead log
-        until it compacts that shard (see longterm/DESIGN.md).
+        Returns a content-free receipt: counts, and what was scanned. Text leaves the
+        disk: FTS5 is optimised, the SQLite file vacuumed and its WAL truncated; the
+        checkpointer is vacuumed too when it has ``vacuum()`` (the queue normally lives
+        in its file). Vectors: a dedicated collection is dropped with its directory,
+        and the user's shard (where they live, or lived before a promotion) is
+        rebuilt without them (``erasure.py``). On a Chroma server, run
+        ``compact_chroma_directory`` on its directory afterwards
+        (``receipt.server_compaction_needed``).
         """
         return run(self._forget_steps(user_id, checkpointer, memory_queue))
 
@@ -241,10 +260,18 @@ class Lifecycle(Writes):
         self, user_id: str, checkpointer: Any, memory_queue: Any
     ) -> Steps[ForgetReceipt]:
         user_id = validate_user_id(user_id)
-        memories, keyword_rows = yield Blocking(lambda: self._forget_store(user_id))
+        memories, keyword_rows, rebuilt, rewritten = yield Blocking(
+            lambda: self._forget_store(user_id)
+        )
+        scanned = [
+            "catalog",
+            "keyword_index",
+            "vectors:embedded" if self.vectors.is_local else "vectors:server",
+        ]
         queue_rows = 0
         if memory_queue is not None:
             queue_rows = int((yield Blocking(lambda: memory_queue.forget_user(user_id))))
+            scanned += ["queue_jobs", "queue_audit"]
         threads = 0
         if checkpointer is not None:
             saver = _Threads(checkpointer)
@@ -252,10 +279,20 @@ class Lifecycle(Writes):
             for thread_id in thread_ids:
                 yield Call(checkpointer, "delete_thread", (thread_id,))
             threads = len(thread_ids)
+            scanned.append("checkpoints")
             if thread_ids or queue_rows:
                 yield Call(saver, "vacuum")
-        return _forget_receipt(
-            user_id, memories, keyword_rows, threads, queue_rows, clock_now(self.clock)
+        return ForgetReceipt(
+            user_id_hash=fingerprint_user_id(user_id),
+            memories_deleted=memories,
+            keyword_rows_deleted=keyword_rows,
+            threads_deleted=threads,
+            completed_at=clock_now(self.clock),
+            queue_rows_deleted=queue_rows,
+            scanned=tuple(scanned),
+            vector_collections_rebuilt=rebuilt,
+            vectors_rewritten=rewritten,
+            server_compaction_needed=rebuilt > 0 and not self.vectors.is_local,
         )
 
 
@@ -304,22 +341,4 @@ def _has_async_api(checkpointer: Any) -> bool:
     return all(
         getattr(cls, name, None) is not getattr(BaseCheckpointSaver, name)
         for name in ("alist", "adelete_thread")
-    )
-
-
-def _forget_receipt(
-    user_id: str,
-    memories: int,
-    keyword_rows: int,
-    threads: int,
-    queue_rows: int,
-    completed_at: datetime,
-) -> ForgetReceipt:
-    return ForgetReceipt(
-        user_id_hash=fingerprint_user_id(user_id),
-        memories_deleted=memories,
-        keyword_rows_deleted=keyword_rows,
-        threads_deleted=threads,
-        completed_at=completed_at,
-        queue_rows_deleted=queue_rows,
     )

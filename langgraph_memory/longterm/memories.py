@@ -12,15 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import ScoringWeights
-from langgraph_memory.errors import ConfigurationError, InvalidUserIdError, MemoryNotFoundError
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidMemoryError,
+    InvalidUserIdError,
+    MemoryNotFoundError,
+)
+from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import row_to_record, seal_value, to_ts
 from langgraph_memory.longterm.where import (
@@ -28,11 +35,10 @@ from langgraph_memory.longterm.where import (
     encode_namespace,
     validate_user_id,
 )
-from langgraph_memory.longterm.writes import Writes
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
 
-class TypedMemories(Retrieval, Writes):
+class TypedMemories(Retrieval, Erasure):
     """``put_memory``, ``supersede``, ``get/list/delete_memory``, ``touch``, ``search/recall``."""
 
     # -- writes ------------------------------------------------------------------------
@@ -78,8 +84,12 @@ class TypedMemories(Retrieval, Writes):
             lambda: self.list_memories(user_id, include_history=include_history)
         )
 
-    async def adelete_memory(self, user_id: str, memory_id: str) -> None:
-        await asyncio.to_thread(self.delete_memory, user_id, memory_id)
+    async def adelete_memory(
+        self, user_id: str, memory_id: str, *, memory_queue: Any = None
+    ) -> None:
+        await asyncio.to_thread(
+            lambda: self.delete_memory(user_id, memory_id, memory_queue=memory_queue)
+        )
 
     async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         await asyncio.to_thread(self.touch, user_id, list(memory_ids))
@@ -383,8 +393,13 @@ class TypedMemories(Retrieval, Writes):
         return user_id, query, scoring, pinned_weights or scoring
 
     def get_memory(self, user_id: str, memory_id: str) -> MemoryRecord | None:
-        """This user's memory with that id (any status), or ``None``."""
+        """This user's memory with that id (any status), or ``None``.
+
+        Raises:
+            InvalidMemoryError: ``memory_id`` is not one id string (e.g. a list).
+        """
         user_id = validate_user_id(user_id)
+        memory_id = check_memory_id(memory_id)
         with self.catalog.reading() as conn:
             rows = self._memory_rows(conn, user_id, [memory_id])
         return row_to_record(rows[0]) if rows else None
@@ -406,21 +421,36 @@ class TypedMemories(Retrieval, Writes):
         )
         return [row_to_record(r) for r in rows]
 
-    def delete_memory(self, user_id: str, memory_id: str) -> None:
-        """Delete one memory: its row, keyword entry and vector are removed (no tombstone
-        keeps the text).
+    def delete_memory(self, user_id: str, memory_id: str, *, memory_queue: Any = None) -> None:
+        """Delete one memory, leaving no copy of its text or vector in the store's files.
+
+        Its row and keyword entry are deleted, the keyword index is scrubbed
+        (FTS5 optimize, WAL truncate) and the collection that held its vector is
+        rebuilt without it (``erasure.py``; ``erase_deleted_vectors``). Given the
+        memory writer's queue (``memory_queue=writer.queue``), a failed job that
+        still quotes it is deleted and older audit rows are cut to ids
+        (:meth:`MemoryQueue.forget_memory`); finished jobs and the audit log hold
+        no text anyway.
+
+        Not touched: recall blocks already saved in the user's checkpoints, which
+        quote the memories recalled on earlier turns. They go with the thread
+        (``delete_thread``, retention, ``forget_user``); see the README's "Trust and
+        privacy".
 
         Raises:
             MemoryNotFoundError: no memory with that id for this user.
         """
         user_id = validate_user_id(user_id)
-        if self.get_memory(user_id, memory_id) is None:
+        record = self.get_memory(user_id, memory_id)
+        if record is None:
             raise MemoryNotFoundError(
                 f"No memory {memory_id!r} for this user; list_memories() shows the ids "
                 "you can delete."
             )
         namespace = encode_namespace(self._memory_namespace(user_id))
-        self._apply_puts([PreparedPut(user_id, namespace, memory_id, None)])
+        self._erase_deleted([self._apply_puts([PreparedPut(user_id, namespace, memory_id, None)])])
+        if memory_queue is not None:
+            memory_queue.forget_memory(user_id, memory_id, [record.text])
 
     def touch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Record that these memories were recalled (``last_accessed_at``, ``access_count``).
@@ -429,9 +459,14 @@ class TypedMemories(Retrieval, Writes):
         """
         sql = self.catalog.sql
         user_id = validate_user_id(user_id)
+        if isinstance(memory_ids, str) or not isinstance(memory_ids, Iterable):
+            raise InvalidMemoryError(
+                f"memory_ids={memory_ids!r}; pass a list of memory ids, e.g. [record.id]."
+            )
+        ids = [check_memory_id(m) for m in memory_ids]
         now_dt = clock_now(self.clock)
         with self.catalog.transaction(changes_terms=False) as conn:
-            for row in self._memory_rows(conn, user_id, list(dict.fromkeys(memory_ids))):
+            for row in self._memory_rows(conn, user_id, list(dict.fromkeys(ids))):
                 # Two fields of the stored dict change: editing it directly costs
                 # ~0.1 ms per touch of 8 memories, a MemoryRecord round trip ~1 ms
                 # (dataclasses.asdict deep-copies), on a thread beside the next turn.

@@ -16,7 +16,8 @@ The class is assembled from parts, one module each: ``surface.py`` (BaseStore
 ``batch``/``abatch``), ``retrieval.py`` (planning, hybrid candidates, ranking),
 ``writes.py`` (catalog + vector writes, partition promotion, supersede),
 ``memories.py`` (the typed memory API), ``lifecycle.py`` (expiry, archive, TTL,
-``forget_user``), ``repair.py`` (interrupted vector writes settled on open),
+``forget_user``), ``erasure.py`` (keyword-index scrub and collection rebuilds
+after deletes), ``repair.py`` (interrupted vector writes settled on open),
 ``reembedding.py`` (the recorded embedding model, ``reembed``), over
 ``catalog.py`` (the catalog interface; SQLite here, Postgres in
 ``catalog_postgres.py``). This module builds it. Sync and async twins are one
@@ -112,6 +113,12 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         cache_max_vectors: Largest partition ranked from the cache; larger ones
             use their dedicated collection's HNSW index.
         chroma_url: The Chroma server's URL, named in errors (``from_http`` sets it).
+        erase_deleted_vectors: After a delete (``delete_memory``, BaseStore ``delete``),
+            rebuild the Chroma collection that held the vector, since Chroma keeps a
+            deleted vector's bytes in its files (``erasure.py``). Costs ~0.3 ms per
+            vector kept in that collection (benchmarks/RESULTS-privacy.md);
+            ``False`` leaves that to ``forget_user``. The keyword index is scrubbed
+            either way.
         clock: What "now" is for validity, expiry, TTL, recency and access stamps
             (``langgraph_memory.clock``; default the UTC wall clock). A replayed history
             passes a ``ManualClock``.
@@ -146,8 +153,10 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
         clock: Clock | None = None,
         chroma_url: str | None = None,
         encryption: EncryptionKeys | None = None,
+        erase_deleted_vectors: bool = True,
     ) -> None:
         self.clock = clock
+        self.erase_deleted_vectors = bool(erase_deleted_vectors)
         if encryption is not None and not isinstance(encryption, EncryptionKeys):
             raise ConfigurationError(
                 f"encryption={encryption!r}; pass a langgraph_memory.encryption.EncryptionKeys."

@@ -10,9 +10,12 @@ comes from ``BaseStore`` on top of these two methods.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import inspect
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from langgraph.store.base import (
+    BaseStore,
     GetOp,
     Item,
     ListNamespacesOp,
@@ -24,8 +27,14 @@ from langgraph.store.base import (
 )
 
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
-from langgraph_memory.errors import ConfigurationError, InvalidUserIdError
+from langgraph_memory.errors import (
+    ConfigurationError,
+    InvalidNamespaceError,
+    InvalidUserIdError,
+)
+from langgraph_memory.limits import check_store_key
 from langgraph_memory.longterm._state import MIN_CANDIDATE_POOL, PreparedPut
+from langgraph_memory.longterm.erasure import Erasure
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import (
     ItemRow,
@@ -36,18 +45,66 @@ from langgraph_memory.longterm.rows import (
 )
 from langgraph_memory.longterm.where import (
     build_value_filter,
+    check_namespace_argument,
     decode_namespace,
     encode_namespace,
     is_user_partition,
     partition_of,
     validate_labels,
 )
-from langgraph_memory.longterm.writes import Writes
+from langgraph_memory.longterm.writes import Deleted
 from langgraph_memory.scoring import cosine_to_score, normalise_bm25, relevance_score
 
 
-class StoreSurface(Retrieval, Writes):
+def _namespace_checked(name: str, *, for_write: bool = False) -> Any:
+    """BaseStore's ``name`` (sync or async) with our typed namespace errors first.
+
+    LangGraph validates namespace labels in its public methods, before ``batch``,
+    with an error outside our tree (and a ``TypeError`` for a non-tuple); these
+    wrappers check the argument the same way and raise ``InvalidNamespaceError``.
+    """
+    base = getattr(BaseStore, name)
+
+    def check(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if name == "list_namespaces" or name == "alist_namespaces":
+            for arg in ("prefix", "suffix"):
+                if kwargs.get(arg) is not None:
+                    check_namespace_argument(kwargs[arg], for_write=False)
+        elif args:
+            check_namespace_argument(args[0], for_write=for_write)
+
+    if inspect.iscoroutinefunction(base):
+
+        async def amethod(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return await base(self, *args, **kwargs)
+
+        method: Any = amethod
+    else:
+
+        def smethod(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return base(self, *args, **kwargs)
+
+        method = smethod
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = base.__doc__
+    return method
+
+
+class StoreSurface(Retrieval, Erasure):
     """``batch``/``abatch``: LangGraph's get, put, search and list_namespaces ops."""
+
+    get = _namespace_checked("get")
+    aget = _namespace_checked("aget")
+    search = _namespace_checked("search")
+    asearch = _namespace_checked("asearch")
+    put = _namespace_checked("put", for_write=True)
+    aput = _namespace_checked("aput", for_write=True)
+    delete = _namespace_checked("delete")
+    adelete = _namespace_checked("adelete")
+    list_namespaces = _namespace_checked("list_namespaces")
+    alist_namespaces = _namespace_checked("alist_namespaces")
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return run(self._batch_steps(ops))
@@ -73,10 +130,14 @@ class StoreSurface(Retrieval, Writes):
     def _prepare_put(self, op: PutOp) -> PreparedPut:
         namespace = validate_labels(op.namespace)
         partition = partition_of(namespace, user_roots=self.user_roots)
+        check_store_key(op.key)
         if op.value is None:
             return PreparedPut(partition, encode_namespace(namespace), op.key, None)
-        if not isinstance(op.key, str) or not op.key:
-            raise ConfigurationError(f"key={op.key!r}; use a non-empty string key.")
+        if not isinstance(op.value, Mapping):
+            raise ConfigurationError(
+                f"value={op.value!r:.80} ({type(op.value).__name__}); a store value is a "
+                "dict, e.g. {'content': 'likes tea'} (None deletes the item)."
+            )
         value = dict(op.value)
         if looks_like_record(value) and isinstance(value.get("text"), str):
             # A MemoryRecord's only free text is ``text``; its ids and ISO
@@ -111,6 +172,7 @@ class StoreSurface(Retrieval, Writes):
                 puts[i] = self._prepare_put(op)
             elif isinstance(op, GetOp):
                 partition_of(op.namespace, user_roots=self.user_roots)
+                check_store_key(op.key)
             elif isinstance(op, SearchOp):
                 partition = partition_of(op.namespace_prefix, user_roots=self.user_roots)
                 build_value_filter(
@@ -123,6 +185,7 @@ class StoreSurface(Retrieval, Writes):
             elif isinstance(op, ListNamespacesOp):
                 for condition in op.match_conditions or ():
                     validate_labels(tuple(lab for lab in condition.path if lab != "*"))
+                self._listed_user(op)
             else:
                 raise ConfigurationError(f"Unknown store op {op!r}.")
         return puts, queries
@@ -136,12 +199,13 @@ class StoreSurface(Retrieval, Writes):
     ) -> list[Result]:
         results: list[Result] = [None] * len(ops)
         pending: list[PreparedPut] = []
+        deleted: list[Deleted] = []
         for i, op in enumerate(ops):
             if i in puts:
                 pending.append(puts[i])
                 continue
             if pending:  # consecutive puts go to SQLite and Chroma in one round each
-                self._apply_puts(pending)
+                deleted.append(self._apply_puts(pending))
                 pending = []
             if isinstance(op, GetOp):
                 results[i] = self._get(op)
@@ -153,7 +217,8 @@ class StoreSurface(Retrieval, Writes):
             elif isinstance(op, ListNamespacesOp):
                 results[i] = self._list_namespaces(op)
         if pending:
-            self._apply_puts(pending)
+            deleted.append(self._apply_puts(pending))
+        self._erase_deleted(deleted)  # a delete leaves no text or vector behind
         return results
 
     def _refresh(self, refresh_ttl: bool) -> bool:
@@ -222,9 +287,44 @@ class StoreSurface(Retrieval, Writes):
                 for row in due:
                     conn.execute(sql.REFRESH_TTL, (now, partition, row.rowid))
 
+    def _listed_user(self, op: ListNamespacesOp) -> str | None:
+        """The one user whose namespaces ``op`` may list, from a ``(root, user_id)`` prefix.
+
+        Listing never enumerates users: without such a prefix only the shared
+        namespaces (roots that are not user roots) are listed, and a prefix that
+        names a user root but no user (``("memories",)``, ``("memories", "*")``)
+        is refused, as a search over it is.
+
+        Raises:
+            InvalidNamespaceError: a user-root prefix without a user id.
+            InvalidUserIdError: a malformed user id in the prefix.
+        """
+        users = set()
+        for condition in op.match_conditions or ():
+            path = tuple(condition.path)
+            if condition.match_type != "prefix" or not path or path[0] not in self.user_roots:
+                continue
+            if len(path) < 2 or path[1] == "*":
+                raise InvalidNamespaceError(
+                    f"list_namespaces(prefix={path!r}) would list every user's namespaces; "
+                    f"pass the user: prefix=({path[0]!r}, user_id)."
+                )
+            users.add(partition_of(path[:2], user_roots=self.user_roots))
+        if len(users) > 1:
+            raise InvalidNamespaceError(
+                f"list_namespaces with prefixes of several users {sorted(users)!r}; list one "
+                "user's namespaces per call."
+            )
+        return next(iter(users), None)
+
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         sql = self.catalog.sql
-        namespaces = [decode_namespace(r[0]) for r in self.catalog.query(sql.SELECT_NAMESPACES)]
+        user = self._listed_user(op)
+        namespaces = [
+            ns
+            for ns in (decode_namespace(r[0]) for r in self.catalog.query(sql.SELECT_NAMESPACES))
+            if ns[0] not in self.user_roots or (len(ns) > 1 and ns[1] == user)
+        ]
 
         def matches(ns: tuple[str, ...]) -> bool:
             for condition in op.match_conditions or ():

@@ -135,17 +135,73 @@ class ChromaVectors:
             self._collections[name] = found
         return found
 
+    def _call(self, name: str, method: str, **kwargs: Any) -> Any:
+        """``collection.<method>(**kwargs)``, re-opening the collection once if it was
+        dropped and re-created meanwhile (an erasure rebuild, maybe by another instance)."""
+        for attempt in (0, 1):
+            collection = self.collection(name)
+            try:
+                with self._reachable():
+                    return getattr(collection, method)(**kwargs)
+            except Exception as exc:
+                if attempt or not _is_stale_collection(exc):
+                    raise
+                self._collections.pop(name, None)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def upsert(self, name: str, ids: Sequence[str], vectors: Sequence[Sequence[float]]) -> None:
         if ids:
-            collection = self.collection(name)
-            with self._reachable():
-                collection.upsert(ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32))
+            self._call(
+                name, "upsert", ids=list(ids), embeddings=np.asarray(vectors, dtype=np.float32)
+            )
 
     def delete(self, name: str, ids: Sequence[str]) -> None:
         if ids:
-            collection = self.collection(name)
+            self._call(name, "delete", ids=list(ids))
+
+    def exists(self, name: str) -> bool:
+        """Whether Chroma has a collection of that name (without creating it)."""
+        # Not list_collections(): it attaches Chroma's default (downloading) embedder.
+        try:
             with self._reachable():
-                collection.delete(ids=list(ids))
+                self.client.get_collection(name, embedding_function=None)
+        except VectorStoreUnavailableError:
+            raise
+        except Exception as exc:
+            if _is_stale_collection(exc):
+                return False
+            raise
+        return True
+
+    def rebuild(self, name: str, keep_ids: Sequence[str]) -> int:
+        """Re-create collection ``name`` holding only ``keep_ids``' vectors; returns how many.
+
+        Chroma does not erase in place: a deleted id's vector stays in its
+        write-ahead log (``chroma.sqlite3``), in the HNSW file (marked deleted)
+        and, once the log is purged, in SQLite's free pages. Dropping the
+        collection and writing the kept vectors into a fresh one is the only way
+        through its API; an embedded directory is then compacted as well
+        (:func:`compact_chroma_directory`). A server's directory is the
+        server's: run that function there (``langgraph-memory compact-chroma
+        --path DIR``).
+        """
+        kept: dict[str, Any] = {}
+        for start in range(0, len(keep_ids), _COPY_CHUNK):
+            kept.update(self.vectors_by_id(name, list(keep_ids[start : start + _COPY_CHUNK])))
+        self.drop_collection(name)
+        directory = _persist_directory(self.client)
+        if directory is not None:
+            compact_chroma_directory(directory)
+        ids = list(kept)
+        for start in range(0, len(ids), _COPY_CHUNK):
+            chunk = ids[start : start + _COPY_CHUNK]
+            self.upsert(name, chunk, [kept[i] for i in chunk])
+        return len(ids)
+
+    @property
+    def is_local(self) -> bool:
+        """Whether the Chroma files are in a local directory this process compacts."""
+        return _persist_directory(self.client) is not None
 
     def drop_collection(self, name: str) -> None:
         self._collections.pop(name, None)
@@ -163,9 +219,7 @@ class ChromaVectors:
         """The stored vectors of these ids (missing ids are simply absent)."""
         if not ids:
             return {}
-        collection = self.collection(name)
-        with self._reachable():
-            got = collection.get(ids=list(ids), include=["embeddings"])
+        got = self._call(name, "get", ids=list(ids), include=["embeddings"])
         embeddings = got.get("embeddings")
         if embeddings is None:
             return {}
@@ -179,9 +233,7 @@ class ChromaVectors:
         """Cosine of ``query`` with exactly these ids' vectors (shard tier)."""
         if not ids:
             return {}
-        collection = self.collection(name)
-        with self._reachable():
-            got = collection.get(ids=list(ids), include=["embeddings"])
+        got = self._call(name, "get", ids=list(ids), include=["embeddings"])
         embeddings = got.get("embeddings")
         if embeddings is None or len(got["ids"]) == 0:
             return {}
@@ -192,27 +244,27 @@ class ChromaVectors:
         """Top ``n_results`` by cosine in a dedicated collection (no filter: it is the partition)."""
         if n_results <= 0:
             return {}
-        collection = self.collection(name)
-        with self._reachable():
-            result = collection.query(
-                query_embeddings=[np.asarray(query, dtype=np.float32)],
-                n_results=n_results,
-                include=["distances"],
-            )
+        result = self._call(
+            name,
+            "query",
+            query_embeddings=[np.asarray(query, dtype=np.float32)],
+            n_results=n_results,
+            include=["distances"],
+        )
         ids = result["ids"][0]
         distances = (result.get("distances") or [[]])[0]
         # Chroma's cosine space returns 1 - cosine.
         return {i: 1.0 - float(d) for i, d in zip(ids, distances, strict=True)}
 
-    def copy_vectors(self, source: str, target: str, ids: Sequence[str]) -> int:
-        """Copy vectors between collections in chunks; returns how many were copied."""
-        copied = 0
+    def copy_vectors(self, source: str, target: str, ids: Sequence[str]) -> list[str]:
+        """Copy vectors between collections in chunks; returns the ids copied."""
+        copied: list[str] = []
         for start in range(0, len(ids), _COPY_CHUNK):
             chunk = list(ids[start : start + _COPY_CHUNK])
             found = self.vectors_by_id(source, chunk)
             if found:
                 self.upsert(target, list(found), list(found.values()))
-                copied += len(found)
+                copied += list(found)
         return copied
 
 
@@ -352,3 +404,38 @@ def remove_orphaned_segment_dirs(directory: Path) -> list[str]:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path.name)
     return removed
+
+
+def _is_stale_collection(exc: BaseException) -> bool:
+    """A cached collection handle whose collection was dropped (and maybe re-created)."""
+    return type(exc).__name__ == "NotFoundError" or "does not exist" in str(exc).lower()
+
+
+def compact_chroma_directory(directory: str | Path) -> dict[str, Any]:
+    """Push erased vectors out of a Chroma persistent directory; what was done.
+
+    Removes the segment directories of dropped collections (Chroma leaves them)
+    and ``VACUUM``s ``chroma.sqlite3``: Chroma's SQLite does not zero freed
+    pages, so a dropped collection's log rows (the raw vectors) and ids stay
+    in its free pages until then. Safe while Chroma runs (SQLite locks the
+    file; a busy database is retried for up to 30 s). For an embedded store
+    :meth:`ChromaVectors.rebuild` calls it; for a ``chroma run`` server run it
+    on the server's ``--path`` after ``forget_user``.
+
+    Example:
+        >>> import tempfile
+        >>> compact_chroma_directory(tempfile.mkdtemp())["vacuumed"]
+        False
+    """
+    root = Path(directory)
+    removed = remove_orphaned_segment_dirs(root)
+    catalog = root / "chroma.sqlite3"
+    vacuumed = False
+    if catalog.is_file():
+        conn = sqlite3.connect(catalog, timeout=30.0, isolation_level=None)
+        try:
+            conn.execute("VACUUM")
+            vacuumed = True
+        finally:
+            conn.close()
+    return {"segment_dirs_removed": len(removed), "vacuumed": vacuumed}

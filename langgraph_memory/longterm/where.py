@@ -91,7 +91,17 @@ def decode_namespace(stored: str) -> tuple[str, ...]:
 
 
 def validate_labels(namespace: Sequence[Any]) -> tuple[str, ...]:
-    """LangGraph's label rules: non-empty strings without ``.`` or NUL."""
+    """LangGraph's label rules: non-empty strings without ``.`` or NUL.
+
+    Raises:
+        InvalidNamespaceError: not a tuple (or list) of such labels; the message
+            quotes the namespace and the bad label.
+    """
+    if not isinstance(namespace, tuple | list):
+        raise InvalidNamespaceError(
+            f"Namespace {namespace!r:.80} ({type(namespace).__name__}) is not a tuple of "
+            "labels; pass e.g. ('memories', user_id)."
+        )
     labels = tuple(namespace)
     for label in labels:
         if not isinstance(label, str) or not label or "." in label or "\x00" in label:
@@ -99,7 +109,29 @@ def validate_labels(namespace: Sequence[Any]) -> tuple[str, ...]:
                 f"Namespace {labels!r} has an invalid label {label!r}; labels must be "
                 "non-empty strings without '.' or NUL."
             )
+        if not label.isascii():
+            try:
+                label.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidNamespaceError(
+                    f"Namespace {labels!r} has a label with a lone surrogate at position "
+                    f"{exc.start} ({label!r}); pass valid Unicode text."
+                ) from None
     return labels
+
+
+def check_namespace_argument(namespace: Any, *, for_write: bool) -> None:
+    """Our typed errors for a namespace argument, before LangGraph's own checks
+    (which raise ``langgraph.store.base.InvalidNamespaceError``, outside our tree)."""
+    labels = validate_labels(namespace)
+    if for_write and not labels:
+        raise InvalidNamespaceError(
+            "Namespace () is empty; write under e.g. ('memories', user_id)."
+        )
+    if for_write and labels[0] == "langgraph":
+        raise InvalidNamespaceError(
+            f"Namespace {labels!r}: the root label 'langgraph' is reserved by LangGraph."
+        )
 
 
 def partition_of(namespace: Sequence[Any], *, user_roots: Sequence[str]) -> str:

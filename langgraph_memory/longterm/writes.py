@@ -13,11 +13,12 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from langgraph_memory._drive import Call, Steps
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import MemoryNotFoundError
+from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, StoreState
 from langgraph_memory.longterm.rows import (
     ItemRow,
@@ -33,6 +34,15 @@ from langgraph_memory.longterm.vectors import dedicated_collection_name, shard_c
 from langgraph_memory.longterm.where import encode_namespace
 from langgraph_memory.scoring import importance_score, last_active_at
 from langgraph_memory.types import MemoryRecord, MemoryStatus
+
+
+class Deleted(NamedTuple):
+    """What a group of puts deleted: catalog rows, and the collections that held
+    their vectors or that a promoted partition left (Chroma keeps a deleted
+    vector's bytes until the collection is rebuilt)."""
+
+    rows: int
+    collections: frozenset[str]
 
 
 class Writes(StoreState):
@@ -84,7 +94,7 @@ class Writes(StoreState):
         now: float | None = None,
         intent: str | None = None,
         intent_recorded: bool = False,
-    ) -> None:
+    ) -> Deleted:
         """Write a group of puts: one catalog transaction, one Chroma call per collection.
 
         Chroma is written inside the catalog transaction, so a Chroma failure rolls
@@ -94,9 +104,11 @@ class Writes(StoreState):
         repaired on the next open. A partition that outgrows its shard is
         promoted *before* its new vectors are written, so a bulk load writes
         each vector once.
+
+        Returns what its deletes removed, for the erasure that follows (``erasure.py``).
         """
         if not puts:
-            return
+            return Deleted(0, frozenset())
         sql = self.catalog.sql
         now = self._now_ts() if now is None else now
         last: dict[tuple[str, str, str], PreparedPut] = {}
@@ -107,6 +119,8 @@ class Writes(StoreState):
         upserts: dict[str, tuple[list[str], list[list[float]]]] = {}
         deletes: dict[str, list[str]] = {}
         deltas: dict[str, int] = {}
+        deleted_rows = 0
+        vacated: set[str] = set()
         with self.catalog.transaction() as conn:
             self._settle_intent(conn, intent, (p.partition for p in last.values()))
             for put in last.values():
@@ -126,6 +140,7 @@ class Writes(StoreState):
                     conn.execute(sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(sql.DELETE_ITEM, (old.rowid, put.partition))
                     self.record_cache.drop(put.partition)
+                    deleted_rows += 1
                     has_vector = False
                 else:
                     has_vector = put.vector is not None
@@ -168,7 +183,9 @@ class Writes(StoreState):
             # 250 small users into 64 shards makes 64 calls, not 250.
             by_collection: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
             for partition in sorted({*upserts, *deletes}):
-                collection = self._collection_for_write(conn, partition, deltas.get(partition, 0))
+                collection = self._collection_for_write(
+                    conn, partition, deltas.get(partition, 0), vacated
+                )
                 gone, ids, vecs = by_collection.setdefault(collection, ([], [], []))
                 gone.extend(deletes.get(partition, []))
                 new_ids, new_vecs = upserts.get(partition, ([], []))
@@ -177,17 +194,22 @@ class Writes(StoreState):
             for collection, (gone, ids, vecs) in by_collection.items():
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
+        erased = {c for c, (gone, _, _) in by_collection.items() if gone}
+        return Deleted(deleted_rows, frozenset(erased | vacated))
 
     def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
         if self.embeddings is None:
             return []  # no vectors: nothing can disagree
         return [(p.partition, item_id_for(p.partition, p.namespace, p.key)) for p in puts]
 
-    def _collection_for_write(self, conn: Any, partition: str, delta: int) -> str:
+    def _collection_for_write(
+        self, conn: Any, partition: str, delta: int, vacated: set[str] | None = None
+    ) -> str:
         """The collection a partition's vectors go to, after applying ``delta`` to its count.
 
         Creates the partition's layout row on first write, and promotes it from
-        its shard to a dedicated collection when the count passes the threshold.
+        its shard to a dedicated collection when the count passes the threshold
+        (the shard is added to ``vacated``: its files still hold the vectors).
         """
         sql = self.catalog.sql
         # Locked until commit (Postgres): another instance's write to this
@@ -206,9 +228,11 @@ class Writes(StoreState):
             return name
         target = dedicated_collection_name(self.collection_prefix, partition)
         ids = [r[1] for r in conn.execute(sql.SELECT_PARTITION_ITEM_IDS, (partition,)).fetchall()]
-        self.vectors.copy_vectors(name, target, ids)  # ids not yet in Chroma are skipped
+        copied = self.vectors.copy_vectors(name, target, ids)  # ids not yet in Chroma skipped
         conn.execute(sql.SET_DEDICATED, (target, partition))
-        self.vectors.delete(name, ids)
+        self.vectors.delete(name, copied)
+        if vacated is not None and copied:
+            vacated.add(name)
         return target
 
     # -- typed memories ------------------------------------------------------------------
@@ -223,6 +247,7 @@ class Writes(StoreState):
         ]
 
     def _memory_rows(self, conn: Any, user_id: str, memory_ids: Sequence[str]) -> list[ItemRow]:
+        memory_ids = [check_memory_id(m) for m in memory_ids]  # typed, before any SQL
         if not memory_ids:
             return []
         namespace = encode_namespace(self._memory_namespace(user_id))
@@ -308,5 +333,9 @@ class Writes(StoreState):
             if links != record.supersedes:
                 record = record.evolve(supersedes=links)
                 put.value = record.to_dict()
-            self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
+            deleted = self._apply_puts([put], now=now, intent=intent, intent_recorded=True)
+        self._after_deletes(deleted)
         return record
+
+    def _after_deletes(self, deleted: Deleted) -> None:
+        """Erasure after a write (``erasure.py`` overrides it): here, nothing."""

@@ -59,6 +59,7 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, BaseCheckpointSaver, Check
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory.errors import ThreadDeletedError
 from langgraph_memory.migrate._sources import RawWrite, is_postgres_dsn, open_source
 from langgraph_memory.migrate._warning import (
@@ -370,6 +371,7 @@ def _open_target_quietly(
     """Our saver on ``location`` (no retention: every checkpoint is copied) and
     the progress table beside it."""
     if is_postgres_dsn(location):
+        require_extra("postgres", feature="migrate to a Postgres database")
         import psycopg
 
         from langgraph_memory.session.postgres import PostgresSaver

@@ -23,6 +23,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory.errors import ConfigurationError, DatabaseConnectionError
 from langgraph_memory.migrate._warning import OFFICIAL_POSTGRES_TABLES, OFFICIAL_SQLITE_TABLES
 
@@ -137,6 +138,7 @@ class PostgresSource(_Source):
     _writes_table, _value_column, _mark = "checkpoint_writes", "blob", "%s"
 
     def __init__(self, dsn: str, serde: SerializerProtocol) -> None:
+        require_extra("postgres", feature="migrate from a Postgres database")
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver as OfficialPostgresSaver
         from psycopg.rows import dict_row

@@ -32,8 +32,9 @@ import hashlib
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -50,7 +51,7 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
-from langgraph_memory.config import check_int, check_number
+from langgraph_memory.config import PrivacyPolicy, check_int, check_number
 from langgraph_memory.errors import ConfigurationError, ModelOutputError
 from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, resolve_user_id
 from langgraph_memory.nodes._messages import (
@@ -63,7 +64,7 @@ from langgraph_memory.nodes._messages import (
     tool_call_ids,
     tool_result_id,
 )
-from langgraph_memory.privacy import neutralize_markup
+from langgraph_memory.privacy import Redactor, neutralize_markup
 from langgraph_memory.prompts.compress import (
     DEFAULT_COMPRESS_PROMPT,
     SUMMARY_CLOSE_TAG,
@@ -497,6 +498,20 @@ class _SummaryAttempts:
 # --------------------------------------------------------------------------- the node
 
 
+def summariser_redactor(policy: PrivacyPolicy | None) -> Redactor:
+    """The redactor for what a summary model sees: the policy's, with ``reject`` as
+    ``mask`` (a turn already answered must not fail because its summary would quote
+    an identifier). ``keep`` is kept: the caller chose to send that kind.
+
+    Example:
+        >>> summariser_redactor(None).redact("call me on 13812345678").text
+        'call me on [PHONE]'
+    """
+    policy = policy or PrivacyPolicy()
+    actions = {k: ("mask" if a == "reject" else a) for k, a in policy.actions.items()}
+    return Redactor(replace(policy, actions=MappingProxyType(actions)))
+
+
 def _summary_message(summary: str, prompt: CompressPrompt) -> SystemMessage:
     return SystemMessage(
         content=prompt.summary_message.format(summary=summary), id=SUMMARY_MESSAGE_ID
@@ -573,6 +588,8 @@ def create_compress_node(
     token_counter: TokenCounter | None = None,
     name: str = "compress",
     clock: Clock | None = None,
+    redact_for_summariser: bool = True,
+    privacy_policy: PrivacyPolicy | None = None,
 ) -> RunnableLambda[Any, dict[str, Any]]:
     """Create the ``compress`` node (sync and async).
 
@@ -605,6 +622,14 @@ def create_compress_node(
         name: The runnable's name.
         clock: Stamps the archived summary memory (``langgraph_memory.clock``; default
             the UTC wall clock).
+        redact_for_summariser: Redact identifiers (phones, ids, cards, emails,
+            secrets: ``langgraph_memory.privacy``) in the evicted turns and the previous
+            summary before they go to ``model`` (default on): the summariser is often
+            another provider or a cheaper model, and the summary is kept and shown on
+            every later turn. The extractive summariser (``model=None``) runs in
+            process and sees the turns as they are.
+        privacy_policy: What to do per identifier kind for the summariser
+            (``None`` masks every kind; ``reject`` is treated as ``mask``).
 
     Returns:
         A ``RunnableLambda`` returning ``{}`` below the trigger, else an update with
@@ -663,6 +688,7 @@ def create_compress_node(
         raise ConfigurationError(f"create_compress_node(max_retries={max_retries!r}): use >= 0.")
     compress_prompt = prompt or DEFAULT_COMPRESS_PROMPT
     counter = token_counter or default_token_counter(model)
+    redactor = summariser_redactor(privacy_policy) if redact_for_summariser else None
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -682,10 +708,14 @@ def create_compress_node(
         return None if found is None else (messages, found)
 
     def attempts(previous: str, found: CompressionPlan) -> _SummaryAttempts:
+        evicted: Sequence[BaseMessage] = found.evicted
+        if redactor is not None:  # the model sees placeholders, never the identifiers
+            evicted = redactor.redact_messages(evicted)
+            previous = redactor.redact(previous).text
         return _SummaryAttempts(
             compress_prompt,
             previous,
-            found.evicted,
+            evicted,
             max_tokens=summary_max_tokens,
             max_attempts=1 + max_retries,
             token_counter=counter,

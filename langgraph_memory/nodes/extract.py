@@ -560,6 +560,22 @@ def as_extractor(extractor: MemoryExtractor | BaseChatModel) -> MemoryExtractor:
 # --- the graph node --------------------------------------------------------------
 
 
+def through_last_user_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` up to and including the last human message (``[]`` without one).
+
+    Example:
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> msgs = [AIMessage("I can switch you", id="a1"), HumanMessage("Do it", id="h2"),
+        ...         AIMessage("Done", id="a2")]
+        >>> [m.id for m in through_last_user_turn(msgs)]
+        ['a1', 'h2']
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], HumanMessage):
+            return list(messages[: index + 1])
+    return []
+
+
 def _state_value(state: Any, key: str) -> Any:
     if isinstance(state, Mapping):
         return state.get(key)
@@ -578,6 +594,12 @@ def create_extract_node(
     ``{"extracted_through": <id of the last submitted message>}`` so no turn is
     extracted twice or skipped; it returns ``{}`` when there is nothing new.
 
+    What is submitted ends at the user's latest message: the assistant's reply
+    goes with the next turn, together with the user's answer to it, since only
+    that answer shows whether an offer was accepted ("I can switch you to
+    unlimited" - "Do it.") or a commitment taken or corrected. A reply that gets
+    no answer still reaches extraction when ``compress`` evicts it.
+
     Raises:
         MissingUserIdError: No user id in the Runtime context or ``configurable``.
 
@@ -591,7 +613,7 @@ def create_extract_node(
         thread_id = resolve_thread_id(config) or "default"
         messages = list(_state_value(state, "messages") or [])
         new = new_messages_since(messages, _state_value(state, "extracted_through"))
-        return user_id, thread_id, new
+        return user_id, thread_id, through_last_user_turn(new)
 
     def _result(new: Sequence[BaseMessage]) -> dict[str, Any]:
         return {"extracted_through": message_ids_for(new)[-1]}

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
@@ -282,6 +282,7 @@ def pack_memories(
     pinned: Sequence[ScoredMemory] = (),
     profile: Sequence[ProfileEntry] = (),
     profile_budget_tokens: int | None = None,
+    fill: Sequence[ScoredMemory] = (),
     prompt: RecallPrompt = DEFAULT_RECALL_PROMPT,
     token_counter: TokenCounter = count_message_tokens,
 ) -> PackedRecall:
@@ -290,7 +291,7 @@ def pack_memories(
     The core ``profile`` goes first, in its order, within ``profile_budget_tokens``
     (default: the whole budget); then ``pinned`` memories (standing instructions) in
     their order; then the rest greedily by score (a lower-scored short memory may
-    still fit after a long one was skipped). The block is measured as the
+    still fit after a long one was skipped); then ``fill`` in its order. The block is measured as the
     ``SystemMessage`` it becomes, so the budget holds for what the model receives.
     When not even the header fits, the block says there are no memories.
 
@@ -349,6 +350,8 @@ def pack_memories(
         offer(item.record, "pinned", f"score {item.score:.3f}")
     for item in sorted(scored, key=lambda s: s.score, reverse=True):
         offer(item.record, "relevant", f"score {item.score:.3f}")
+    for item in fill:
+        offer(item.record, "recent", "newest of the rest")
 
     def measure() -> tuple[str, int]:
         text = render_recall_block(chosen, prompt, profile_ids=profile_ids)
@@ -466,6 +469,8 @@ def plan_recall(
     profile: ProfilePolicy | None = DEFAULT_PROFILE_POLICY,
     pinned_types: Sequence[MemoryType] = (MemoryType.PROCEDURAL,),
     pinned_k: int = 3,
+    fill_k: int = 0,
+    fill_window: timedelta | None = None,
     now: datetime | None = None,
     prompt: RecallPrompt = DEFAULT_RECALL_PROMPT,
     token_counter: TokenCounter = count_message_tokens,
@@ -476,8 +481,12 @@ def plan_recall(
     importance, no relevance gate). The profile (``select_profile``) gets
     ``profile.share`` of ``budget_tokens`` (``about_me_share`` when the query is an
     "about me" question); standing instructions (``pinned_types``, at most
-    ``pinned_k``) are part of it; the query's memories fill the rest. ``now``
-    (when given) also drops anything no longer current.
+    ``pinned_k``) are part of it; the query's memories come next. When the query
+    found fewer than ``fill_k``, the free places go to the newest of the pool's
+    other current memories (part ``recent``): a question worded unlike anything
+    stored ("which day does my stock come?" against "deliveries on Tuesday
+    instead") still sees the latest context, and the budget still caps the block.
+    ``now`` (when given) also drops anything no longer current.
 
     Example:
         >>> from langgraph_memory.types import MemoryRecord, ScoredMemory
@@ -512,9 +521,49 @@ def plan_recall(
         pinned=pinned,
         profile=entries,
         profile_budget_tokens=profile_budget,
+        fill=_recent_fill(
+            pool, relevant, entries, pinned, fill_k, now, fill_window or RECENT_FILL_WINDOW
+        ),
         prompt=prompt,
         token_counter=token_counter,
     )
+
+
+# How far back from the user's newest memory the recent fill reaches: about one
+# stretch of conversation. Measured on the planted-fact exam (README): a longer reach
+# finds more needed facts and serves more statements that later ones replaced.
+RECENT_FILL_WINDOW = timedelta(days=180)
+
+
+def _recent_fill(
+    pool: Sequence[ScoredMemory],
+    relevant: Sequence[ScoredMemory],
+    entries: Sequence[ProfileEntry],
+    pinned: Sequence[ScoredMemory],
+    fill_k: int,
+    now: datetime | None,
+    window: timedelta = RECENT_FILL_WINDOW,
+) -> list[ScoredMemory]:
+    """The pool's current memories not already chosen, newest first, for the free places."""
+    free = fill_k - len(relevant)
+    if free <= 0:
+        return []
+    taken = {s.record.id for s in relevant} | {e.record.id for e in entries}
+    taken |= {s.record.id for s in pinned}
+    rest = {
+        s.record.id: s
+        for s in pool
+        if s.record.id not in taken
+        and is_current(s.record, now)
+        and s.record.source is MemorySource.USER_STATED
+    }
+    newest = sorted(rest.values(), key=lambda s: s.record.valid_from, reverse=True)
+    if newest:
+        # Only the latest stretch of the conversation: older statements are the ones
+        # later ones may have replaced, so they come back only when the query asks.
+        since = newest[0].record.valid_from - window
+        newest = [s for s in newest if s.record.valid_from >= since]
+    return newest[:free]
 
 
 # --------------------------------------------------------------------------- store access
@@ -734,6 +783,8 @@ def create_recall_node(
     pinned_types: Sequence[MemoryType] = (MemoryType.PROCEDURAL,),
     pinned_k: int = 3,
     profile: ProfilePolicy | None = DEFAULT_PROFILE_POLICY,
+    recent_fill: bool = True,
+    recent_fill_window: timedelta = RECENT_FILL_WINDOW,
     explain: bool = False,
     update_access_stats: bool = True,
     prompt: RecallPrompt | None = None,
@@ -776,6 +827,13 @@ def create_recall_node(
         profile: The core profile's policy (share of the budget, item caps,
             thresholds); ``None`` disables the profile (then only standing
             instructions are pinned).
+        recent_fill: When the query finds fewer than ``k`` memories, give the free
+            places to the user's newest other memories among the profile pass's
+            candidates (default on; the offline embeddings miss paraphrases, and the
+            budget still caps the block). Needs ``profile``.
+        recent_fill_window: How far back from the user's newest memory the fill
+            reaches (180 days): older statements are the ones later ones may have
+            replaced, so they come back only when the query asks for them.
         explain: Put each candidate's decision (in or out, and why) in the message's
             metadata under ``"explain"``.
         update_access_stats: Call ``store.touch`` for recalled memories, in the background.
@@ -886,6 +944,8 @@ def create_recall_node(
             profile=profile,
             pinned_types=pinned_types,
             pinned_k=pinned_k,
+            fill_k=k if recent_fill else 0,
+            fill_window=recent_fill_window,
             now=None if clock is None else clock_now(clock),
             prompt=recall_prompt,
             token_counter=counter,

@@ -28,7 +28,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -48,12 +48,14 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import shares_salient_term, updates
+from langgraph_memory.nodes.rules._evidence import related, updates
+from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
 )
+from langgraph_memory.scoring import ScoringWeights
 from langgraph_memory.types import (
     CandidateMemory,
     LongTermMemory,
@@ -61,6 +63,7 @@ from langgraph_memory.types import (
     MemoryRecord,
     MemorySource,
     MemoryStatus,
+    MemoryType,
     ScoredMemory,
 )
 
@@ -161,19 +164,19 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
     )
 
 
+# How many of the newest episodic memories an update is compared with.
+_UPDATE_LOOKBACK = 24
+_NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)
+
+
+def _generic_key(key: str | None) -> bool:
+    """Keys as loose as evidence: the generic "my X is Y" rule's (``profile.<x>``) and
+    the assistant's commitments (``promise.<x>``), which the user's own update replaces."""
+    return key is not None and key.startswith(("profile.", "promise."))
+
+
 def _forget_topic(cand: CandidateMemory) -> str:
     return re.sub(r"^.*?[:：]\s*", "", cand.text)  # "User asked to forget: X" -> "X"
-
-
-def _evidence_on(topic: str, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """Active evidence turns that share a salient term with ``topic``."""
-    return [
-        r
-        for r in records
-        if is_evidence_key(r.key)
-        and r.status == MemoryStatus.ACTIVE
-        and shares_salient_term(topic, r.text)
-    ]
 
 
 # --- planning (pure) -------------------------------------------------------------
@@ -222,7 +225,7 @@ def _keyed_op(
                         for r in (*ctx.same_key, *nearby)
                         if forget_covers(r, key) and r.status != MemoryStatus.DELETED
                     ),
-                    *(r.id for r in _evidence_on(_forget_topic(cand), nearby)),
+                    *(r.id for r in nearby if forget_reaches(_forget_topic(cand), r.text)),
                 ]
             )
         )
@@ -297,7 +300,7 @@ def _offline_op(
             dict.fromkeys(
                 [
                     *(r.id for r in active if text_similarity(topic, r.text) >= forget_threshold),
-                    *(r.id for r in _evidence_on(topic, active)),
+                    *(r.id for r in active if forget_reaches(topic, r.text)),
                 ]
             )
         )
@@ -309,11 +312,25 @@ def _offline_op(
             "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
-    if cand.source is MemorySource.USER_STATED and updates(cand.text):
+    if updates(cand.text):
         # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
         # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
-        stale = [r for _, r in scored if r in _evidence_on(cand.text, active)][:2]
+        stale = [
+            r
+            for _, r in scored
+            if (is_evidence_key(r.key) or _generic_key(r.key))
+            # What the assistant said replaces only what the assistant said.
+            and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
+            and r.status == MemoryStatus.ACTIVE
+            and r.valid_from <= (cand.observed_at or r.valid_from)
+            and related(cand.text, r.text)
+        ][:2]
         if stale and not (scored and scored[0][0] >= duplicate_threshold):
+            ends = [r.expires_at for r in stale]
+            if cand.expires_at is None and all(end is not None for end in ends):
+                # "change of plan: we'll stay at my brother's instead" changes a dated
+                # plan, and ends when it would have.
+                cand = replace(cand, expires_at=max(e for e in ends if e is not None))
             return MemoryOp(
                 "supersede",
                 cand,
@@ -562,8 +579,50 @@ def plan_ops(
         if request is not None and index in request.numbers.values():
             decided[index] = _judged_op(index, ctx, by_index.get(index), request, seed, policy)
         else:
+            ctx = _with_batch_evidence(ctx, contexts, decided, index, seed)
             decided[index] = _offline_op(index, ctx, seed, duplicate_threshold, forget_threshold)
     return _without_phantom_targets([decided[i] for i in range(len(contexts))], seed)
+
+
+def _with_batch_evidence(
+    ctx: CandidateContext,
+    contexts: Sequence[CandidateContext],
+    decided: Mapping[int, MemoryOp],
+    index: int,
+    seed: str,
+) -> CandidateContext:
+    """An update also sees the evidence written earlier in its own batch.
+
+    "I need a room Dec 11 to 14" and "can we do Dec 12 to 15 instead?" often come
+    in one conversation: the second must replace the first before either is stored.
+    """
+    cand = ctx.candidate
+    if cand.forget or not updates(cand.text):
+        return ctx
+    earlier: list[ScoredMemory] = []
+    for i in range(index):
+        op = decided.get(i)
+        prior = contexts[i].candidate
+        loose = is_evidence_key(prior.key) or _generic_key(prior.key)
+        if op is None or op.action not in ("add", "supersede") or not loose:
+            continue
+        record = MemoryRecord(
+            text=prior.text,
+            type=prior.type,
+            key=prior.key,
+            importance=prior.importance,
+            source=prior.source,
+            id=op.result_id or result_id_for(seed, i),
+            valid_from=prior.observed_at or cand.observed_at or _EPOCH,
+            expires_at=prior.expires_at,
+        )
+        earlier.append(ScoredMemory(record, 0.0))
+    if not earlier:
+        return ctx
+    return replace(ctx, similar=(*ctx.similar, *earlier))
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _without_phantom_targets(ops: list[MemoryOp], seed: str) -> list[MemoryOp]:
@@ -872,13 +931,36 @@ class Reconciler:
             similar = yield Call(
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )
+            if not cand.forget and updates(cand.text):
+                # An update may replace a raw statement that shares no word with it ("we
+                # moved to Bath" and "we're in Clifton"): also look at the newest evidence.
+                recent = yield Call(
+                    store,
+                    "search_memories",
+                    (user_id, cand.text),
+                    {
+                        "limit": _UPDATE_LOOKBACK,
+                        "types": [MemoryType.EPISODIC],
+                        "min_relevance": 0.0,
+                        "weights": _NEWEST_FIRST,
+                    },
+                )
+                seen = {s.record.id for s in similar}
+                similar = [*similar, *(s for s in recent if s.record.id not in seen)]
             keyed: Sequence[MemoryRecord] = ()
-            if cand.key and cand.forget:
+            if cand.forget:
+                # A forget request may reach any memory on its topic, not only the few
+                # nearest ones (forget_reaches); requests are rare, so one listing is cheap.
                 if history is None:
                     history = yield Call(
                         store, "list_memories", (user_id,), {"include_history": True}
                     )
-                keyed = history or ()
+                seen = {s.record.id for s in similar}
+                similar = [
+                    *similar,
+                    *(ScoredMemory(r, 0.0) for r in history or () if r.id not in seen),
+                ]
+                keyed = (history or ()) if cand.key else ()
             elif cand.key:
                 found = yield Call(
                     store,

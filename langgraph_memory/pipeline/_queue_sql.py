@@ -196,11 +196,12 @@ INSERT INTO lgm_memory_audit
 VALUES (:job_id, :op_index, :user_id, :thread_id, :action, :target_ids, :result_id, :reason, :op,
         :now)
 ON CONFLICT DO NOTHING"""
-# A finished job keeps its row (its key keeps re-submits idempotent) but not the
-# conversation text: the audit log holds what was decided.
+# A finished job keeps its row (its key keeps re-submits idempotent) but no text:
+# not the conversation, the candidates nor the planned ops (which quote the
+# candidates). The audit log holds what was decided, by id.
 COMPLETE_JOB = f"""
 UPDATE lgm_memory_jobs
-SET status = 'done', messages = '[]', candidates = NULL, lease_owner = NULL,
+SET status = 'done', messages = '[]', candidates = NULL, ops = NULL, lease_owner = NULL,
     lease_expires_at = NULL, last_error = NULL, updated_at = :now, finished_at = :now
 WHERE {_HELD}"""
 RETRY_JOB = f"""
@@ -242,6 +243,23 @@ DELETE_USER_JOBS = "DELETE FROM lgm_memory_jobs WHERE user_id = :user_id"
 DELETE_USER_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE user_id = :user_id"
 DELETE_USER_AUDIT = "DELETE FROM lgm_memory_audit WHERE user_id = :user_id"
 DELETE_DONE_BEFORE = "DELETE FROM lgm_memory_jobs WHERE status = 'done' AND finished_at < :before"
+
+# Erasure of one thread (its turns wait in pending jobs) and of one memory (a
+# failed job keeps its turns, candidates and plan for retry_failed; audit rows
+# written before the audit kept ids only still quote the candidate).
+DELETE_THREAD_JOBS = "DELETE FROM lgm_memory_jobs WHERE thread_id = :thread_id"
+DELETE_THREAD_MESSAGES = "DELETE FROM lgm_memory_job_messages WHERE thread_id = :thread_id"
+SELECT_USER_FAILED_PAYLOADS = """
+SELECT job_id, messages, candidates, ops FROM lgm_memory_jobs
+WHERE user_id = :user_id AND status = 'failed'"""
+DELETE_JOB = "DELETE FROM lgm_memory_jobs WHERE job_id = :job_id"
+SCRUB_USER_DONE_JOBS = """
+UPDATE lgm_memory_jobs SET messages = '[]', candidates = NULL, ops = NULL
+WHERE user_id = :user_id AND status = 'done' AND (ops IS NOT NULL OR candidates IS NOT NULL)"""
+SELECT_USER_AUDIT_OPS = """
+SELECT seq, action, target_ids, result_id, op, reason FROM lgm_memory_audit
+WHERE user_id = :user_id"""
+SCRUB_AUDIT_ROW = "UPDATE lgm_memory_audit SET op = :op, reason = '' WHERE seq = :seq"
 
 _NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 

@@ -50,6 +50,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
+from langgraph_memory._extras import require_extra
 from langgraph_memory._migrations import Migration, MigrationTable, migrate
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -113,7 +114,8 @@ class JobInfo:
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One reconcile decision as recorded in the audit log."""
+    """One reconcile decision as recorded in the audit log: action, target and result
+    ids; never text (``op.candidate`` is ``None`` and ``op.reason`` empty)."""
 
     seq: int
     job_id: str | None
@@ -148,6 +150,9 @@ def _audit_params(
     op: MemoryOp,
     now: float,
 ) -> dict[str, Any]:
+    # Ids and decisions only: the candidate's text and the model's reason (which
+    # often quotes it) would outlive a deleted memory in the audit log.
+    decision = MemoryOp(op.action, None, op.target_ids, "", op.result_id)
     return {
         "job_id": job_id,
         "op_index": index,
@@ -156,10 +161,15 @@ def _audit_params(
         "action": op.action,
         "target_ids": json.dumps(list(op.target_ids)),
         "result_id": op.result_id,
-        "reason": op.reason,
-        "op": json.dumps(op.to_dict(), ensure_ascii=False),
+        "reason": "",
+        "op": json.dumps(decision.to_dict(), ensure_ascii=False),
         "now": now,
     }
+
+
+def _mentions(raw: str, needle: str) -> bool:
+    """Whether a stored JSON payload contains ``needle`` (as written, or JSON-escaped)."""
+    return needle in raw or json.dumps(needle, ensure_ascii=False)[1:-1] in raw
 
 
 def _job_from_row(row: Sequence[Any], worker_id: str) -> Job:
@@ -632,7 +642,7 @@ class MemoryQueue:
         """Delete a user's jobs, queued message ids and audit entries; returns rows deleted."""
         self.setup()
         with self._write() as tx:
-            return sum(
+            deleted = sum(
                 int(tx.execute(sql, {"user_id": user_id}).rowcount)
                 for sql in (
                     queue_sql.DELETE_USER_JOBS,
@@ -640,6 +650,63 @@ class MemoryQueue:
                     queue_sql.DELETE_USER_AUDIT,
                 )
             )
+        self._after_erase()
+        return deleted
+
+    def forget_thread(self, thread_id: str) -> int:
+        """Delete a thread's jobs (their turns' text) and queued message ids; returns rows
+        deleted. Call it beside ``checkpointer.delete_thread(thread_id)``: a pending job
+        holds the thread's latest turns. Audit rows (ids and decisions) stay."""
+        self.setup()
+        with self._write() as tx:
+            deleted = sum(
+                int(tx.execute(sql, {"thread_id": thread_id}).rowcount)
+                for sql in (queue_sql.DELETE_THREAD_JOBS, queue_sql.DELETE_THREAD_MESSAGES)
+            )
+        self._after_erase()
+        return deleted
+
+    def forget_memory(self, user_id: str, memory_id: str, texts: Sequence[str] = ()) -> int:
+        """Remove what the queue holds of one deleted memory; returns rows changed.
+
+        Finished jobs and audit rows written by this version hold no text. What
+        can: a failed job (its turns, candidates and plan wait for
+        ``retry_failed``) naming the memory's id or containing one of ``texts``,
+        which is deleted; and, written by an older version, this user's finished
+        jobs (their plan is dropped) and audit rows (rewritten to ids and
+        decisions). Pending jobs are the conversation still to be read;
+        ``delete_thread`` + ``forget_thread``, or ``forget_user``, remove those.
+        """
+        self.setup()
+        # The id as a JSON string (a plan's result or target id), so a short id
+        # such as "m1" never matches inside another job's text.
+        needles = [json.dumps(memory_id), *(t for t in texts if t)]
+        changed = 0
+        with self._write() as tx:
+            rows = tx.execute(queue_sql.SELECT_USER_FAILED_PAYLOADS, {"user_id": user_id})
+            for job_id, *payloads in list(rows.fetchall()):
+                raw = "\n".join(p for p in payloads if p)
+                if any(_mentions(raw, n) for n in needles):
+                    changed += int(tx.execute(queue_sql.DELETE_JOB, {"job_id": job_id}).rowcount)
+            changed += int(
+                tx.execute(queue_sql.SCRUB_USER_DONE_JOBS, {"user_id": user_id}).rowcount
+            )
+            audit = tx.execute(queue_sql.SELECT_USER_AUDIT_OPS, {"user_id": user_id})
+            for seq, action, target_ids, result_id, op, reason in list(audit.fetchall()):
+                data = json.loads(op)
+                if data.get("candidate") is None and not data.get("reason") and not reason:
+                    continue
+                # From the row's id columns, not the old JSON (which may lack them).
+                decision = MemoryOp(action, None, tuple(json.loads(target_ids)), "", result_id)
+                op_json = json.dumps(decision.to_dict(), ensure_ascii=False)
+                changed += int(
+                    tx.execute(queue_sql.SCRUB_AUDIT_ROW, {"op": op_json, "seq": seq}).rowcount
+                )
+        self._after_erase()
+        return changed
+
+    def _after_erase(self) -> None:
+        """Push erased rows out of the database's files (SQLite: truncate the WAL)."""
 
     def purge_done(self, older_than_seconds: float) -> int:
         """Delete finished job rows older than this (their message ids stay, so nothing is re-queued)."""
@@ -710,7 +777,13 @@ class SqliteMemoryQueue(MemoryQueue):
         )
         conn.execute("PRAGMA busy_timeout = 30000")
         conn.execute("PRAGMA journal_mode = WAL")
+        # Per connection: rows this connection deletes or shrinks (a finished job's
+        # turns, forget_user) are zeroed in the file, as the savers' are.
+        conn.execute("PRAGMA secure_delete = ON")
         return conn
+
+    def _after_erase(self) -> None:
+        self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @contextmanager
     def _transaction(self, conn: sqlite3.Connection) -> Iterator[None]:
@@ -758,6 +831,7 @@ class PostgresMemoryQueue(MemoryQueue):
                 f"PostgresMemoryQueue(conn_string={conn_string!r}): pass a connection string "
                 "such as 'postgresql://user@host:5432/db'."
             )
+        require_extra("postgres", feature="PostgresMemoryQueue")
         super().__init__(**settings)
         self.conn_string = conn_string
 

@@ -15,9 +15,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import psycopg
-from psycopg import pq
-from psycopg.conninfo import conninfo_to_dict
+try:
+    import psycopg
+    from psycopg import pq
+    from psycopg.conninfo import conninfo_to_dict
+except ModuleNotFoundError as exc:  # the 'postgres' extra is not installed
+    from langgraph_memory._extras import raise_missing_extra
+
+    raise_missing_extra("postgres", "PostgresSaver", exc)
 
 from langgraph_memory.errors import (
     ConfigurationError,

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import psycopg
+try:
+    import psycopg
+except ModuleNotFoundError as exc:  # the 'postgres' extra is not installed
+    from langgraph_memory._extras import raise_missing_extra
+
+    raise_missing_extra("postgres", "PostgresSaver", exc)
+
 from langchain_core.runnables import RunnableConfig
 
 from langgraph_memory.session import _sql_postgres as SQL

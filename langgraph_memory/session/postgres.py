@@ -19,7 +19,15 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
 
-import psycopg
+try:
+    import psycopg
+    from psycopg.rows import tuple_row
+    from psycopg_pool import ConnectionPool
+except ModuleNotFoundError as exc:  # the 'postgres' extra is not installed
+    from langgraph_memory._extras import raise_missing_extra
+
+    raise_missing_extra("postgres", "PostgresSaver", exc)
+
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -28,8 +36,6 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg.rows import tuple_row
-from psycopg_pool import ConnectionPool
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys

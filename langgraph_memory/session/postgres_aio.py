@@ -23,7 +23,15 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, TypeVar
 
-import psycopg
+try:
+    import psycopg
+    from psycopg.rows import tuple_row
+    from psycopg_pool import AsyncConnectionPool
+except ModuleNotFoundError as exc:  # the 'postgres' extra is not installed
+    from langgraph_memory._extras import raise_missing_extra
+
+    raise_missing_extra("postgres", "AsyncPostgresSaver", exc)
+
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     ChannelVersions,
@@ -32,8 +40,6 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg.rows import tuple_row
-from psycopg_pool import AsyncConnectionPool
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys

@@ -29,6 +29,7 @@ from langgraph_memory.errors import (
     MissingUserIdError,
 )
 from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.longterm.vectors import shard_collection_name
 from langgraph_memory.types import (
     LongTermMemory,
     MemoryRecord,
@@ -118,12 +119,20 @@ def test_search_filters_limit_offset_and_listing(make_store: StoreFactory) -> No
     assert ranked[0].key == "deep" and ranked[0].score is not None
     assert ranked[0].score >= ranked[1].score  # type: ignore[operator]
     store.put(("docs", "faq"), "q1", {"content": "shared doc"})
-    assert set(store.list_namespaces()) == {
+    store.put(("memories", "bob"), "b", {"content": "bob's note"})
+    # Listing never enumerates users: a user's namespaces need that user's prefix.
+    assert store.list_namespaces() == [("docs", "faq")]
+    assert store.list_namespaces(prefix=("memories", "alice")) == [
         ("memories", "alice"),
         ("memories", "alice", "sub"),
-        ("docs", "faq"),
-    }
-    assert store.list_namespaces(prefix=("memories",), max_depth=2) == [("memories", "alice")]
+    ]
+    assert store.list_namespaces(prefix=("memories", "alice"), max_depth=2) == [
+        ("memories", "alice")
+    ]
+    assert store.list_namespaces(suffix=("sub",)) == []
+    for prefix in (("memories",), ("memories", "*")):
+        with pytest.raises(InvalidNamespaceError, match="every user"):
+            store.list_namespaces(prefix=prefix)
 
 
 def test_batch_mixes_ops_in_order(make_store: StoreFactory) -> None:
@@ -484,8 +493,12 @@ def test_chromas_default_embedder_is_never_attached_or_called(
     for i in range(5):  # through a shard and a promotion into a dedicated collection
         store.put_memory(mem("emb", f"fact {i} about rowing"))
     assert len(store.search_memories("emb", "rowing", limit=10)) == 5
-    opened = list(store.vectors._collections.values())
-    assert len(opened) == 2  # the shard and the dedicated collection
+    # The dedicated collection, and the shard (rebuilt after the promotion, re-opened here).
+    shard = shard_collection_name(store.collection_prefix, "emb", store.shards)
+    opened = [*store.vectors._collections.values()]
+    if shard not in store.vectors._collections:
+        opened.append(store.vectors.collection(shard))
+    assert len(opened) == 2
     for collection in opened:
         assert collection._embedding_function is None
         # A collection created with Chroma's default would record {"name": "default"}.

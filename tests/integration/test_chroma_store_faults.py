@@ -70,7 +70,6 @@ def _write_then_crash(
     return args, acked
 
 
-@pytest.mark.slow
 def test_writer_killed_after_its_vector_upsert_leaves_no_orphan_after_reopen(
     pg_dsn: str, chroma_server: tuple[str, int], tmp_path: Path
 ) -> None:
@@ -88,7 +87,6 @@ def test_writer_killed_after_its_vector_upsert_leaves_no_orphan_after_reopen(
         store.close()
 
 
-@pytest.mark.slow
 def test_writer_killed_after_its_vector_delete_gets_the_vector_back(
     pg_dsn: str, chroma_server: tuple[str, int], tmp_path: Path
 ) -> None:

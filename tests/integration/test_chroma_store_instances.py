@@ -22,7 +22,7 @@ from chromadb.config import Settings
 REPO = Path(__file__).resolve().parents[2]
 
 # Each test starts 3-6 Python processes (~10-15 s each on the shared 2-core box).
-pytestmark = [pytest.mark.chroma_server, pytest.mark.slow]
+pytestmark = [pytest.mark.chroma_server]
 
 
 def _args(pg_dsn: str, chroma_server: tuple[str, int], **extra: Any) -> dict[str, Any]:

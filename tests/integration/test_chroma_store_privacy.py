@@ -316,15 +316,9 @@ def test_forgotten_text_never_resurfaces_in_another_users_index_files(tmp_path: 
     assert leaks == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known gap: embedded Chroma keeps a shard's upserted vectors in its write-ahead "
-        "log (chroma.sqlite3, embeddings_queue) after their ids are deleted, until it "
-        "compacts that collection; see longterm/DESIGN.md. Passing means it is fixed."
-    ),
-)
 def test_forgotten_users_vectors_leave_chromas_files(tmp_path: Path) -> None:
+    """Was a strict xfail: embedded Chroma kept a shard user's vectors in its
+    write-ahead log and free pages. forget_user now rebuilds the shard (erasure.py)."""
     import numpy as np
 
     root = tmp_path / "store"

@@ -31,7 +31,8 @@ import pytest
 
 from tests.integration._postgres import terminate_other_backends
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(300)]
+# In CI (~3 s each): the 30 s soak of the same shape is test_session_stress.py's, behind `slow`.
+pytestmark = [pytest.mark.postgres, pytest.mark.timeout(300)]
 
 CLIENTS = 16
 TURNS = 6

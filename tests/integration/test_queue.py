@@ -274,14 +274,18 @@ def test_inspection_and_housekeeping(queue: MemoryQueue, clock: Clock) -> None:
     queue.complete(job)
     queue.record_audit(job.user_id, "t", [MemoryOp("ignore", None, (), "standalone")])
     entries = queue.audit(job.user_id)
-    assert [e.op.reason for e in entries] == ["standalone", "new"]
-    assert entries[1].op == op and entries[1].job_id == job.job_id
+    assert [e.op.action for e in entries] == ["ignore", "add"]
+    # ids and decisions, no text: neither the candidate nor the model's reason
+    assert entries[1].op == MemoryOp("add", None, (), "", "r1")
+    assert entries[1].job_id == job.job_id
+    assert all(e.op.reason == "" and e.op.candidate is None for e in entries)
     # a finished job keeps no conversation text
     with queue._write() as tx:
         row = tx.execute(
-            "SELECT messages FROM lgm_memory_jobs WHERE job_id = :j", {"j": job.job_id}
+            "SELECT messages, candidates, ops FROM lgm_memory_jobs WHERE job_id = :j",
+            {"j": job.job_id},
         )
-        assert row.fetchone() == ("[]",)
+        assert row.fetchone() == ("[]", None, None)
     clock.now += 100
     assert queue.purge_done(older_than_seconds=50) == 1
     assert (
@@ -290,6 +294,46 @@ def test_inspection_and_housekeeping(queue: MemoryQueue, clock: Clock) -> None:
     assert queue.forget_user("u") >= 1
     assert all(i.user_id != "u" for i in queue.pending())
     assert queue.audit("u") == []
+
+
+def test_forget_thread_and_forget_memory_remove_the_text_they_hold(
+    make_queue: Callable[..., MemoryQueue], clock: Clock
+) -> None:
+    queue = make_queue(debounce_seconds=0, max_attempts=1, clock=clock)
+    queue.setup()
+    keep = queue.enqueue("u", "t-keep", turn(1, "keep me"))
+    gone = queue.enqueue("u", "t-gone", turn(2, "drop me"))
+    assert keep and gone
+    assert queue.forget_thread("t-gone") == 1 + len(turn(2))  # its job, its queued message ids
+    assert [i.thread_id for i in queue.pending()] == ["t-keep"]
+    # A failed job quoting a memory, and a done job and an audit row as older versions
+    # wrote them (plan and reason with text), all of user u.
+    job = queue.claim("w", job_id=keep, ignore_debounce=True)
+    assert job is not None
+    queue.save_plan(job, [MemoryOp("add", CandidateMemory("User owns a kayak"), (), "new", "m1")])
+    assert queue.fail(job, "down") == "failed"
+    done = queue.enqueue("u", "t-old", turn(3, "older"))
+    job = queue.claim("w", job_id=done, ignore_debounce=True)
+    assert job is not None
+    queue.complete(job)
+    with queue._write() as tx:
+        tx.execute(
+            "UPDATE lgm_memory_jobs SET ops = :ops WHERE job_id = :j",
+            {"ops": '[{"candidate": {"text": "User owns a kayak"}}]', "j": done},
+        )
+        tx.execute(
+            "INSERT INTO lgm_memory_audit (user_id, action, target_ids, result_id, reason, op, "
+            "created_at) VALUES ('u', 'add', '[]', 'm1', 'kayak', :op, 0)",
+            {"op": '{"action": "add", "candidate": {"text": "User owns a kayak"}, "reason": "k"}'},
+        )
+    assert queue.forget_memory("u", "m1", ["User owns a kayak"]) == 3
+    assert queue.failed() == []
+    with queue._write() as tx:
+        rows = tx.execute("SELECT messages, candidates, ops FROM lgm_memory_jobs").fetchall()
+        audit = tx.execute("SELECT op, reason FROM lgm_memory_audit").fetchall()
+    assert "kayak" not in repr(rows) and "kayak" not in repr(audit)
+    assert [e.op.result_id for e in queue.audit("u")] == ["m1"]
+    assert queue.forget_memory("u", "m1", ["User owns a kayak"]) == 0  # idempotent
 
 
 def test_concurrent_claims_never_hand_out_a_job_twice(

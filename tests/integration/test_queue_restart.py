@@ -120,7 +120,6 @@ EXPECTED_ACTIVE = [
 ]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("point", ["extract", "search:2", "write:2", "write:5"])
 def test_sigkill_mid_batch_loses_nothing_and_applies_nothing_twice(
     tmp_path: Path, point: str

@@ -89,7 +89,7 @@ async def test_async_path_gives_the_same_profile(
     store.put_memory(memory("Never use honorifics", clock, type=MemoryType.PROCEDURAL))
     store.put_memory(memory("用户对花生过敏", clock, key="allergy:花生", importance=0.95))
     store.put_memory(memory("User likes jazz", clock))
-    recall = create_recall_node(store=store, clock=clock, update_access_stats=False)
+    recall = create_recall_node(store=store, clock=clock, update_access_stats=False, recent_fill=False)
     state = {"messages": [HumanMessage("帮我推荐一个零食", id="q")]}
     sync = recall.invoke(state, CONFIG)
     assert await recall.ainvoke(state, CONFIG) == sync

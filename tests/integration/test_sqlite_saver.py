@@ -595,7 +595,7 @@ print("ok")
 """
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # CI: test_session_stress.py's 5-start variant covers the same race
 def test_processes_starting_together_on_a_fresh_file(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -34,6 +34,12 @@ from langgraph_memory.wiring import (
 )
 
 
+def last_human_id(messages: list[Any]) -> str:
+    """What extract has submitted through: the user's latest message (the assistant's
+    reply goes with the next turn, beside the user's answer to it)."""
+    return next(m.id for m in reversed(messages) if isinstance(m, HumanMessage))
+
+
 @dataclass
 class Ctx:
     user_id: str
@@ -124,7 +130,7 @@ def test_topology_around_a_tool_loop(store: ChromaMemoryStore, saver: SqliteSave
         assert prompt[0].id == RECALL_MESSAGE_ID
         assert "Never use honorifics with this user" in memory_lines(prompt)
     state = graph.get_state(config).values
-    assert state["extracted_through"] == state["messages"][-1].id
+    assert state["extracted_through"] == last_human_id(state["messages"])
 
 
 def test_plain_messages_state_gets_the_memory_keys(
@@ -323,7 +329,7 @@ def test_middleware_with_create_agent(store: ChromaMemoryStore, saver: SqliteSav
     assert any("3000" in r.text for r in store.list_memories("alice"))
     assert "3000" in values["summary"]
     assert not any(isinstance(m, ToolMessage) for m in values["messages"])
-    assert values["extracted_through"] == values["messages"][-1].id
+    assert values["extracted_through"] == last_human_id(values["messages"])
     last_prompt = model.calls[-1]
     assert [m.id for m in last_prompt[:3]][1:] == [SUMMARY_MESSAGE_ID, RECALL_MESSAGE_ID]
     with pytest.raises(MissingUserIdError):

@@ -32,6 +32,12 @@ from tests.unit.test_extract_fakes import ScriptedChatModel, decisions_json, mem
 U = "alice"
 
 
+def last_human_id(messages: list[Any]) -> str:
+    """What extract has submitted through: the user's latest message (the assistant's
+    reply goes with the next turn, beside the user's answer to it)."""
+    return next(m.id for m in reversed(messages) if isinstance(m, HumanMessage))
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[ChromaMemoryStore]:
     s = ChromaMemoryStore.embedded(tmp_path / "longterm", embeddings=HashingEmbeddings())
@@ -410,11 +416,12 @@ def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore,
         graph.invoke({"messages": [HumanMessage("my budget is 3000")]}, config)
         graph.invoke({"messages": [HumanMessage("I'm vegan")]}, config)
         state = graph.get_state(config).values
-        assert state["extracted_through"] == state["messages"][-1].id
+        assert state["extracted_through"] == last_human_id(state["messages"])
         conn = sqlite3.connect(db)
         (queued,) = conn.execute("SELECT COUNT(*) FROM lgm_memory_job_messages").fetchone()
         conn.close()
-        assert queued == 4  # every message queued exactly once over two turns
+        # Every message queued exactly once; the last reply waits for the user's answer.
+        assert queued == 3
         assert writer.drain(timeout=20)
         assert texts(store) == ["User is vegan", "User's budget is 3000"]
         with pytest.raises(MissingUserIdError):

@@ -483,3 +483,51 @@ def test_messages_without_ids_are_dropped_by_identity() -> None:
     texts = [m.text for m in update["messages"][1:]]
     assert texts[1:] == ["q1", "a1"]
     assert isinstance(update["messages"][1], SystemMessage)
+
+
+# --------------------------------------------------------------------------- privacy
+
+
+SECRETS = {
+    "phone": "13912345678",
+    "email": "li.lei.private@example.com",
+    "password": "hunter2zz!",
+    "card": "4111111111111111",
+}
+
+
+def secret_dialogue() -> list[AnyMessage]:
+    msgs = dialogue(4)
+    msgs[0] = HumanMessage(
+        f"my phone is {SECRETS['phone']}, mail {SECRETS['email']}, password: {SECRETS['password']}",
+        id="h0",
+    )
+    msgs[1] = AIMessage(f"Noted your card {SECRETS['card']}.", id="a0")
+    return msgs
+
+
+@pytest.mark.parametrize("policy", [None, "reject"])
+def test_evicted_turns_are_redacted_before_the_summary_model(policy: str | None) -> None:
+    from types import MappingProxyType
+
+    from langgraph_memory.config import PrivacyPolicy
+
+    privacy = (
+        None if policy is None else PrivacyPolicy(actions=MappingProxyType({"phone": "reject"}))
+    )
+    node, model = node_with(["The user shared contact details."], privacy_policy=privacy)
+    node.invoke({"messages": secret_dialogue(), "summary": f"call {SECRETS['phone']}"}, CONFIG)
+    prompt = "\n".join(m.text for m in model.calls[0])
+    for kind, value in SECRETS.items():
+        assert value not in prompt, kind
+    assert "[PHONE]" in prompt and "[EMAIL]" in prompt  # placeholders, the turns still there
+    assert "question 2" in prompt
+
+
+def test_summariser_redaction_can_be_turned_off_and_the_writer_gets_the_turns_as_they_are() -> None:
+    writer = RecordingWriter()
+    node, model = node_with(["S"], redact_for_summariser=False, writer=writer)
+    node.invoke({"messages": secret_dialogue()}, CONFIG)
+    assert SECRETS["phone"] in "\n".join(m.text for m in model.calls[0])
+    # The writer's own pipeline redacts what it stores; compress hands over the originals.
+    assert writer.batches[0][2][0] == "h0"

@@ -246,7 +246,9 @@ def test_node_injects_one_block_and_replaces_it_next_turn() -> None:
     store = ListMemoryStore(
         [record("User likes seafood"), record("User's office is near West Lake in Hangzhou")]
     )
-    recall = create_recall_node(store=store, update_access_stats=False, context_messages=0)
+    recall = create_recall_node(
+        store=store, update_access_stats=False, context_messages=0, recent_fill=False
+    )
     msgs: list[Any] = [
         SystemMessage("You are helpful.", id="sys"),
         HumanMessage("seafood dinner?", id="h1"),
@@ -293,7 +295,9 @@ def test_block_goes_below_summary_and_above_conversation() -> None:
 
 def test_no_memories_gives_a_short_placeholder_block() -> None:
     recall = create_recall_node(
-        store=ListMemoryStore([record("User likes tea")]), update_access_stats=False
+        store=ListMemoryStore([record("User likes tea")]),
+        update_access_stats=False,
+        recent_fill=False,
     )
     update = recall.invoke({"messages": [HumanMessage("hi", id="h1")]}, CONFIG)
     block = recalled_block(apply([HumanMessage("hi", id="h1")], update))
@@ -466,7 +470,7 @@ def test_standing_instructions_are_recalled_whatever_the_query() -> None:
             record("User likes jazz"),
         ]
     )
-    recall = create_recall_node(store=store, update_access_stats=False)
+    recall = create_recall_node(store=store, update_access_stats=False, recent_fill=False)
     msgs = [HumanMessage("what is the weather tomorrow?", id="h")]
     block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
     assert "Never use honorifics" in block
@@ -502,3 +506,48 @@ def test_pinned_types_on_a_plain_base_store() -> None:
     msgs = [HumanMessage("weather?", id="h")]
     block = recalled_block(apply(msgs, recall.invoke({"messages": msgs}, CONFIG))) or ""
     assert block.count("Never use honorifics") == 1  # found twice, shown once
+
+
+# --------------------------------------------------------------------------- recent fill
+
+
+def test_recent_fill_gives_free_places_to_the_newest_other_memories() -> None:
+    """A question worded unlike anything stored still sees the latest context."""
+    from datetime import timedelta
+
+    old = record("User said: deliveries on Thursdays", valid_from=DAY - timedelta(days=400))
+    new = record("User said: can deliveries come Tuesday mornings instead", valid_from=DAY)
+    guess = record(
+        "User may like opera",
+        source=MemorySource.AGENT_INFERRED,
+        confidence=0.9,
+        valid_from=DAY,
+    )
+    store = ListMemoryStore([old, new, guess])
+    query = {"messages": [HumanMessage("which day does my stock turn up?", id="h1")]}
+
+    on = create_recall_node(store=store, update_access_stats=False, explain=True)
+    block = recalled_block(apply(query["messages"], on.invoke(query, CONFIG)))
+    assert block is not None and "Tuesday mornings" in block
+    # Older than the window from the newest memory: only a query that asks gets it.
+    assert "Thursdays" not in block
+    # What the assistant guessed is never filled in unasked.
+    assert "opera" not in block
+
+    off = create_recall_node(store=store, update_access_stats=False, recent_fill=False)
+    block = recalled_block(apply(query["messages"], off.invoke(query, CONFIG)))
+    assert block is not None and "Tuesday" not in block
+
+
+def test_recent_fill_stops_at_k_and_explains_itself() -> None:
+    from langgraph_memory.nodes.recall import plan_recall
+
+    many = [ScoredMemory(record(f"User said: fact number {i}"), 0.0) for i in range(10)]
+    relevant = [ScoredMemory(record("User likes tea"), 0.9)]
+    packed = plan_recall("tea?", relevant, many, budget_tokens=2000, fill_k=4)
+    filled = [d for d in packed.decisions if d.part == "recent" and d.injected]
+    assert len(filled) == 3  # k=4 places, one taken by the query's memory
+    assert packed.memory_ids[0] == relevant[0].record.id
+    assert plan_recall("tea?", relevant, many, budget_tokens=2000, fill_k=1).memory_ids == (
+        relevant[0].record.id,
+    )

@@ -292,7 +292,7 @@ def test_node_metadata_lists_what_was_injected() -> None:
     allergy = record("User is allergic to seafood", key="allergy", importance=0.95)
     tea = record("User likes green tea")
     store = ListMemoryStore([allergy, tea, record("User likes jazz")])
-    recall = create_recall_node(store=store, update_access_stats=False)
+    recall = create_recall_node(store=store, update_access_stats=False, recent_fill=False)
     msgs = [HumanMessage("green tea or coffee?", id="h1")]
     msgs = apply(msgs, recall.invoke({"messages": msgs}, CONFIG))
     metadata = recalled_metadata(msgs)

@@ -310,13 +310,22 @@ def test_evidence_is_marked_and_excluded_from_rule_keys() -> None:
     assert [c.expires_at for c in week] == [NOW.replace(hour=0) + timedelta(days=7)]
 
 
-def test_assistant_commitments_are_opt_in_and_agent_inferred() -> None:
+def test_assistant_commitments_wait_for_the_users_reply_and_are_agent_inferred() -> None:
     reply = AIMessage(
         "I've issued a refund of $30, it will arrive by Friday. Since you are vegan, enjoy!",
         id="a1",
     )
     zh = AIMessage("好的，已为您补发一个充电器，预计三天内送达。您是素食者吗？", id="a2")
-    assert RULES.extract([reply, zh]) == []  # off by default
+    # By default only once the user's reply takes them: none yet, so nothing.
+    assert RULES.extract([reply, zh]) == []
+    taken = RULES.extract([reply, HumanMessage("Great, thanks!", id="h1")])
+    assert [c.text for c in taken if c.source.value == "agent_inferred"] == [
+        "Assistant committed: issued a refund of $30, it will arrive by Friday"
+    ]
+    corrected = RULES.extract([reply, HumanMessage("No, I asked for $50.", id="h1")])
+    assert not [c for c in corrected if c.source.value == "agent_inferred"]
+    questioned = RULES.extract([zh, HumanMessage("充电器是什么型号的？", id="h2")])
+    assert not [c for c in questioned if c.source.value == "agent_inferred"]
     keeping = RuleBasedExtractor(clock=lambda: NOW, evidence=False, commitments=True)
     refund, charger = keeping.extract([reply, zh])
     assert refund.text.startswith("Assistant committed: issued a refund of $30")
@@ -324,10 +333,43 @@ def test_assistant_commitments_are_opt_in_and_agent_inferred() -> None:
         refund.source.value == "agent_inferred" and refund.key and refund.key.startswith("promise.")
     )
     assert refund.event_time is not None and refund.event_time.date() == date(2026, 12, 4)
-    assert charger.text.startswith("客服承诺：补发一个充电器")
+    assert charger.text == "客服承诺：已为您补发一个充电器，预计三天内送达"
     # Questions and offers are not commitments; claims about the user never are.
     offer = AIMessage("Would you like me to book a table? I could send you a voucher.", id="a3")
     assert keeping.extract([offer]) == []
+    assert (
+        RuleBasedExtractor(clock=lambda: NOW, commitments=False).extract(
+            [reply, HumanMessage("Great, thanks!", id="h1")]
+        )
+        == []
+    )  # never keeps what the assistant said (the thanks itself states nothing)
+
+
+def test_an_offer_the_user_accepts_is_kept_as_what_the_user_agreed_to() -> None:
+    offer = AIMessage(
+        "Unlimited is GBP 25/month. I can switch you from your next billing date, Oct 20.", id="a1"
+    )
+    (agreed,) = RULES.extract([offer, HumanMessage("Do it.", id="h1")])
+    assert agreed.text == (
+        "User agreed to: Unlimited is GBP 25/month. I can switch you from your next billing "
+        "date, Oct 20"
+    )
+    assert agreed.source.value == "user_stated" and agreed.expires_at is None  # "from": a start
+    zh = AIMessage("可以换成300M，129元一个月，下个账期生效。", id="a2")
+    (agreed,) = [
+        c for c in RULES.extract([zh, HumanMessage("就换129的。", id="h2")]) if "同意" in c.text
+    ]
+    assert agreed.text == "用户同意了客服的提议：可以换成300M，129元一个月，下个账期生效"
+    # Not accepted, or not an offer (the assistant asking for something), keeps nothing of it.
+    assert not [
+        c
+        for c in RULES.extract([offer, HumanMessage("What about 50GB?", id="h3")])
+        if "agreed" in c.text
+    ]
+    ask = AIMessage("Could you share an API token so I can check the logs?", id="a3")
+    assert not [
+        c for c in RULES.extract([ask, HumanMessage("Sure.", id="h4")]) if "agreed" in c.text
+    ]
 
 
 @pytest.mark.parametrize(

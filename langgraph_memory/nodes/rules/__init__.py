@@ -57,6 +57,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -68,12 +69,14 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
-from langgraph_memory.nodes.rules._forget import mentions_topic
+from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
+from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
 from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
     TENTATIVE,
+    about_someone_else,
     first_person,
     has_cjk,
     is_question,
@@ -98,6 +101,8 @@ __all__ = [
 EVIDENCE_PREFIX = "evidence."
 # Low enough that a rule's fact always outranks the raw turn it came from.
 EVIDENCE_IMPORTANCE = 0.3
+# An offer the user accepted ("Do it."): the user's own choice, still in raw words.
+ACCEPTED_OFFER_IMPORTANCE = 0.5
 
 
 def is_evidence_key(key: str | None) -> bool:
@@ -119,7 +124,8 @@ class _Turn:
     """What one user turn yields: facts, and the stating segments no rule understood."""
 
     facts: list[Match] = field(default_factory=list)
-    residue: list[str] = field(default_factory=list)
+    # (segment, the sentence it came from): the sentence's time bound is the segment's.
+    residue: list[tuple[str, str]] = field(default_factory=list)
 
 
 _CORRECTION_SHAPE = re.compile(
@@ -149,6 +155,45 @@ def mask_long_numbers(text: str) -> str:
     return _LONG_NUMBER.sub(_mask, text)
 
 
+_SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不耐受|哮喘", re.IGNORECASE)
+
+
+# "from your next billing date, Oct 20", "11月1日起生效": the date is when it starts.
+_STARTS = re.compile(
+    r"\b(?:from|starting|since|effective|as of|beginning)\b|起生效|起|开始生效|生效", re.IGNORECASE
+)
+
+
+# A day that comes once: a date, or a weekday pinned to this or next week. A bare
+# weekday is often a schedule ("编程课挪到周日下午", "standup is on Mondays now").
+_ONE_DAY = re.compile(
+    r"\d{1,2}\s*(?:月|号|日)|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
+    r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d{4}-\d{1,2}-\d{1,2}"
+    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|明天|后天|下周|下个?星期|下个?礼拜|这周|这个?星期|本周|周末",
+    re.IGNORECASE,
+)
+
+
+def _bound(sentence: str, said: datetime) -> datetime | None:
+    """When what ``sentence`` says stops holding: its stated bound, or the day after a
+    future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
+    bound = bound_of(sentence, said)
+    if bound is None and not _STARTS.search(sentence) and _ONE_DAY.search(sentence):
+        moment = moment_of(sentence, said)
+        if moment is not None and moment > said:
+            bound = stated_end(sentence, said) or moment + timedelta(days=1)
+    return bound if bound is not None and bound > said else None
+
+
+def _safety(found: Match) -> bool:
+    return bool(found.key) and found.key.split(".")[0] in (
+        "allergy",
+        "health",
+        "medication",
+        "diet",
+    )
+
+
 def _only_a_joke_marker(sentence: str) -> bool:
     return len(JOKE.sub("", sentence).strip(" ,.!~，。！哈")) <= 3
 
@@ -159,6 +204,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # (facts, residue) sizes before each sentence, so a trailing "just kidding!"
     # can take back the sentence before it.
     marks: list[tuple[int, int]] = []
+    previous_sentence: str | None = None
     for sentence in sentences(text):
         if JOKE.search(sentence):
             if _only_a_joke_marker(sentence) and marks:
@@ -180,15 +226,39 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 turn.facts.append(found)
             elif states_something(sentence) and not is_question(sentence, sentence):
-                turn.residue.append(sentence)
+                turn.residue.append((sentence, sentence))
             continue
+        pieces = segments(sentence)
+        bare = [p for p in pieces if bare_forget(p)]
+        if bare:
+            # "that backup number is no longer used, delete it": the rest is the topic,
+            # and none of it is kept as evidence.
+            topic = "，".join(p for p in pieces if p not in bare) or (
+                previous_sentence if previous_sentence is not None else ""
+            )
+            if topic:
+                turn.facts.append(forget_request(topic))
+            previous_sentence = sentence
+            continue
+        if any((m := match_clause(p)) is not None and m.forget for p in pieces):
+            # A forget request states nothing to keep: its other clauses describe the
+            # thing to forget.
+            turn.facts.extend(m for p in pieces if (m := match_clause(p)) is not None and m.forget)
+            previous_sentence = sentence
+            continue
+        previous_sentence = sentence
         about_user = False
-        for segment in segments(sentence):
+        for segment in pieces:
             if is_question(segment, sentence) or TENTATIVE.search(segment):
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(match_clause(segment), segment, now)
+            if about_someone_else(segment) and not (found and _safety(found)):
+                if _SAFETY_WORDS.search(segment):
+                    turn.residue.append((segment, sentence))  # a guest's allergy still matters
+                continue
             if found is not None:
+                found = replace(found, segment=segment)
                 turn.facts.append(found)
                 turn.facts.extend(_beside(found, segment, now))
                 if found.event_time is None and not found.forget:
@@ -197,7 +267,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(segment, about_user=was_about_user):
-                turn.residue.append(segment)
+                turn.residue.append((segment, sentence))
     return turn
 
 
@@ -242,13 +312,14 @@ class RuleBasedExtractor:
         evidence: also keep each user turn's unexplained statements as one
             low-importance episodic evidence memory (default ``True``; see the
             module docstring for why it never serves a stale value).
-        commitments: also keep what the assistant committed to ("I've issued a
-            refund of $30") as ``agent_inferred`` episodic memories. Off by default:
-            rules cannot tell a real commitment from an assistant's mistaken one
-            ("booked a table for 6" when the user said 4), and an assistant's words
-            must never be served as the user's facts; turn it on where the
-            assistant's replies come from a trusted system. Its claims about the
-            user are never kept either way.
+        commitments: what to keep of the assistant's replies (``nodes/rules/_replies.py``).
+            ``"acknowledged"`` (default): a commitment ("I've issued a refund of
+            $30") once the user's next message takes it without correcting it
+            ("thanks"), as an ``agent_inferred`` episodic memory; and an offer the
+            user accepts ("I can switch you to unlimited from Oct 20" - "Do it.") as
+            what the user agreed to. ``True``: every commitment, taken or not (where
+            the assistant's replies come from a trusted system). ``False``: nothing
+            the assistant said. Its claims about the user are never kept.
 
     Example:
         >>> from langchain_core.messages import HumanMessage
@@ -267,7 +338,7 @@ class RuleBasedExtractor:
         confidence: float = 0.9,
         clock: Clock | None = None,
         evidence: bool = True,
-        commitments: bool = False,
+        commitments: bool | Literal["acknowledged"] = "acknowledged",
     ) -> None:
         if not 0.0 <= min_importance <= 1.0:
             raise ConfigurationError(
@@ -301,24 +372,74 @@ class RuleBasedExtractor:
             observed_at=said,
         )
 
-    def _evidence(self, residue: list[str], message_id: str, said: datetime) -> CandidateMemory:
-        joined = "；".join(residue) if has_cjk("".join(residue)) else "; ".join(residue)
+    def _evidence(
+        self, residue: list[tuple[str, str]], message_id: str, said: datetime
+    ) -> list[CandidateMemory]:
+        """One evidence memory per time bound: "I'm in Lisbon till the 9th, so hold my
+        deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
+        groups: dict[datetime | None, list[str]] = {}
+        for segment, sentence in residue:
+            groups.setdefault(_bound(sentence, said), []).append(segment)
+        out = []
+        for bound, pieces in groups.items():
+            suffix = "" if bound is None else "#" + bound.isoformat()
+            out.append(self._one_evidence(pieces, message_id + suffix, message_id, said, bound))
+        return out
+
+    def _one_evidence(
+        self,
+        pieces: list[str],
+        key_seed: str,
+        message_id: str,
+        said: datetime,
+        bound: datetime | None,
+    ) -> CandidateMemory:
+        joined = "；".join(pieces) if has_cjk("".join(pieces)) else "; ".join(pieces)
         joined = mask_long_numbers(joined)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"
-        bound = bound_of(joined, said)
-        if bound is None:
-            # A plan with a date ("we fly out on the 3rd") is over once its day has passed.
-            moment = moment_of(joined, said)
-            if moment is not None and moment > said:
-                bound = stated_end(joined, said) or moment + timedelta(days=1)
         found = Match(
             text,
             MemoryType.EPISODIC,
-            _evidence_key(message_id),
+            _evidence_key(key_seed),
             EVIDENCE_IMPORTANCE,
-            expires_at=bound if bound is not None and bound > said else None,
+            expires_at=bound,
         )
         return self._candidate(found, message_id, said, text=text[:500])
+
+    def _answered(
+        self,
+        pending: tuple[AIMessage, str],
+        reply: str,
+        reply_id: str,
+        said: datetime,
+        seen: set[tuple[str | None, str]],
+    ) -> list[CandidateMemory]:
+        """What the user's ``reply`` confirms of the assistant's last message."""
+        message, message_id = pending
+        if accepts(reply):
+            try:
+                offer = offer_text(redact_text(message_text(message), self.policy))
+            except RedactionRejectedError:
+                offer = None
+            if offer:
+                # The user chose it: theirs, in their name, like any statement of theirs.
+                offer = mask_long_numbers(offer)
+                text = (
+                    f"用户同意了客服的提议：{offer}"
+                    if has_cjk(offer)
+                    else f"User agreed to: {offer}"
+                )
+                agreed = Match(
+                    text[:500],
+                    MemoryType.EPISODIC,
+                    _evidence_key(message_id + "+" + reply_id),
+                    ACCEPTED_OFFER_IMPORTANCE,
+                    expires_at=_bound(offer, said),
+                )
+                return [self._candidate(agreed, reply_id, said, text=text[:500])]
+        if self.commitments == "acknowledged" and acknowledges(reply):
+            return self._commitments(message, message_id, seen)
+        return []
 
     def _commitments(
         self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
@@ -347,9 +468,14 @@ class RuleBasedExtractor:
         ids = message_ids_for(messages)
         out: list[CandidateMemory] = []
         seen: set[tuple[str | None, str]] = set()
+        # The assistant's last message, until the user's reply shows how it was taken.
+        pending: tuple[AIMessage, str] | None = None
         for message, message_id in zip(messages, ids, strict=True):
-            if isinstance(message, AIMessage) and self.commitments:
-                out.extend(self._commitments(message, message_id, seen))
+            if isinstance(message, AIMessage):
+                if self.commitments is True:
+                    out.extend(self._commitments(message, message_id, seen))
+                pending = (message, message_id) if self.commitments else None
+                continue
             if not isinstance(message, HumanMessage):
                 continue
             try:
@@ -357,17 +483,23 @@ class RuleBasedExtractor:
             except RedactionRejectedError:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
+            if pending is not None:
+                out.extend(self._answered(pending, text, message_id, said, seen))
+                pending = None
             turn = read_turn(text, said)
+            residue = list(turn.residue)
             for found in turn.facts:
                 if found.importance < self.min_importance and not found.forget:
+                    # Below the bar for a fact of its own, but still something the user said.
+                    residue.append((found.segment or found.text, found.segment or found.text))
                     continue
                 statement = sentence_case(found.text)
                 if (found.key, statement) in seen:
                     continue
                 seen.add((found.key, statement))
                 out.append(self._candidate(found, message_id, said))
-            if self.evidence and turn.residue:
-                out.append(self._evidence(turn.residue, message_id, said))
+            if self.evidence and residue:
+                out.extend(self._evidence(residue, message_id, said))
         return out
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:

@@ -16,9 +16,27 @@ from typing import Final
 from langgraph_memory.nodes.rules._match import Match, as_int, en_value, zh_value
 from langgraph_memory.nodes.rules._text import TRIM, slug
 
+# "S$2.1 million", "HK$8,000", "GBP 25", "2.5万", "$1,299.99": the prefix and the
+# magnitude are part of the value (a budget of "$1.8" is not "S$1.8 million").
+_MAGNITUDE: Final = (
+    r"(?:\s*(?:million|mil|mn|billion|bn|thousand|grand|k|m|w|百万|千万|万|千|亿))?"
+    r"(?:\s*(?:元|块钱?|yuan|rmb|dollars?|usd|sgd|hkd|eur|euros?|pounds?|quid|bucks))?"
+)
 AMOUNT: Final = (
-    r"([$¥￥€£]\s*\d[\d,]*(?:\.\d+)?\s*(?:k|w|万|千|元|块钱?|yuan|rmb|dollars?|usd|eur|euros?|bucks)?"
-    r"|\d[\d,]*(?:\.\d+)?\s*(?:k|w|万|千|元|块钱?|yuan|rmb|dollars?|usd|eur|euros?|bucks)?)"
+    r"((?:[A-Z]{1,3})?[$¥￥€£]\s*\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + r"|(?:GBP|USD|EUR|RMB|CNY|SGD|HKD|AUD|CAD|JPY)\s*\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + r"|\d[\d,]*(?:\.\d+)?"
+    + _MAGNITUDE
+    + ")"
+)
+# An amount alone in a clause: "Budget 调高一点, S$2.1 million" joins it to the clause before.
+AMOUNT_ONLY: Final = re.compile(
+    r"^(?:(?:about|around|roughly|up to|max|大概|大约|差不多|最多)\s*)?"
+    + AMOUNT
+    + r"(?:\s*(?:左右|上下))?$",
+    re.IGNORECASE,
 )
 
 

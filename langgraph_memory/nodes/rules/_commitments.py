@@ -25,7 +25,8 @@ from langgraph_memory.nodes.rules._text import TRIM, slug
 from langgraph_memory.types import MemoryType
 
 _EN_COMMIT: Final = re.compile(
-    r"^(?:ok(?:ay)?[,!]?\s+|sure[,!]?\s+|done[,!]?\s+|great[,!]?\s+)?"
+    # "As a goodwill gesture I've credited ...": a short lead-in before the action.
+    r"^(?:ok(?:ay)?[,!]?\s+|sure[,!]?\s+|done[,!]?\s+|great[,!]?\s+|[a-z][\w ,'-]{0,40}?\s)?"
     r"(?:i|we)(?:'ve| have|'ll| will| just| already|'ve just|'ve already| have just)*\s+"
     r"((?:issued|refunded|sent|booked|reserved|scheduled|arranged|upgraded|credited|waived|"
     r"shipped|cancell?ed|processed|escalated|applied|rebooked|replaced|extended|added|"
@@ -34,16 +35,32 @@ _EN_COMMIT: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_COMMIT: Final = re.compile(
-    r"(?:我|我们)?(?:已经?|会|将|马上|稍后)(?:为您|给您|帮您|替您)?"
-    r"((?:办理|退款|退还|补发|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签)"
-    r"[^。！？]{0,40})"
+    r"(?:我|我们)?(?:已经?|会|将|马上|稍后|承诺|保证)(?:为您|给您|帮您|替您)?"
+    r"((?:办理|退款|退还|补发|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签|"
+    r"登记|申请|提交|创建|派|赠送|加固|处理|延长|生效|到账|更新|改为|改成|修改|更改|备注|预订)"
+    r"[^。！？]{0,60})"
+    # "投诉已登记，工单号 TS-77120，三个工作日内派师傅免费加固": the record and its number.
+    r"|((?:工单|单号|订单|维修单|票号|编号)(?:号)?[:：]?\s*[A-Z]{1,4}-?\d[\w-]*[^。！？]{0,60})"
 )
+
+
+# "Escalated as ticket ESC-1043; a technician will fit the leg on Nov 20", "Refund of
+# $30 issued": an action in the passive, with what it produced.
+_EN_RECORD: Final = re.compile(
+    r"^((?:escalated|logged|opened|raised|filed|booked|refunded|credited|issued|scheduled|upgraded|"
+    r"switched|renewed|cancell?ed|processed)\b.{0,120}|(?:ticket|case|order|booking|reference|ref)\s*"
+    r"(?:#|no\.?|number)?\s*[A-Z]{0,4}-?\d[\w-]*\b.{0,120})$",
+    re.IGNORECASE,
+)
+
+
+_ZH_LEAD_IN: Final = re.compile(r"^(?:(?:好的|好|收到|明白|非常抱歉|很抱歉|抱歉|不好意思|您好)[，,。！!\s]*)+")
 
 
 def commitment(sentence: str) -> Match | None:
     """The assistant's commitment in one sentence of its reply, or ``None``."""
     text = sentence.strip(TRIM)
-    m = _EN_COMMIT.match(text)
+    m = _EN_COMMIT.match(text) or _EN_RECORD.match(text)
     if m and not re.search(r"\b(?:if|could|would you like|can i|shall i|should i)\b", text, re.I):
         what = m.group(1).strip(TRIM)
         return Match(
@@ -54,7 +71,9 @@ def commitment(sentence: str) -> Match | None:
         )
     m = _ZH_COMMIT.search(text)
     if m and not re.search(r"如果|是否|要不要|需要我|可以吗|吗$", text):
-        what = m.group(1).strip(TRIM)
+        # The whole sentence ("多出的是跨区流量 $312.40，我已申请 credit 返还"), without
+        # its politeness lead-in.
+        what = _ZH_LEAD_IN.sub("", text)[:120]
         return Match(
             f"客服承诺：{what}",
             MemoryType.EPISODIC,

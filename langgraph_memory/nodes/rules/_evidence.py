@@ -31,8 +31,14 @@ _PREFIX: Final = re.compile(r"^(?:User said|用户说)[:：]\s*")
 _UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
-    r"these days|from now on|not anymore|gave up|quit|stopped|started|new)\b"
-    r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了",
+    r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward)\b"
+    r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了"
+    # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
+    r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
+    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
+    # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
+    r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
+    r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b",
     re.IGNORECASE,
 )
 _STOP: Final = word_set(
@@ -60,6 +66,89 @@ def salient_terms(text: str) -> set[str]:
 
 def shares_salient_term(a: str, b: str) -> bool:
     return bool(salient_terms(a) & salient_terms(b))
+
+
+# Coarse topics an update can change without repeating a word of what it replaces:
+# "we moved to Bath" replaces "we're in Clifton", "改19号下午" replaces "约18号上午安装",
+# "switched to the 300M package" replaces "I'm on 500M for 199 a month".
+_TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE))
+    for name, pattern in (
+        (
+            "home",
+            r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
+            r"address|based in|we'?re in|i'?m in)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家)(?:现在)?住",
+        ),
+        (
+            "plan",
+            r"\b(?:plan|tariff|package|bundle|subscription|contract|data|unlimited|broadband|"
+            r"\d+\s?(?:gb|mb|m))\b|套餐|宽带|流量|月租|\d+\s?[mM兆](?![a-z])",
+        ),
+        (
+            "stay",
+            r"\b(?:hotel|room|booking|reservation|check-?in|check-?out|nights?|suite|inn)\b|"
+            r"酒店|房间|入住|退房|民宿|房型|大床房|双床房|[一两二三四五六七八九十\d]晚",
+        ),
+        (
+            "delivery",
+            r"\b(?:deliver\w*|shipping|ship|courier|parcel|dispatch\w*)\b|送货|配送|快递|发货|收货|送到",
+        ),
+        (
+            "contact",
+            r"\b(?:call|calls|ring|ringing|text|texts|sms|email|e-mail|phone|whatsapp)\b|"
+            r"电话|短信|邮件|邮箱|微信|联系",
+        ),
+        (
+            "work",
+            r"\b(?:job|work|works|office|company|employer|shift|shifts)\b|公司|上班|返工|工作|单位",
+        ),
+        (
+            "appointment",
+            r"\b(?:appointment|install\w*|visit|technician|engineer|slot)\b|预约|安装|上门|师傅|约",
+        ),
+        ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|价位"),
+        (
+            "price",
+            r"\b(?:price|cost|costs|expensive|cheap|cheaper|fee|per month|a month|monthly)\b|"
+            r"[$¥£€]\s?\d|\d\s?(?:元|块)|太贵|便宜|价格|月费|一个月",
+        ),
+        ("school", r"\b(?:school|class|classes|course|lesson|semester)\b|学校|上课|课程|报名"),
+    )
+)
+
+
+def topics(text: str) -> set[str]:
+    """The coarse topics ``text`` touches (see ``_TOPICS``).
+
+    Example:
+        >>> sorted(topics("User said: we moved last weekend, new job in Bath"))
+        ['home', 'work']
+    """
+    text = _PREFIX.sub("", text)
+    return {name for name, pattern in _TOPICS if pattern.search(text)}
+
+
+def _distinctive(text: str) -> set[str]:
+    """Names, codes and numbers ("Bukit Timah", "HI-73310", "500M"), and Chinese word pairs."""
+    text = _PREFIX.sub("", text)
+    out = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-zA-Z]{2,}\b", text)}
+    out |= {w.lower() for w in re.findall(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", text) if len(w) >= 2}
+    pairs = {
+        run[i : i + 2]
+        for run in re.findall(r"[\u3400-\u9fff]{2,}", text)
+        for i in range(len(run) - 1)
+    }
+    return out | {p for p in pairs if p not in _ZH_STOP}
+
+
+def related(a: str, b: str) -> bool:
+    """Same subject: a shared coarse topic, a shared name, code or number, or two shared
+    Chinese word pairs (one common word, "news", "plan", never decides alone)."""
+    if topics(a) & topics(b):
+        return True
+    shared = _distinctive(a) & _distinctive(b)
+    latin = {t for t in shared if t.isascii()}
+    return bool(latin) or len(shared - latin) >= 2
 
 
 def updates(text: str) -> bool:

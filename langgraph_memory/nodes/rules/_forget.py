@@ -17,11 +17,14 @@ import re
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import TRIM, to_third_person
+from langgraph_memory.nodes.rules._text import TRIM, to_third_person, word_set
 
 FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"address|地址|住址", "address"),
-    (r"\bcity\b|where i live|哪里住|住在|住哪|城市", "address.city"),
+    (
+        r"\bcity\b|where i live|\bi live\b|\bwe live\b|哪里住|住在|住哪|城市|(?:我|我们|我家)(?:现在)?住",
+        "address.city",
+    ),
     (r"nickname|what to call me|怎么称呼|称呼|叫我", "preferred_name"),
     (r"\bname\b|名字|姓名", "name"),
     (r"budget|预算", "budget"),
@@ -87,6 +90,111 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 )
 
 
+# A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
+# the topic is the rest of the sentence ("that backup number is no longer used, delete it").
+_BARE_FORGET: Final = re.compile(
+    r"^(?:(?:ok|okay|so|and|also|please|pls|can you|could you|would you|just)[,\s]+)*"
+    r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear)\s*(?:it|that|this|them|those|that one|this one)?"
+    r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
+    # "delete it from the ticket and forget it"
+    r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
+    r"(?:\s+please)?$"
+    r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
+    r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
+    r"|^(?:你们?|您)?(?:也|就)?(?:帮我|给我|麻烦|请)?(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
+    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了|不用记了|别留着?了?|不要留着?了?|唔好留|别存了?)"
+    r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊)*$"
+    r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$",
+    re.IGNORECASE,
+)
+
+
+def bare_forget(segment: str) -> bool:
+    """A forget request whose topic is elsewhere in the sentence ("..., delete it").
+
+    Example:
+        >>> bare_forget("帮我删掉"), bare_forget("delete it please"), bare_forget("delete the file")
+        (True, True, False)
+    """
+    return bool(_BARE_FORGET.match(segment.strip(TRIM + " ")))
+
+
+# The redactor's placeholders a topic refers to: "delete that card number" covers every
+# memory holding a masked card, whatever its wording ("User's Mastercard is [BANK_CARD]").
+_PLACEHOLDER_TOPICS: Final[tuple[tuple[str, str], ...]] = (
+    (r"card|卡号|银行卡|信用卡", "[BANK_CARD"),
+    (r"phone|mobile|电话|号码|手机", "[PHONE"),
+    (r"e-?mail|邮箱", "[EMAIL"),
+    (r"address|地址|住址", "[ADDRESS"),
+    (r"\bid\b|passport|身份证|证件", "[ID_NUMBER"),
+    (r"password|pin|passcode|密码", "[PASSWORD"),
+)
+
+
+def forget_reaches(topic: str, text: str) -> bool:
+    """Does a forget request on ``topic`` cover a memory reading ``text``?
+
+    It does when the memory holds a masked identifier of the kind the topic names,
+    or a content word of the topic (4+ letters, whole or inside a longer word:
+    "card" in "Mastercard"; a name such as "Kenny"; a Chinese word pair).
+
+    Example:
+        >>> forget_reaches("that card number I typed", "User's Mastercard is [BANK_CARD]")
+        True
+        >>> forget_reaches("之前讲 Kenny 嗰啲嘢", "用户说：我前男友 Kenny 成日 WhatsApp 我")
+        True
+        >>> forget_reaches("my old address", "User likes tea")
+        False
+    """
+    for pattern, placeholder in _PLACEHOLDER_TOPICS:
+        if placeholder in text and re.search(pattern, topic, re.IGNORECASE):
+            return True
+    from langgraph_memory.nodes.rules._evidence import salient_terms
+
+    lowered = text.lower()
+    words = {w for w in salient_terms(topic) if w.isascii()} - _GENERIC_TOPIC_WORDS
+    if any(word.removesuffix("'s") in lowered for word in words):
+        return True
+    # Chinese: two shared content pairs ("备用" + "号码"), so one common pair never deletes.
+    pairs = {
+        run[i : i + 2]
+        for run in re.findall(r"[\u3400-\u9fff]{2,}", topic)
+        for i in range(len(run) - 1)
+        if not _ZH_FUNCTION.search(run[i : i + 2])
+    } - _GENERIC_TOPIC_WORDS
+    return sum(pair in text for pair in pairs) >= 2
+
+
+_ZH_FUNCTION: Final = re.compile(
+    r"[了的不是在有我你他她它们个那这就也都还要会能可吧呢吗啊呀嗰啲咗佢唔嘅讲说帮把给用]"
+)
+
+# Words every forget request shares with many memories; they alone never reach one.
+_GENERIC_TOPIC_WORDS: Final = word_set(
+    "number last time typed told said gave mentioned earlier before thing stuff that "
+    "user user's users venting kept keep remember forget delete please "
+    "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记"
+)
+
+
+def forget_request(topic: str) -> Match:
+    """The forget candidate for ``topic`` (its slot key when the topic names one)."""
+    topic = topic.strip(TRIM + " ")
+    if re.search(r"[\u3400-\u9fff]", topic):
+        return Match(
+            f"用户要求忘记：{to_third_person(topic)}",
+            key=forget_key(topic),
+            importance=1.0,
+            forget=True,
+        )
+    return Match(
+        f"User asked to forget: {to_third_person(topic)}",
+        key=forget_key(topic),
+        importance=1.0,
+        forget=True,
+    )
+
+
 def rule_forget(segment: str) -> Match | None:
     if _EN_NOT_FORGET.search(segment):
         return None
@@ -99,7 +207,13 @@ def rule_forget(segment: str) -> Match | None:
         personal = (
             bool(_EN_PERSONAL.match(topic))
             or key is not None
-            or re.search(r"\bi (?:gave|told|mentioned|said|shared)\b|\bmy\b", topic) is not None
+            or re.search(
+                r"\bi (?:gave|told|mentioned|said|shared|typed|sent|entered|wrote|put|left|provided)\b"
+                r"|\bmy\b|\b(?:that|the|this) (?:card|number|pin|password|address|info)",
+                topic,
+                re.IGNORECASE,
+            )
+            is not None
         )
         if topic and personal:
             return Match(

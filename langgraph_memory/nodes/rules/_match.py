@@ -28,6 +28,9 @@ class Match:
     event_time: datetime | None = None
     expires_at: datetime | None = None
     weak: bool = False
+    # The user's own words it came from (``read_turn`` sets it), kept as evidence
+    # when the fact is below the extractor's importance bar.
+    segment: str = ""
 
 
 Rule = Callable[[str], "Match | None"]

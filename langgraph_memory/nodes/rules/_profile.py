@@ -102,7 +102,7 @@ def rule_preferred_name(segment: str) -> Match | None:
         name = _en_name(m.group(1) or m.group(2))
         if name and name.lower() not in ("anything", "whatever", "that", "it"):
             return Match(f"User wants to be called {name}", key="preferred_name", importance=0.9)
-    m = re.search(r"(?:叫我|称呼我|喊我|称我为?)" + _ZH_NAME + _ZH_NAME_END, segment)
+    m = re.search(r"(?:叫我|称呼我|喊我|称我为?)\s*" + _ZH_NAME + _ZH_NAME_END, segment)
     if m and not negated and not m.group(1).startswith(("了", "去", "来", "做", "帮", "一下")):
         return Match(f"用户希望被称为{m.group(1)}", key="preferred_name", importance=0.9)
     return None
@@ -125,7 +125,11 @@ def rule_name(segment: str) -> Match | None:
         if name:
             return Match(f"User's name is {name}", key="name", importance=0.8)
     m = re.search(
-        r"(?:我叫|我的名字是|我的名字叫|本人叫|本人是|我名叫)" + _ZH_NAME + _ZH_NAME_END, segment
+        r"(?:我叫|我的名字是|我的名字叫|本人叫|本人是|我名叫)\s*" + _ZH_NAME + _ZH_NAME_END, segment
+    ) or re.search(
+        # "我是 Leo" / "我系 Mei": a capitalised Latin name only ("我是老师" is a job, not a name).
+        r"(?:^|[，,\s])我[是系]\s*([A-Z][a-z]{1,20}(?: [A-Z][a-z]{1,20})?)(?=[，,。.！!？?\s]|$)",
+        segment,
     )
     if m and not m.group(1).startswith(("了", "过", "外卖", "车")):
         return Match(f"用户的名字是{m.group(1)}", key="name", importance=0.8)

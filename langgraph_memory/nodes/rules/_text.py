@@ -38,7 +38,13 @@ TRIM: Final = " \t,，:：、.。!！~…-—"
 
 # A sentence ends at ! ? ; (both widths), at 。, at a new line, and at a "." that
 # is not between two digits (so 2.5 / 1,299.99 / v1.2 stay whole).
-_SENTENCE_END: Final = re.compile(r"(?<=[!?;。！？；])\s*|(?<=\.)(?!\d)\s*|\n+")
+# A full stop ends a sentence, except inside a number ("2.5") or after a title or a
+# short abbreviation ("Dr. Patel", "St. Kilda", "e.g. tea", "No. 5", "Tue."... is kept).
+_SENTENCE_END: Final = re.compile(
+    r"(?<=[!?;。！？；])\s*"
+    r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|No|vs|Mt|Fr|Co)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?<=\.)(?!\d)\s*|\n+"
+)
 
 # An English comma splits only before something that starts a new clause.
 _EN_CLAUSE_START: Final = (
@@ -58,7 +64,8 @@ _EN_SPLIT: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_SPLIT: Final = re.compile(
-    r"[，,、]\s*|(?:而且|但是|不过|所以|因为|然后|另外|还有就是|还有|顺便说一下|顺便说|顺便提一下|顺便|对了|话说)"
+    # An ASCII comma between digits is a thousands separator ("¥30,000"), not a break.
+    r"[，、]\s*|(?<!\d),\s*|,(?!\d{3}(?!\d))\s*|(?:而且|但是|不过|所以|因为|然后|另外|还有就是|还有|顺便说一下|顺便说|顺便提一下|顺便|对了|话说)"
     r"[，,：:]?"
 )
 # A piece that only introduces the next one.
@@ -156,6 +163,12 @@ def _time_only(piece: str) -> bool:
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
 
 
+def _amount_only(piece: str) -> bool:
+    from langgraph_memory.nodes.rules._business import AMOUNT_ONLY  # the rules import _text
+
+    return bool(re.search(r"\d", piece)) and bool(AMOUNT_ONLY.match(piece))
+
+
 def segments(sentence: str) -> list[str]:
     """The clause-sized pieces of one sentence (see the module docstring)."""
     splitter = _ZH_SPLIT if has_cjk(sentence) else _EN_SPLIT
@@ -167,6 +180,10 @@ def segments(sentence: str) -> list[str]:
         last = index == len(pieces) - 1
         if not last and (_WRAPPER_ONLY.match(piece) or _time_only(piece)):
             carry = f"{carry}{piece}，" if has_cjk(piece) else f"{carry}{piece}, "
+            continue
+        if out and carry == "" and _amount_only(piece):
+            # "Budget 调高一点, S$2.1 million": the amount belongs to the clause before.
+            out[-1] = f"{out[-1]}，{piece}" if has_cjk(out[-1]) else f"{out[-1]}, {piece}"
             continue
         if last and carry == "" and out and _time_only(piece):
             out[-1] = f"{out[-1]}，{piece}" if has_cjk(piece) else f"{out[-1]}, {piece}"
@@ -256,10 +273,28 @@ _POLITE_IMPERATIVE: Final = re.compile(
 )
 
 
+# A request in question form carries what the user wants done, with its details:
+# "can you book Marino's for Friday at 7?", "could we do Dec 12 to 15 instead?",
+# "能不能帮我改到周五下午？". "Can I ...?" asks for information, so it is not one.
+_REQUEST: Final = re.compile(
+    r"^(?:please |pls )?(?:can|could|would|will) (?:you|u|we|they|he|she|it|the \w+|(?!i\b)\w+s)\b"
+    r"|^(?:能不能|能否|可不可以|可以|麻烦你?|请你?)?(?:帮我|给我|替我|帮忙)",
+    re.IGNORECASE,
+)
+_DETAIL: Final = re.compile(r"\d|\b[A-Z][a-z]+|[一二三四五六七八九十两]+[个位点号]|周.|星期.|礼拜.")
+
+
+def is_request(segment: str) -> bool:
+    """A question-shaped request that carries a detail worth remembering."""
+    return bool(_REQUEST.match(segment)) and bool(_DETAIL.search(segment[3:]))
+
+
 def is_question(segment: str, sentence_raw: str) -> bool:
-    """A question states nothing (except a polite standing request: "can you always ...")."""
-    if _POLITE_IMPERATIVE.match(segment):
+    """A question states nothing (except a request: "can you always ...", "can we do the 12th?")."""
+    if _POLITE_IMPERATIVE.match(segment) or is_request(segment):
         return False
+    if _CHANGE.search(segment) and not _QUESTION_START.match(segment):
+        return False  # "..., can deliveries come Tuesday instead?": a change, asked politely
     if _QUESTION_END.search(segment):
         return True
     if sentence_raw.rstrip().endswith(("?", "？")) and _QUESTION_START.match(segment):
@@ -277,7 +312,11 @@ HYPOTHETICAL: Final = re.compile(
     r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
     r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
     r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
-    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票",
+    r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票"
+    # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
+    # "if my parents ever move in, we'd need a bigger place".
+    r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
+    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b",
     re.IGNORECASE,
 )
 JOKE: Final = re.compile(
@@ -307,6 +346,27 @@ TENTATIVE: Final = re.compile(
 )
 
 
+# Someone outside the household as the subject: "my colleague is off to Iceland next
+# month", "我同事小何下个月去冰岛". Their plans are not the user's memory; a safety fact
+# about them ("my friend is allergic to nuts, she's coming to dinner") still is.
+_OTHER_PERSON: Final = re.compile(
+    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:my |our |a )?(?:colleague|coworker|co-worker|friend|boss|manager|"
+    r"neighbou?r|classmate|roommate|flatmate|mate|buddy)s?\b(?![^.]*\b(?:with (?:me|us)|and i|we)\b)"
+    r"|^(?:我|我的|我们)?(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
+    re.IGNORECASE,
+)
+
+
+def about_someone_else(segment: str) -> bool:
+    """Is the segment's subject someone outside the user's household?
+
+    Example:
+        >>> about_someone_else("我同事小何下个月要去冰岛"), about_someone_else("my wife is vegan")
+        (True, False)
+    """
+    return bool(_OTHER_PERSON.search(segment))
+
+
 def first_person(segment: str) -> bool:
     return bool(_FIRST_PERSON.search(segment))
 
@@ -316,7 +376,9 @@ def first_person(segment: str) -> bool:
 _DENIAL: Final = re.compile(
     r"\b(?:i'?m not|i am not|i'?m no|we'?re not|i'?ve never|i have never|i never said|i didn'?t say|"
     r"that'?s not (?:true|right|correct)|not true|that'?s wrong|you'?re wrong|no,? i)\b"
-    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我",
+    r"|我不是|我并不|我没有说|我没说|我从来没|不对|说错了|搞错了|弄错了|不是我"
+    # "之前个 gmail 我唔用啦", "I don't use gmail anymore": names only the old value.
+    r"|(?:不|唔)(?:再)?用(?:了|啦|喇)|\bdon'?t use\b.{0,30}\b(?:any ?more|now)\b|\bno longer use\b",
     re.IGNORECASE,
 )
 
@@ -324,7 +386,7 @@ _DENIAL: Final = re.compile(
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
-    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了",
+    r"|改成|改为|改到|换成|换到|推迟到|提前到|改签|不再|取消了|改(?![善进革正良造装])[\u4e00-\u9fff]|挪到|调到|移到",
     re.IGNORECASE,
 )
 
@@ -341,7 +403,15 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return False
     if _CHANGE.search(segment):  # "make it the 5th instead", "改成周五": the user's own change
         return True
-    if not (about_user or _FIRST_PERSON.search(segment)):
-        return False
+    # No pronoun needed: users drop it ("Type 1 diabetic", "new job in Bath", "改看
+    # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
-    return size >= 4
+    if about_user or _FIRST_PERSON.search(segment):
+        return size >= 3
+    # Without a pronoun it must carry something to remember: a number, a name, or a
+    # Chinese clause ("发短信就行"); "please delete the file" is an errand, not a fact.
+    return size >= 2 and bool(
+        re.search(r"\d", segment)
+        or re.search(r"(?<!^)\b[A-Z][a-z]", segment)
+        or len(CJK.findall(segment)) >= 2
+    )

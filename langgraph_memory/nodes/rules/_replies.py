@@ -1,0 +1,89 @@
+"""How the user answered the assistant's last message: took it, accepted an offer, or corrected it.
+
+The assistant's words are never the user's facts. Two of them still matter, once
+the user's next message shows they hold:
+
+- **a commitment the user took without correcting it** ("I've credited GBP 20.50
+  to your next bill" - "Cheers."): kept as ``agent_inferred`` (see
+  ``_commitments.py``). A reply that corrects it ("no, that's wrong", "不对") drops it.
+- **an offer the user accepted** ("Unlimited is GBP 25/month; I can switch you
+  from Oct 20" - "Do it.", "可以换成300M，129一个月" - "就换129的"): the user chose
+  it, so it is kept as what the user agreed to, in the user's name.
+
+Example:
+    >>> accepts("Do it."), accepts("就换129的。"), accepts("What would it cost?")
+    (True, True, False)
+    >>> acknowledges("Cheers, thanks!"), acknowledges("No, that's wrong.")
+    (True, False)
+    >>> offer_text("Unlimited is GBP 25/month. I can switch you from Oct 20.")
+    'Unlimited is GBP 25/month. I can switch you from Oct 20'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from langgraph_memory.nodes.rules._text import TRIM, sentences
+
+_CORRECTION: Final = re.compile(
+    r"\b(?:no|nope|not|wrong|incorrect|actually|isn'?t|wasn'?t|didn'?t|never said|mistake)\b"
+    r"|不是|不对|错了|搞错|弄错|没有|我没|唔系|唔啱|冇",
+    re.IGNORECASE,
+)
+_ACCEPT: Final = re.compile(
+    r"^(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|cool|right|fine|alright)[,!. ]+)*"
+    r"(?:yes(?: please)?|yeah|yep|sure|ok(?:ay)?|please do|do it|go ahead|go for it|let'?s do (?:it|that)|"
+    r"sounds good|that works|deal|book it|switch me|sign me up|i'?ll take it|make it so)\b"
+    r"|^(?:好的?|行|可以|没问题|冇问题|得|嗯|OK)[，,。!！ ]*(?:就这样|办吧|换吧|弄吧|帮我办|就这个)?[。!！]*$"
+    r"|^(?:那)?就(?:这个|这样|换|办|要|选|订|改)|^(?:换吧|办吧|订吧|要这个|就它)",
+    re.IGNORECASE,
+)
+_THANKS: Final = re.compile(
+    r"\b(?:thanks|thank you|thx|cheers|ta|great|perfect|lovely|brilliant|awesome|nice|ok(?:ay)?|"
+    r"got it|sounds good|appreciate it)\b|谢谢|多谢|唔该|感谢|收到|知道了|好的|好嘞|辛苦",
+    re.IGNORECASE,
+)
+_OFFER: Final = re.compile(
+    r"\b(?:i|we) (?:can|could) (?!not\b)|\bshall i\b|\bwould you like me to\b|\bwant me to\b|\bi'?d suggest\b"
+    r"|可以(?:帮您|给您|为您|帮你|给你)?(?:换|改|办|升级|调整|开通|预约|安排|退)|要不要|需要我|建议您",
+    re.IGNORECASE,
+)
+
+
+def accepts(reply: str) -> bool:
+    """Does ``reply`` accept what was offered ("do it", "yes please", "就换129的")?"""
+    reply = reply.strip(TRIM + " ")
+    return bool(_ACCEPT.search(reply)) and not _CORRECTION.search(reply)
+
+
+def acknowledges(reply: str) -> bool:
+    """Does ``reply`` take the assistant's last message as said: thanks, ok, or going on
+    to something else, but not correcting it or asking about it?"""
+    if _CORRECTION.search(reply):
+        return False
+    if accepts(reply) or _THANKS.search(reply):
+        return True
+    return not re.search(r"[?？]|[吗呢]\s*$", reply.strip())
+
+
+# The assistant asking the user for something is not an offer ("could you share a token
+# so I can check the logs?").
+_ASKS_USER: Final = re.compile(
+    r"\b(?:could|can|would) you\b|\bplease (?:send|share|provide|confirm|upload)\b|"
+    r"能否提供|请您?提供|麻烦您?(?:提供|发)|您能",
+    re.IGNORECASE,
+)
+
+
+def offer_text(message: str) -> str | None:
+    """The offer in an assistant message, with the sentence before it for context."""
+    found = sentences(message)
+    for index in range(len(found) - 1, -1, -1):
+        if _OFFER.search(found[index]) and not _ASKS_USER.search(found[index]):
+            start = max(0, index - 1)
+            return " ".join(
+                s.strip(TRIM) + ("" if s.rstrip()[-1:] in ".;。；" else ".")
+                for s in found[start : index + 1]
+            ).rstrip(".")
+    return None
