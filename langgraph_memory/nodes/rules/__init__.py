@@ -73,15 +73,16 @@ from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, me
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
 from langgraph_memory.nodes.rules._text import (
+    CJK,
     HYPOTHETICAL,
     JOKE,
     TENTATIVE,
     TRIM,
     about_someone_else,
-    is_wrapper,
     first_person,
     has_cjk,
     is_question,
+    is_wrapper,
     segments,
     sentence_case,
     sentences,
@@ -167,8 +168,6 @@ _STARTS = re.compile(
     r"|起生效|起|开始|生效|生日|满.{1,2}岁|周年",
     re.IGNORECASE,
 )
-CJK_CHARS = re.compile(r"[\u3400-\u9fff]")
-
 # A piece that names a lasting thing beside a dated plan ("我家豆豆下周二打疫苗，柯基"):
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
@@ -180,7 +179,7 @@ _LASTING = re.compile(
 def _inherits_bound(segment: str) -> bool:
     if _LASTING.search(segment):
         return False
-    cjk = len(CJK_CHARS.findall(segment))
+    cjk = len(CJK.findall(segment))
     words = len(re.findall(r"[A-Za-z]+", segment))
     bare_noun = not re.search(r"\d", segment) and (
         (cjk and cjk <= 4 and words == 0) or (not cjk and words <= 2)
