@@ -396,6 +396,11 @@ class RuleBasedExtractor:
             raise ConfigurationError(
                 f"RuleBasedExtractor(confidence={confidence!r}); use a value between 0 and 1."
             )
+        if commitments not in (True, False, "acknowledged"):
+            raise ConfigurationError(
+                f"RuleBasedExtractor(commitments={commitments!r}); use 'acknowledged' (the "
+                "default), True (every commitment) or False (nothing the assistant said)."
+            )
         self.policy = policy
         self.min_importance = min_importance
         self.confidence = confidence
