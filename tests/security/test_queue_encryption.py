@@ -170,6 +170,38 @@ def test_payloads_round_trip_and_no_plaintext_reaches_the_files(
         assert word.encode() not in data, f"{word} is stored in clear"
 
 
+def test_a_writer_on_an_encrypted_queue_writes_memories_and_no_clear_turns(
+    where: Where, keys: EncryptionKeys, tmp_path: Path
+) -> None:
+    from langgraph_memory.embeddings import HashingEmbeddings
+    from langgraph_memory.longterm import ChromaMemoryStore
+    from langgraph_memory.nodes.rules import RuleBasedExtractor
+    from langgraph_memory.pipeline.writer import MemoryWriter
+
+    queue = where.queue(encryption=keys)
+    with ChromaMemoryStore.embedded(tmp_path / "lt", embeddings=HashingEmbeddings()) as store:
+        writer = MemoryWriter(store, extractor=RuleBasedExtractor(), mode="sync", queue=queue)
+        writer.submit("alice", "t", [HumanMessage("I'm vegan. My cat is called OCELOT.", id="h1")])
+        assert any("vegan" in r.text for r in store.list_memories("alice"))
+    assert queue.stats()["done"] == 1 and queue.audit("alice")
+    assert b"OCELOT" not in where.stored_bytes()
+
+
+def test_a_job_given_up_after_expired_leases_keeps_a_sealed_error(
+    where: Where, keys: EncryptionKeys
+) -> None:
+    clock = Clock()
+    queue = where.queue(encryption=keys, clock=clock, lease_seconds=1)
+    job_id = _run_to(queue, "alice", "t", "new", "a1")
+    assert queue.claim("w", job_id=job_id, ignore_debounce=True) is not None
+    clock.now += 5  # the worker died; max_attempts=1 is used up
+    assert queue.claim("w2", ignore_debounce=True) is None
+    (failed,) = queue.failed()
+    assert failed.last_error == "worker lease expired 1 times (worker crashed or hung)"
+    (stored,) = where.run("SELECT last_error FROM lgm_memory_jobs")[0]
+    assert stored.startswith("lgme1:")
+
+
 def test_the_scan_sees_clear_payloads(where: Where) -> None:
     """The control for the scan above: without encryption the words are found."""
     queue = where.queue()
