@@ -271,6 +271,14 @@ WHERE job_id = :job_id AND messages = :old_messages
   AND candidates IS NOT DISTINCT FROM :old_candidates AND ops IS NOT DISTINCT FROM :old_ops
   AND last_error IS NOT DISTINCT FROM :old_last_error"""
 
+# Postgres erasure: a DELETE leaves the row's bytes in the heap as a dead tuple,
+# and a plain VACUUM only marks that space reusable (measured: a pruned tuple's
+# text stays in the page's free space, and an index keeps its keys); FULL
+# rewrites the tables and their indexes into new files. Queue tables are small
+# (a finished job keeps no text), so this costs milliseconds
+# (benchmarks/RESULTS-privacy.md). Autocommit only: VACUUM cannot run in a transaction.
+VACUUM_FULL_POSTGRES = "VACUUM (FULL) lgm_memory_jobs, lgm_memory_job_messages, lgm_memory_audit"
+
 _NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 

@@ -717,7 +717,8 @@ class MemoryQueue:
                     queue_sql.DELETE_USER_AUDIT,
                 )
             )
-        self._after_erase()
+        if deleted:
+            self._after_erase()
         return deleted
 
     def forget_thread(self, thread_id: str) -> int:
@@ -730,7 +731,8 @@ class MemoryQueue:
                 int(tx.execute(sql, {"thread_id": thread_id}).rowcount)
                 for sql in (queue_sql.DELETE_THREAD_JOBS, queue_sql.DELETE_THREAD_MESSAGES)
             )
-        self._after_erase()
+        if deleted:
+            self._after_erase()
         return deleted
 
     def forget_memory(self, user_id: str, memory_id: str, texts: Sequence[str] = ()) -> int:
@@ -777,7 +779,8 @@ class MemoryQueue:
                 changed += int(
                     tx.execute(queue_sql.SCRUB_AUDIT_ROW, {"op": op_json, "seq": seq}).rowcount
                 )
-        self._after_erase()
+        if changed:
+            self._after_erase()
         return changed
 
     def reencrypt(
@@ -860,7 +863,8 @@ class MemoryQueue:
         )
 
     def _after_erase(self) -> None:
-        """Push erased rows out of the database's files (SQLite: truncate the WAL)."""
+        """Push erased rows out of the database's files (SQLite: truncate the WAL;
+        Postgres: ``VACUUM FULL`` the queue's tables). Runs when a forget changed rows."""
 
     def purge_done(self, older_than_seconds: float) -> int:
         """Delete finished job rows older than this (their message ids stay, so nothing is re-queued)."""
@@ -1016,6 +1020,11 @@ class PostgresMemoryQueue(MemoryQueue):
 
     def _transaction(self, conn: Any) -> Any:
         return conn.transaction()
+
+    def _after_erase(self) -> None:
+        # The connection is in autocommit, as VACUUM needs. Dead tuples would
+        # otherwise keep the erased text until autovacuum and later page reuse.
+        self._conn().execute(queue_sql.VACUUM_FULL_POSTGRES)
 
     def _translate(self, sql: str) -> str:
         return _pg_sql(sql)

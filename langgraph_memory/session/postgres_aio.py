@@ -342,6 +342,8 @@ class AsyncPostgresSaver(AsyncShell):
     _SYNC_ALTERNATIVE = "PostgresSaver"
 
     _MIGRATIONS = SQL.MIGRATIONS
+    # forget_user runs avacuum(full=True) here (see PostgresSaver).
+    erase_with_full_vacuum = True
 
     def __init__(
         self,
