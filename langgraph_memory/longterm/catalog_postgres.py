@@ -26,6 +26,7 @@ from typing import Any
 
 from langgraph_memory._extras import require_extra
 from langgraph_memory._migrations import migrate
+from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm import _sql_postgres as _sql
 from langgraph_memory.longterm.catalog import (
@@ -209,4 +210,5 @@ class PostgresCatalog(CatalogHelpers):
         if not vacuum:
             return
         with self.pool.connection() as raw:
+            wait_for_older_snapshots(raw)  # else the rewrite keeps rows they can see
             raw.execute(_sql.VACUUM_FULL)

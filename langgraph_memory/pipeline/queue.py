@@ -51,6 +51,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from langgraph_memory._extras import require_extra
+from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.encryption import EncryptionKeys, ReencryptReport, is_sealed_text
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -1024,7 +1025,9 @@ class PostgresMemoryQueue(MemoryQueue):
     def _after_erase(self) -> None:
         # The connection is in autocommit, as VACUUM needs. Dead tuples would
         # otherwise keep the erased text until autovacuum and later page reuse.
-        self._conn().execute(queue_sql.VACUUM_FULL_POSTGRES)
+        conn = self._conn()
+        wait_for_older_snapshots(conn)  # else the rewrite keeps rows they can see
+        conn.execute(queue_sql.VACUUM_FULL_POSTGRES)
 
     def _translate(self, sql: str) -> str:
         return _pg_sql(sql)

@@ -11,9 +11,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import chromadb
 import psycopg
 import pytest
-import chromadb
 from chromadb.config import Settings
 from langchain_core.messages import HumanMessage
 from langgraph.graph import START, MessagesState, StateGraph
