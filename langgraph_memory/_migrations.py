@@ -13,6 +13,11 @@ the table, how to read and record versions, and an optional lock statement run
 first in every migration transaction (Postgres: an advisory lock, so two app
 instances starting at once apply each migration exactly once).
 
+The rules are written once, as transactions that yield their statements as data
+(:func:`migration_transactions`); :func:`migrate` runs them on a synchronous
+``transaction()``, and the session savers run the same transactions through
+their own sync and async shells (``session/_shell.py``).
+
 Example:
     >>> import sqlite3
     >>> from contextlib import contextmanager
@@ -41,9 +46,10 @@ Example:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from langgraph_memory.errors import MigrationError
@@ -79,10 +85,22 @@ class MigrationTable:
     select_applied: str
     insert_applied: str
     lock: str | None = None
+    # The "applied" row's timestamp (the session savers keep ISO-8601 text).
+    stamp: Callable[[], Any] = field(default=time.time)
 
 
-def _applied(execute: Execute, table: MigrationTable) -> set[int]:
-    return {int(row[0]) for row in execute(table.select_applied)}
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement of a migration transaction; with ``rows`` the runner sends
+    back its rows, otherwise an empty list."""
+
+    sql: str
+    params: tuple[Any, ...] = ()
+    rows: bool = False
+
+
+# A transaction as data: yields statements, receives their rows, returns a result.
+Steps = Generator[Statement, list[Any], Any]
 
 
 def _refuse_newer(applied: set[int], known: Sequence[Migration], where: str) -> None:
@@ -94,6 +112,85 @@ def _refuse_newer(applied: set[int], known: Sequence[Migration], where: str) -> 
             f"{unknown}, this release knows up to {newest}); upgrade langgraph-memory, or "
             "point this release at another database."
         )
+
+
+def _applied_steps(table: MigrationTable) -> Generator[Statement, list[Any], set[int]]:
+    rows = yield Statement(table.select_applied, rows=True)
+    return {int(row[0]) for row in rows}
+
+
+def _bookkeeping_txn(
+    table: MigrationTable, known: Sequence[Migration], where: str
+) -> Generator[Statement, list[Any], set[int]]:
+    """The first transaction: the bookkeeping table, then a newer release's database
+    is refused before anything is touched. Returns the applied versions."""
+    if table.lock:
+        yield Statement(table.lock, rows=True)
+    yield Statement(table.create)
+    applied = yield from _applied_steps(table)
+    _refuse_newer(applied, known, where)
+    return applied
+
+
+def _migration_txn(
+    table: MigrationTable, migration: Migration, known: Sequence[Migration], where: str
+) -> Generator[Statement, list[Any], bool]:
+    """One migration and its "applied" row; ``False`` when it was applied already
+    (by this database's history, or by another instance while we waited for the lock)."""
+    try:
+        if table.lock:
+            yield Statement(table.lock, rows=True)
+        applied = yield from _applied_steps(table)
+        _refuse_newer(applied, known, where)
+        if migration.version in applied:
+            return False
+        for statement in migration.statements:
+            yield Statement(statement)
+        yield Statement(table.insert_applied, (migration.version, migration.name, table.stamp()))
+        return True
+    except MigrationError:
+        raise
+    except Exception as exc:  # thrown in by the runner: a statement failed
+        raise _failed(migration, where, exc) from exc
+
+
+def _failed(migration: Migration, where: str, exc: BaseException) -> MigrationError:
+    return MigrationError(
+        f"Migration {migration.version} ({migration.name!r}) failed on {where}: {exc}. "
+        "The database may be damaged or changed by hand; restore a backup or use a "
+        "new database."
+    )
+
+
+def migration_transactions(
+    table: MigrationTable, migrations: Sequence[Migration], *, where: str
+) -> list[Callable[[], Steps]]:
+    """Every transaction of a migration run, in order: the bookkeeping one, then one
+    per migration (each returns whether it applied its migration). Run each in its
+    own transaction; see :func:`run_steps` for how a runner answers a statement."""
+    ordered = sorted(migrations, key=lambda m: m.version)
+    if len({m.version for m in ordered}) != len(ordered):
+        raise ValueError(f"Duplicate migration versions in {[m.version for m in ordered]}.")
+    return [
+        partial(_bookkeeping_txn, table, ordered, where),
+        *(partial(_migration_txn, table, m, ordered, where) for m in ordered),
+    ]
+
+
+def run_steps(steps: Steps, execute: Execute) -> Any:
+    """Run one transaction's statements with ``execute(sql, params) -> rows``; a
+    failing statement is thrown back into the transaction (which names its migration)."""
+    try:
+        statement = next(steps)
+        while True:
+            try:
+                rows = execute(statement.sql, statement.params)
+            except Exception as exc:
+                statement = steps.throw(exc)
+                continue
+            statement = steps.send(list(rows or []) if statement.rows else [])
+    except StopIteration as stop:
+        return stop.value
 
 
 def migrate(
@@ -116,36 +213,20 @@ def migrate(
         MigrationError: the database is from a newer release, or a statement failed
             (the failed migration is rolled back; earlier ones stay applied).
     """
-    ordered = sorted(migrations, key=lambda m: m.version)
-    if len({m.version for m in ordered}) != len(ordered):
-        raise ValueError(f"Duplicate migration versions in {[m.version for m in ordered]}.")
+    first, *each = migration_transactions(table, migrations, where=where)
     with transaction() as execute:
-        if table.lock:
-            execute(table.lock)
-        execute(table.create)
-        applied = _applied(execute, table)
-    _refuse_newer(applied, ordered, where)
+        applied: set[int] = run_steps(first(), execute)
+    ordered = sorted(migrations, key=lambda m: m.version)
     done: list[int] = []
-    for migration in ordered:
+    for migration, txn in zip(ordered, each, strict=True):
         if migration.version in applied:
-            continue
+            continue  # an applied migration never becomes unapplied: no transaction
         try:
             with transaction() as execute:
-                if table.lock:
-                    execute(table.lock)
-                    # Another instance may have applied it while we waited for the lock.
-                    if migration.version in _applied(execute, table):
-                        continue
-                for statement in migration.statements:
-                    execute(statement)
-                execute(table.insert_applied, (migration.version, migration.name, time.time()))
+                if run_steps(txn(), execute):
+                    done.append(migration.version)
         except MigrationError:
             raise
-        except Exception as exc:
-            raise MigrationError(
-                f"Migration {migration.version} ({migration.name!r}) failed on {where}: {exc}. "
-                "The database may be damaged or changed by hand; restore a backup or use a "
-                "new database."
-            ) from exc
-        done.append(migration.version)
+        except Exception as exc:  # the commit itself failed
+            raise _failed(migration, where, exc) from exc
     return done

@@ -117,7 +117,10 @@ class MemoryRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryRecord:
-        known = {f.name for f in fields(cls)}
+        # The field names once per class, not per call (~5 us of ~25 per record).
+        known = _FIELD_NAMES.get(cls)
+        if known is None:
+            known = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
         kwargs: dict[str, Any] = {k: v for k, v in data.items() if k in known}
         for name in (
             "created_at",
@@ -144,6 +147,9 @@ class MemoryRecord:
 
     def evolve(self, **changes: Any) -> MemoryRecord:
         return replace(self, **changes)
+
+
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
 
 
 def _refuse(name: str, value: Any, want: str) -> InvalidMemoryError:

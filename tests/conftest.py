@@ -41,6 +41,12 @@ def postgres_reachable() -> str | None:
 @pytest.fixture
 def pg_dsn() -> Iterator[str]:
     """DSN of a brand-new database, dropped after the test."""
+    yield from fresh_database()
+
+
+def fresh_database() -> Iterator[str]:
+    """Yields the DSN of a brand-new database and drops it after (skips or fails as
+    ``pg_dsn`` does); for fixtures of a wider scope."""
     reason = postgres_reachable()
     if reason is not None:
         msg = f"PostgreSQL at {PG_ADMIN_DSN} is unreachable ({reason})"

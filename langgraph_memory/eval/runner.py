@@ -239,6 +239,9 @@ class MemorySystem:
         reconcile_model: Builds the chat model for reconcile (``None``: offline rules).
         writer_store: Wraps the store the writer writes through (broken variants).
         recall_store: Wraps the store the recall node reads (broken variants).
+        store: Builds the long-term store from the run's context and embeddings
+            (default: ``ChromaMemoryStore.embedded(root / "ltm")`` on the run's clock);
+            e.g. a store on a Postgres catalog, to compare catalogs on the same exam.
         recall_options: Extra ``create_recall_node`` arguments.
         answer_model: Answers probe questions (for the judge's answer grading).
         unavailable: Why this configuration cannot run here (reported as skipped).
@@ -251,6 +254,7 @@ class MemorySystem:
     reconcile_model: Callable[[BuildContext], BaseChatModel | None] | None = None
     writer_store: Callable[[Any, BuildContext], Any] | None = None
     recall_store: Callable[[Any, BuildContext], Any] | None = None
+    store: Callable[[BuildContext, Embeddings], Any] | None = None
     recall_options: Mapping[str, Any] = field(default_factory=dict)
     answer_model: Callable[[BuildContext], BaseChatModel | None] | None = None
     unavailable: str | None = None
@@ -484,9 +488,12 @@ def run_system(
     db = root / "state.db"
     queue_clock: Callable[[], float] = lambda: now_seconds(clock)  # noqa: E731
     with ExitStack() as stack:
-        store = ChromaMemoryStore.embedded(
-            root / "ltm", embeddings=system.embeddings(), clock=clock
-        )
+        if system.store is not None:
+            store = system.store(ctx, system.embeddings())
+        else:
+            store = ChromaMemoryStore.embedded(
+                root / "ltm", embeddings=system.embeddings(), clock=clock
+            )
         stack.callback(store.close)
         stack.callback(flush_access_stats)
         queue = SqliteMemoryQueue(db, clock=queue_clock)

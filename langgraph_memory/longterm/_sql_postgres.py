@@ -7,7 +7,8 @@ turns them into psycopg's ``%s`` once per statement. What differs:
 * **Keyword index.** ``lt_keywords.terms`` is a ``tsvector`` built from the
   same pre-tokenised, partition-scoped body FTS5 indexes (``tokenize.py``), with
   each token's positions, so a term's frequency in a row is the length of its
-  position list; a GIN index answers ``terms @@ query``. BM25 is computed in SQL
+  position list; a trigger copies each row's terms into ``lt_postings`` (term,
+  row, tf, length) under a covering B-tree, which queries read. BM25 is computed in SQL
   with FTS5's formula and constants (k1 = 1.2, b = 0.75, IDF clamped to 1e-6,
   N and average length over the whole index, kept by triggers in
   ``lt_keyword_stats``), so scores equal the embedded ones (tested). A match
@@ -234,6 +235,48 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX lt_vector_intents_by_partition ON lt_vector_intents (partition)",
         ),
     ),
+    Migration(
+        2,
+        # Postings (term, row, tf, doc_len) under a B-tree that covers them: a query's
+        # BM25 reads its terms' postings by index only, instead of testing every
+        # row's tsvector against the tsquery through GIN and unnesting it (the
+        # shared pass at 10k memories: ~25-50 ms -> ~5 ms, scores unchanged). A
+        # trigger fills them from lt_keywords, so every writer (an instance not yet
+        # upgraded too) keeps them current; rows leave with their keyword row.
+        "keyword_postings",
+        (
+            """
+            CREATE TABLE lt_postings (
+                term TEXT NOT NULL,
+                rowid BIGINT NOT NULL REFERENCES lt_keywords (rowid) ON DELETE CASCADE,
+                tf INTEGER NOT NULL,
+                doc_len INTEGER NOT NULL,
+                PRIMARY KEY (term, rowid) INCLUDE (tf, doc_len)
+            )
+            """,
+            "CREATE INDEX lt_postings_by_row ON lt_postings (rowid)",
+            """
+            INSERT INTO lt_postings (term, rowid, tf, doc_len)
+            SELECT (u).lexeme, k.rowid, cardinality((u).positions), k.doc_len
+            FROM lt_keywords k CROSS JOIN LATERAL unnest(k.terms) u
+            """,
+            """
+            CREATE FUNCTION lt_postings_track() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO lt_postings (term, rowid, tf, doc_len)
+                SELECT (u).lexeme, NEW.rowid, cardinality((u).positions), NEW.doc_len
+                FROM unnest(NEW.terms) u;
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER lt_keywords_postings AFTER INSERT ON lt_keywords
+            FOR EACH ROW EXECUTE FUNCTION lt_postings_track()
+            """,
+            # Nothing reads the tsvectors through GIN any more; writes skip its upkeep.
+            "DROP INDEX IF EXISTS lt_keywords_terms",
+        ),
+    ),
 )
 
 MIGRATION_TABLE: Final = MigrationTable(
@@ -273,44 +316,39 @@ GROUP BY r.id, r.len
 # the term's document frequency over the whole index; since terms are
 # partition-scoped that is this partition's count, as in FTS5.
 _SCORED = f"""
-postings AS (
-    -- The one-row subquery of the bound tsquery is pulled up, so the planner sees
-    -- the query as a constant and walks the GIN index (with the tsquery built
-    -- in a CTE it scanned every user's rows: 29 ms at 1,000). setweight marks
-    -- the query's lexemes and ts_filter keeps only those, so a row's other
-    -- lexemes are never unnested.
-    SELECT k.rowid AS hit, k.doc_len, (u).lexeme AS term,
-           cardinality((u).positions)::float8 AS tf
-    FROM (SELECT ?::tsquery AS q) tsq
-    JOIN lt_keywords k ON k.terms @@ tsq.q
-    CROSS JOIN LATERAL unnest(
-        ts_filter(setweight(k.terms, 'A', lt_query_terms(tsq.q)), ARRAY['a']::"char"[])
-    ) u
-),
 stats AS (
     SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avg_len
     FROM lt_keyword_stats WHERE id = 1
 ),
-freq AS (SELECT term, count(*)::float8 AS docs FROM postings GROUP BY term),
+postings AS (
+    -- lt_query_terms of the bound tsquery folds to a constant array, so this is an
+    -- index-only scan of the terms' postings, in term order: the window counts
+    -- each term's rows (its document frequency) without a sort.
+    SELECT p.rowid AS hit, p.doc_len, p.tf::float8 AS tf,
+           count(*) OVER (PARTITION BY p.term)::float8 AS docs
+    FROM lt_postings p WHERE p.term = ANY (lt_query_terms(?::tsquery))
+),
 scored AS (
     SELECT p.hit,
-           sum(greatest(ln((s.n - f.docs + 0.5) / (f.docs + 0.5)), 1e-6)
+           sum(greatest(ln((s.n - p.docs + 0.5) / (p.docs + 0.5)), 1e-6)
                * p.tf * {_BM25_K1 + 1} / (p.tf + {_BM25_K1} * (1 - {_BM25_B}
                + {_BM25_B} * p.doc_len / s.avg_len))) AS score
-    FROM postings p JOIN freq f USING (term) CROSS JOIN stats s
+    FROM postings p CROSS JOIN stats s
     GROUP BY p.hit
 )"""
 
+# Ties on score go to the older row (``hit``), as FTS5's ascending-rowid scan
+# leaves them, so a cut-off keeps the same rows on both catalogs.
 KEYWORD_SEARCH_TEMPLATE: Final = (
     f"WITH {_SCORED}, top AS ("
     "SELECT scored.hit, scored.score FROM scored JOIN lt_items ON lt_items.rowid = scored.hit "
     "WHERE lt_items.rowid = ANY (ARRAY(SELECT hit FROM scored)) AND partition = ? AND {where} "
-    "ORDER BY scored.score DESC LIMIT ?) "
+    "ORDER BY scored.score DESC, scored.hit LIMIT ?) "
     f"SELECT {ITEM_COLUMNS_I}, top.score FROM top JOIN lt_items i ON i.rowid = top.hit "
     "WHERE i.rowid = ANY (ARRAY(SELECT hit FROM top))"
 )
 KEYWORD_RANK_THEN_FILTER_TEMPLATE: Final = (
-    f"WITH {_SCORED}, top AS (SELECT hit, score FROM scored ORDER BY score DESC LIMIT ?) "
+    f"WITH {_SCORED}, top AS (SELECT hit, score FROM scored ORDER BY score DESC, hit LIMIT ?) "
     f"SELECT {ITEM_COLUMNS_I}, (SELECT count(*) FROM top) AS ranked, top.score "
     "FROM top JOIN lt_items i ON i.rowid = top.hit "
     "WHERE i.rowid = ANY (ARRAY(SELECT hit FROM top)) AND i.partition = ? AND {where}"
@@ -318,13 +356,29 @@ KEYWORD_RANK_THEN_FILTER_TEMPLATE: Final = (
 # ``ARRAY[...]::bigint[]``: an empty list of pinned rowids is valid here too.
 KEYWORD_RANK_SHARED_TEMPLATE: Final = (
     f"WITH {_SCORED} "
-    "SELECT * FROM (SELECT hit, score, 0 FROM scored ORDER BY score DESC LIMIT ?) a "
+    "SELECT * FROM (SELECT hit, score, 0 FROM scored ORDER BY score DESC, hit LIMIT ?) a "
     "UNION ALL "
     "SELECT * FROM (SELECT hit, score, 1 FROM scored WHERE hit = ANY (ARRAY[{marks}]::bigint[]) "
-    "ORDER BY score DESC LIMIT ?) b"
+    "ORDER BY score DESC, hit LIMIT ?) b"
+)
+# ``(partition || '')``: Postgres's ``+partition`` (see _sql_sqlite.py). A few dozen
+# key lookups are always the plan; with stale statistics (a freshly loaded user)
+# the planner ANDed them with a bitmap of the whole partition (0.3 -> 0.1 ms at 10k).
+# The same pass with the pinned search's eligible rows found in the statement (what
+# SELECT_ROWIDS_BY_TYPE_TEMPLATE returns on SQLite, a round trip of its own there),
+# at most ``?`` of them; the last row counts them, so the caller can tell when there
+# were too many to share the pass.
+KEYWORD_RANK_SHARED_ELIGIBLE_TEMPLATE: Final = (
+    f"WITH {_SCORED}, "
+    "eligible AS (SELECT rowid FROM lt_items WHERE partition = ? AND {where} LIMIT ?) "
+    "SELECT * FROM (SELECT hit, score, 0 FROM scored ORDER BY score DESC, hit LIMIT ?) a "
+    "UNION ALL "
+    "SELECT * FROM (SELECT hit, score, 1 FROM scored "
+    "WHERE hit = ANY (ARRAY(SELECT rowid FROM eligible)) ORDER BY score DESC, hit LIMIT ?) b "
+    "UNION ALL SELECT (SELECT count(*) FROM eligible), 0, 2"
 )
 SELECT_ROWS_BY_ROWID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid IN ({{marks}}) AND partition = ? "
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid IN ({{marks}}) AND (partition || '') = ? "
     "AND {where}"
 )
 SELECT_ROWIDS_BY_TYPE_TEMPLATE: Final = "SELECT rowid FROM lt_items WHERE partition = ? AND {where}"
@@ -349,29 +403,35 @@ ADD_VECTOR_COUNT: Final = (
 )
 # Term statistics for query planning (catalog.plan_terms): document frequency of
 # each scoped term, and the change counter that invalidates the cache.
-# One GIN-walking pass for every planned term (the tsquery of the terms bound
-# as a constant, as in the keyword query): a correlated count per term
-# seq-scanned the index table once per term (~20 ms for 8 terms at 5k rows).
+# One index-only pass over the planned terms' postings (a correlated count per
+# term over the tsvectors seq-scanned the index table once per term: ~20 ms for
+# 8 terms at 5k rows).
 SELECT_TERM_DOC_FREQ: Final = (
-    "SELECT (u).lexeme, count(*) FROM (SELECT ?::tsquery AS q) tsq "
-    "JOIN lt_keywords k ON k.terms @@ tsq.q CROSS JOIN LATERAL unnest("
-    "ts_filter(setweight(k.terms, 'A', lt_query_terms(tsq.q)), ARRAY['a']::\"char\"[])) u "
-    "GROUP BY (u).lexeme"
+    "SELECT term, count(*) FROM lt_postings WHERE term = ANY (lt_query_terms(?::tsquery)) "
+    "GROUP BY term"
 )
 DATA_VERSION: Final = "SELECT changes FROM lt_keyword_stats WHERE id = 1"
+# A search's first round trip: the change counter and SELECT_PARTITION's columns
+# (NULLs before the partition's first write).
+SELECT_CHANGES_AND_PARTITION: Final = (
+    "SELECT s.changes, p.collection, p.dedicated, p.vector_count, p.version "
+    "FROM lt_keyword_stats s LEFT JOIN lt_partitions p ON p.partition = ? WHERE s.id = 1"
+)
 
 # Dims are fixed by the first instance: a racing second one keeps the first's value.
 INSERT_META_IF_ABSENT: Final = (
     "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
 )
-VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_partitions"
+VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_postings, lt_partitions"
 # forget_user's scrub: a plain VACUUM leaves a deleted row's bytes in the page's
 # free space and its lexemes in the GIN index (measured on PG 15); FULL rewrites
 # the tables and their indexes, under an exclusive lock on each meanwhile.
-VACUUM_FULL: Final = "VACUUM (FULL) lt_items, lt_keywords, lt_partitions, lt_vector_intents"
+VACUUM_FULL: Final = (
+    "VACUUM (FULL) lt_items, lt_keywords, lt_postings, lt_partitions, lt_vector_intents"
+)
 
 SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE partition = ? AND item_id IN ({{marks}}) "
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE (partition || '') = ? AND item_id IN ({{marks}}) "
     "AND {where}"
 )
 
@@ -387,4 +447,20 @@ LOCK_PARTITION: Final = "SELECT pg_advisory_xact_lock(hashtextextended('lgm-part
 SET_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = ?, version = nextval('lt_partition_versions') "
     "WHERE partition = ?"
+)
+
+# Recall's core-profile candidates (see _sql_sqlite.py): the current memories of a
+# partition by importance, whatever the query; large partitions only their keyed
+# slots. ``NULLS LAST``: SQLite sorts NULL lowest, so DESC puts it last there too.
+PROFILE_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND {where} "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST LIMIT ?) "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST"
+)
+PROFILE_KEYED_ROWS_TEMPLATE: Final = (
+    "SELECT {columns} FROM lt_items WHERE rowid IN ("
+    "SELECT rowid FROM lt_items WHERE partition = ? AND mem_key IS NOT NULL AND {where} "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST LIMIT ?) "
+    "ORDER BY mem_importance DESC NULLS LAST, mem_active_ts DESC NULLS LAST"
 )

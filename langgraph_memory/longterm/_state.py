@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from langgraph.store.base import TTLConfig
 
     from langgraph_memory.longterm.catalog import Catalog
+    from langgraph_memory.longterm.rows import RecordCache
     from langgraph_memory.longterm.vectors import ChromaVectors, PartitionVectorCache
 
 # Candidates fetched from each index before fusion (at least 5x the limit): the
@@ -120,6 +121,7 @@ class StoreState:
     catalog: Catalog
     vectors: ChromaVectors
     vector_cache: PartitionVectorCache
+    record_cache: RecordCache
     redactor: Redactor
     weights: ScoringWeights
     ttl_config: TTLConfig | None
@@ -146,7 +148,10 @@ class StoreState:
     def _partition_layout(self, partition: str) -> Layout | None:
         """``(collection, dedicated, vector_count, version)`` or ``None`` before the first write."""
         rows = self.catalog.query(self.catalog.sql.SELECT_PARTITION, (partition,))
-        if not rows:
-            return None
-        collection, dedicated, count, version = rows[0]
-        return str(collection), bool(dedicated), int(count), int(version)
+        return layout_from_row(rows[0]) if rows else None
+
+
+def layout_from_row(row: Sequence[Any]) -> Layout:
+    """A ``SELECT_PARTITION`` row as a :data:`Layout`."""
+    collection, dedicated, count, version = row
+    return str(collection), bool(dedicated), int(count), int(version)

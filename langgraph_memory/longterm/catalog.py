@@ -83,6 +83,12 @@ class Catalog(Protocol):
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> list[str]: ...
 
+    def plan_query(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> tuple[list[str], tuple[Any, ...] | None]:
+        """``plan_terms`` and the partition's ``SELECT_PARTITION`` row (or ``None``)."""
+        ...
+
     def meta(self, name: str) -> str | None: ...
 
     def set_meta(self, name: str, value: str) -> None: ...
@@ -105,6 +111,18 @@ class CatalogHelpers:
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
         return [ItemRow.from_tuple(r, self.encryption) for r in self.query(sql, params)]
+
+    def plan_terms(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> list[str]:
+        raise NotImplementedError
+
+    def plan_query(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> tuple[list[str], tuple[Any, ...] | None]:
+        terms = self.plan_terms(partition, scoped_terms, max_share) if scoped_terms else []
+        rows = self.query(self.sql.SELECT_PARTITION, (partition,))
+        return terms, (tuple(rows[0]) if rows else None)
 
     def meta(self, name: str) -> str | None:
         rows = self.query(self.sql.SELECT_META, (name,))

@@ -170,10 +170,27 @@ class PostgresCatalog(CatalogHelpers):
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> list[str]:
         """Same rule as :meth:`SqliteCatalog.plan_terms`, statistics from the shared index."""
-        unique = list(dict.fromkeys(scoped_terms))
-        if not unique:
+        if not scoped_terms:
             return []
-        version = int(self.query(_sql.DATA_VERSION)[0][0])
+        return self._plan_terms(partition, scoped_terms, max_share, None)
+
+    def plan_query(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float
+    ) -> tuple[list[str], tuple[Any, ...] | None]:
+        """The change counter and the partition's layout in one round trip, then the
+        terms (another only when some term's statistics are not cached)."""
+        changes, *layout = self.query(_sql.SELECT_CHANGES_AND_PARTITION, (partition,))[0]
+        row = None if layout[0] is None else tuple(layout)
+        if not scoped_terms:
+            return [], row
+        return self._plan_terms(partition, scoped_terms, max_share, int(changes)), row
+
+    def _plan_terms(
+        self, partition: str, scoped_terms: Sequence[str], max_share: float, version: int | None
+    ) -> list[str]:
+        unique = list(dict.fromkeys(scoped_terms))
+        if version is None:
+            version = int(self.query(_sql.DATA_VERSION)[0][0])
         with self._stats_lock:
             if version != self._stats_version or len(self._doc_freq) > MAX_CACHED_TERMS:
                 self._partition_items.clear()

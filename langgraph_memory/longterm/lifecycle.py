@@ -171,6 +171,7 @@ class Lifecycle(Erasure):
                     # Another instance's sweep may have deleted it first.
                     if conn.execute(sql.DELETE_ITEM, (rowid, partition)).rowcount:
                         deleted += 1
+                        self.record_cache.drop(partition)
                         if has_vector:
                             vector_ids.append(item_id)
                 if layout is not None and vector_ids:
@@ -212,6 +213,7 @@ class Lifecycle(Erasure):
             conn.execute(sql.DELETE_PARTITION_ITEMS, (user_id,))
             conn.execute(sql.DELETE_PARTITION, (user_id,))
         self.vector_cache.drop(user_id)
+        self.record_cache.drop(user_id)
         self.catalog.scrub()
         rebuilt, rewritten = (0, 0)
         if self.embeddings is not None:

@@ -29,8 +29,9 @@ from langgraph_memory.longterm._state import (
     RecalledMemories,
     StoreState,
     candidate_pool,
+    layout_from_row,
 )
-from langgraph_memory.longterm.rows import ItemRow, row_to_record, term_scope, to_ts
+from langgraph_memory.longterm.rows import ItemRow, term_scope, to_ts
 from langgraph_memory.longterm.tokenize import query_tokens
 from langgraph_memory.longterm.vectors import cosine_scores, normalised_matrix
 from langgraph_memory.longterm.where import (
@@ -98,8 +99,9 @@ class Retrieval(StoreState):
         however many filtered searches (:meth:`recall_memories`) answer it."""
         scope = term_scope(partition)
         terms = [scope + t for t in query_tokens(query)]
-        terms = self.catalog.plan_terms(partition, terms, COMMON_TERM_SHARE) if terms else []
-        layout = self._partition_layout(partition)
+        # One catalog call for both (on Postgres one round trip: ~10 per turn there).
+        terms, row = self.catalog.plan_query(partition, terms, COMMON_TERM_SHARE)
+        layout = None if row is None else layout_from_row(row)
         if query_vector is None or self.embeddings is None:
             query_vector = None
         return QueryPlan(partition, self.catalog.match_expression(terms), query_vector, layout)
@@ -308,6 +310,24 @@ class Retrieval(StoreState):
         if plan.match is None:
             return None
         where, params = pinned_where
+        ranked_limit = pool * RANK_FIRST_OVERFETCH
+        one_statement = getattr(sql, "KEYWORD_RANK_SHARED_ELIGIBLE_TEMPLATE", None)
+        if one_statement is not None:  # Postgres: the eligible rows found in the same round trip
+            rows = self.catalog.query(
+                one_statement.format(where=where),
+                [
+                    plan.match,
+                    plan.partition,
+                    *params,
+                    MAX_SHARED_PINNED_ROWS + 1,
+                    ranked_limit,
+                    pinned_pool,
+                ],
+            )
+            if int(rows[-1][0]) > MAX_SHARED_PINNED_ROWS:
+                return None
+            rows = rows[:-1]
+            return self._shared_ranked(rows, ranked_limit)
         eligible = [
             r[0]
             for r in self.catalog.query(
@@ -317,12 +337,18 @@ class Retrieval(StoreState):
         ]
         if len(eligible) > MAX_SHARED_PINNED_ROWS:
             return None
-        ranked_limit = pool * RANK_FIRST_OVERFETCH
         marks = ", ".join("?" for _ in eligible)
         rows = self.catalog.query(
             sql.KEYWORD_RANK_SHARED_TEMPLATE.format(marks=marks),
             [plan.match, ranked_limit, *eligible, pinned_pool],
         )
+        return self._shared_ranked(rows, ranked_limit)
+
+    @staticmethod
+    def _shared_ranked(
+        rows: Sequence[Sequence[Any]], ranked_limit: int
+    ) -> tuple[RankedKeywords, RankedKeywords]:
+        """``(hit, score, pinned?)`` rows of the shared pass as the two searches' rankings."""
         main = [(int(r[0]), float(r[1])) for r in rows if not r[2]]
         pinned = [(int(r[0]), float(r[1])) for r in rows if r[2]]
         # The pinned pairs are the top among *eligible* rows: every one passes the
@@ -393,7 +419,7 @@ class Retrieval(StoreState):
         # Only the winners are parsed from JSON into records.
         return [
             ScoredMemory(
-                record=row_to_record(candidate.ref),
+                record=self.record_cache.record(candidate.ref),
                 score=parts.final,
                 breakdown=parts if explain else None,
             )
@@ -477,4 +503,4 @@ class Retrieval(StoreState):
             template.format(columns=sql.ITEM_COLUMNS, where=where),
             [plan.partition, *params, limit],
         )
-        return tuple(row_to_record(row) for row in rows)
+        return tuple(self.record_cache.record(row) for row in rows)

@@ -66,7 +66,7 @@ from langgraph_memory.longterm.lifecycle import Lifecycle
 from langgraph_memory.longterm.memories import TypedMemories
 from langgraph_memory.longterm.reembedding import Reembedding
 from langgraph_memory.longterm.repair import Repair
-from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS, reseal_value
+from langgraph_memory.longterm.rows import DEFAULT_TEXT_FIELDS, RecordCache, reseal_value
 from langgraph_memory.longterm.surface import StoreSurface
 from langgraph_memory.longterm.vectors import (
     ChromaVectors,
@@ -187,6 +187,7 @@ class ChromaMemoryStore(StoreSurface, TypedMemories, Lifecycle, Repair, Reembedd
                 f"{cache_max_vectors!r}; use integers >= 0 (0 disables the cache)."
             )
         self.vector_cache = PartitionVectorCache(vector_cache_bytes)
+        self.record_cache = RecordCache()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self.cache_max_vectors = cache_max_vectors

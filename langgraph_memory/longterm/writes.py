@@ -139,6 +139,7 @@ class Writes(StoreState):
                         continue
                     conn.execute(sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(sql.DELETE_ITEM, (old.rowid, put.partition))
+                    self.record_cache.drop(put.partition)
                     deleted_rows += 1
                     has_vector = False
                 else:

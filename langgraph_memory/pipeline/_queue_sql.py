@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from langgraph_memory._migrations import Migration, MigrationTable
+
 
 def tables_ddl(*, seq: str, real: str) -> tuple[str, ...]:
     return (
@@ -61,33 +63,49 @@ def tables_ddl(*, seq: str, real: str) -> tuple[str, ...]:
     )
 
 
-SQLITE_MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (
+# Applied by ``langgraph_memory._migrations.migrate`` (the runner the catalog and
+# the session savers share): each migration commits with its "applied" row, and a
+# database migrated by a newer release is refused. The bookkeeping table is the
+# one the queue always had, so existing files open unchanged.
+SQLITE_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
         1,
         "memory jobs, queued message ids, audit log",
         tables_ddl(seq="INTEGER PRIMARY KEY AUTOINCREMENT", real="REAL"),
     ),
 )
-POSTGRES_MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
-    (
+POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
         1,
         "memory jobs, queued message ids, audit log",
         tables_ddl(seq="BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY", real="DOUBLE PRECISION"),
     ),
 )
 
-CREATE_MIGRATIONS_TABLE_SQLITE = """
-CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"""
-CREATE_MIGRATIONS_TABLE_POSTGRES = """
-CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"""
 SELECT_APPLIED_VERSIONS = "SELECT version FROM lgm_memory_queue_migrations"
-INSERT_MIGRATION = """
-INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) VALUES (:version, :name, :now)"""
-
+# Run on the raw connection with positional parameters (the runner binds
+# ``(version, name, applied_at)``), so each dialect spells its own placeholders.
+SQLITE_MIGRATION_TABLE = MigrationTable(
+    create="""
+CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)""",
+    select_applied=SELECT_APPLIED_VERSIONS,
+    insert_applied=(
+        "INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) VALUES (?, ?, ?)"
+    ),
+)
 # Postgres: serialise concurrent setup() and concurrent enqueues of one thread.
 LOCK_MIGRATIONS_POSTGRES = "SELECT pg_advisory_xact_lock(hashtext('lgm_memory_queue_migrations'))"
+POSTGRES_MIGRATION_TABLE = MigrationTable(
+    create="""
+CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)""",
+    select_applied=SELECT_APPLIED_VERSIONS,
+    insert_applied=(
+        "INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) VALUES (%s, %s, %s)"
+    ),
+    lock=LOCK_MIGRATIONS_POSTGRES,
+)
 LOCK_THREAD_POSTGRES = "SELECT pg_advisory_xact_lock(hashtext(:user_id), hashtext(:thread_id))"
 
 SELECT_QUEUED_MESSAGE_IDS_SQLITE = """

@@ -51,6 +51,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
 from langgraph_memory._extras import require_extra
+from langgraph_memory._migrations import Migration, MigrationTable, migrate
 from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.encryption import EncryptionKeys, ReencryptReport, is_sealed_text
 from langgraph_memory.errors import (
@@ -58,7 +59,6 @@ from langgraph_memory.errors import (
     DecryptionError,
     InvalidConnectionError,
     JobLeaseLostError,
-    MigrationError,
 )
 from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.pipeline import _queue_sql as queue_sql
@@ -248,11 +248,10 @@ class MemoryQueue:
         ConfigurationError: A value is out of range, or ``encryption`` is not a keyring.
     """
 
-    _migrations: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
-    _create_migrations_table = ""
+    _migrations: tuple[Migration, ...] = ()
+    _migration_table: MigrationTable = queue_sql.SQLITE_MIGRATION_TABLE
     _select_queued_ids = ""
     _select_claimable = queue_sql.SELECT_CLAIMABLE
-    _lock_migrations: str | None = None
     _lock_thread: str | None = None
 
     def __init__(
@@ -349,35 +348,27 @@ class MemoryQueue:
     # migrations -----------------------------------------------------------------------
 
     def setup(self) -> None:
-        """Create the queue's tables; idempotent, each migration commits with its row."""
+        """Create the queue's tables; idempotent, each migration commits with its row.
+
+        Raises:
+            MigrationError: The database was migrated by a newer release, or a
+                migration failed (it is rolled back; earlier ones stay applied).
+        """
         if self._is_setup:
             return
-        with self._write() as tx:
-            if self._lock_migrations:
-                tx.execute(self._lock_migrations)
-            tx.execute(self._create_migrations_table)
-        for version, name, statements in self._migrations:
-            with self._write() as tx:
-                if self._lock_migrations:
-                    tx.execute(self._lock_migrations)
-                applied = {
-                    row[0] for row in tx.execute(queue_sql.SELECT_APPLIED_VERSIONS).fetchall()
-                }
-                if version in applied:
-                    continue
-                try:
-                    for statement in statements:
-                        tx.execute(statement)
-                except Exception as exc:
-                    raise MigrationError(
-                        f"memory queue migration {version} ({name!r}) failed on "
-                        f"{self._describe()}: {exc}. Check the database is writable and its "
-                        "lgm_memory_* tables were not created by another tool."
-                    ) from exc
-                tx.execute(
-                    queue_sql.INSERT_MIGRATION,
-                    {"version": version, "name": name, "now": self.clock()},
-                )
+        conn = self._conn()
+
+        @contextmanager
+        def transaction() -> Iterator[Callable[..., list[Any]]]:
+            with self._transaction(conn):
+
+                def execute(sql: str, params: Sequence[Any] = ()) -> list[Any]:
+                    cursor = conn.execute(sql, tuple(params)) if params else conn.execute(sql)
+                    return list(cursor.fetchall()) if cursor.description else []
+
+                yield execute
+
+        migrate(transaction, self._migration_table, self._migrations, where=self._describe())
         self._is_setup = True
 
     async def asetup(self) -> None:
@@ -892,7 +883,7 @@ class SqliteMemoryQueue(MemoryQueue):
     """
 
     _migrations = queue_sql.SQLITE_MIGRATIONS
-    _create_migrations_table = queue_sql.CREATE_MIGRATIONS_TABLE_SQLITE
+    _migration_table = queue_sql.SQLITE_MIGRATION_TABLE
     _select_queued_ids = queue_sql.SELECT_QUEUED_MESSAGE_IDS_SQLITE
 
     def __init__(self, path: str | Path, **settings: Any) -> None:
@@ -981,10 +972,9 @@ class PostgresMemoryQueue(MemoryQueue):
     """
 
     _migrations = queue_sql.POSTGRES_MIGRATIONS
-    _create_migrations_table = queue_sql.CREATE_MIGRATIONS_TABLE_POSTGRES
+    _migration_table = queue_sql.POSTGRES_MIGRATION_TABLE
     _select_queued_ids = queue_sql.SELECT_QUEUED_MESSAGE_IDS_POSTGRES
     _select_claimable = queue_sql.SELECT_CLAIMABLE_POSTGRES
-    _lock_migrations = queue_sql.LOCK_MIGRATIONS_POSTGRES
     _lock_thread = queue_sql.LOCK_THREAD_POSTGRES
 
     def __init__(self, conn_string: str, **settings: Any) -> None:

@@ -44,7 +44,6 @@ from langgraph_memory.config import RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import (
     ConfigurationError,
-    MigrationError,
     ThreadDeletedError,
 )
 from langgraph_memory.limits import (
@@ -584,29 +583,8 @@ class SaverCore:
 
     # ---------------------------------------------------------------- migrations
 
-    def migrations_table_txn(self) -> Txn[None]:
-        yield Execute(self.sql.CREATE_MIGRATIONS_TABLE)
-
-    def migration_txn(self, version: int, name: str, statements: Sequence[str]) -> Txn[bool]:
-        """Apply one migration and record it, in the caller's single transaction."""
-        rows = yield Fetch(self.sql.SELECT_APPLIED_MIGRATIONS)
-        applied = {int(r[0]) for r in rows}
-        known = {m[0] for m in self.sql.MIGRATIONS}
-        unknown = sorted(applied - known)
-        if unknown:
-            raise MigrationError(
-                f"the database has schema migrations {unknown} this langgraph-memory does "
-                "not know; upgrade langgraph-memory to open it."
-            )
-        if version in applied:
-            return False
-        for statement in statements:
-            yield Execute(statement)
-        yield Execute(
-            self.sql.INSERT_APPLIED_MIGRATION,
-            (version, name, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-        )
-        return True
+    # The schema's transactions come from the shared runner (``_migrations.py``),
+    # adapted in ``_shell.migration_steps``.
 
     # ---------------------------------------------------------------- ownership
 

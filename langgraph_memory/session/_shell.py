@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import (
     Awaitable,
     Callable,
@@ -38,6 +39,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, DeltaChannelHistory
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory._migrations import Migration, MigrationTable, migration_transactions
+from langgraph_memory._migrations import Steps as MigrationSteps
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys, ReencryptReport
 from langgraph_memory.errors import (
@@ -48,6 +51,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.session._bridges import LoopSyncTwins, ThreadedAsyncTwins, _SaverBase
 from langgraph_memory.session._core import (
+    Execute,
     Fetch,
     ListQuery,
     PreparedPut,
@@ -146,16 +150,44 @@ def reencrypt_steps(
             return ReencryptReport(scanned, rewritten, cursor or None)
 
 
+def _iso_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def migration_steps(
     core: SaverCore, migrations: Sequence[tuple[int, str, Sequence[str]]]
 ) -> Iterator[Callable[[], Txn[Any]]]:
     """The schema's transactions in order: a look for the official saver's
-    tables, the migrations table, then each migration with its "applied" row
-    (each step is one transaction)."""
+    tables, then the shared runner's (``langgraph_memory._migrations``): the
+    migrations table, then each migration with its "applied" row, a newer
+    release's database refused (each step is one transaction)."""
     yield partial(official_tables_txn, core)
-    yield core.migrations_table_txn
-    for version, name, statements in migrations:
-        yield partial(core.migration_txn, version, name, statements)
+    table = MigrationTable(
+        create=core.sql.CREATE_MIGRATIONS_TABLE,
+        select_applied=core.sql.SELECT_APPLIED_MIGRATIONS,
+        insert_applied=core.sql.INSERT_APPLIED_MIGRATION,
+        stamp=_iso_now,  # the table has always held ISO-8601 text
+    )
+    known = [Migration(v, name, tuple(statements)) for v, name, statements in migrations]
+    for txn in migration_transactions(table, known, where="this checkpoint database"):
+        yield partial(_as_txn, txn)
+
+
+def _as_txn(txn: Callable[[], MigrationSteps]) -> Txn[Any]:
+    """A runner transaction as a saver transaction: each statement becomes a
+    ``Fetch`` (rows sent back) or an ``Execute``, so every shell runs it."""
+    steps = txn()
+    try:
+        statement = next(steps)
+        while True:
+            if statement.rows:
+                rows = yield Fetch(statement.sql, statement.params)
+                statement = steps.send(list(rows))
+            else:
+                yield Execute(statement.sql, statement.params)
+                statement = steps.send([])
+    except StopIteration as stop:
+        return stop.value
 
 
 def official_tables_txn(core: SaverCore) -> Txn[None]:

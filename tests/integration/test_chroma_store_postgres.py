@@ -11,6 +11,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import chromadb
 import pytest
@@ -200,3 +201,136 @@ def test_a_catalog_needs_exactly_one_location(pg_dsn: str, tmp_path: Path) -> No
         ChromaMemoryStore(client=client, catalog="mysql://nope", embeddings=None)
     with pytest.raises(ConfigurationError, match=r"Could not connect.*127\.0\.0\.1:1/none"):
         PostgresCatalog("postgresql://postgres@127.0.0.1:1/none", connect_timeout=1)
+
+
+def test_core_profile_is_served_from_the_postgres_catalog(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The profile pass runs on Postgres (it used to return nothing there) and ranks
+    like the embedded catalog: by importance, current values only, keyed slots only
+    past ``PROFILE_SCAN_MAX_ROWS``; the recall node injects the same profile."""
+    from datetime import UTC, datetime, timedelta
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph.message import add_messages
+
+    from langgraph_memory.clock import ManualClock
+    from langgraph_memory.longterm import retrieval
+    from langgraph_memory.nodes.recall import (
+        create_recall_node,
+        recalled_block,
+        recalled_metadata,
+    )
+
+    start = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+    clocks = {"sqlite": ManualClock(start), "postgres": ManualClock(start)}
+    embeddings = HashingEmbeddings(dimensions=64)
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "pg-vectors"), settings=Settings(anonymized_telemetry=False)
+    )
+    stores = {
+        "sqlite": ChromaMemoryStore.embedded(
+            tmp_path / "embedded", embeddings=embeddings, clock=clocks["sqlite"]
+        ),
+        "postgres": ChromaMemoryStore(
+            client=client, catalog=pg_dsn, embeddings=embeddings, clock=clocks["postgres"]
+        ),
+    }
+    assert stores["postgres"].catalog.dialect == "postgres"
+    try:
+        for name, store in stores.items():
+            clock = clocks[name]
+
+            def memory(
+                memory_id: str, text: str, clock: ManualClock = clock, **kw: Any
+            ) -> MemoryRecord:
+                at = clock()
+                return MemoryRecord(
+                    text=text, user_id="pat", id=memory_id,
+                    created_at=at, updated_at=at, valid_from=at, **kw,
+                )  # fmt: skip
+
+            for i in range(5):
+                store.put_memory(memory(f"book-{i}", f"User read book {i}", importance=0.3 + i / 100))  # fmt: skip
+            store.put_memory(memory("son", "User's son is allergic to peanuts", importance=0.9))
+            old = store.put_memory(memory("hangzhou", "User lives in Hangzhou", key="address.city"))
+            in_an_hour = clock() + timedelta(hours=1)
+            store.put_memory(memory("tokyo", "User is in Tokyo", importance=1.0, expires_at=in_an_hour))  # fmt: skip
+            store.put_memory(memory("honorifics", "Never use honorifics", type=MemoryType.PROCEDURAL))  # fmt: skip
+            clock.advance(timedelta(days=1))
+            store.supersede("pat", old.id, memory("chengdu", "User lives in Chengdu", key="address.city"))  # fmt: skip
+
+        def view(store: ChromaMemoryStore) -> tuple[object, ...]:
+            profile = store.recall_memories("pat", "zzz unrelated", profile_limit=4).profile
+            recall = create_recall_node(store=store, clock=store.clock, update_access_stats=False)
+            msgs: list[Any] = [HumanMessage("what should I cook tonight?", id="q")]
+            update = recall.invoke({"messages": msgs}, {"configurable": {"user_id": "pat"}})
+            msgs = add_messages(msgs, update.get("messages", []))
+            meta = recalled_metadata(msgs) or {}
+            return [r.id for r in profile], meta.get("profile_ids"), recalled_block(msgs)
+
+        embedded, shared = view(stores["sqlite"]), view(stores["postgres"])
+        # Importance first (the son's allergy 0.9), then 0.5 by recency, the expired
+        # Tokyo stay and the superseded Hangzhou left out.
+        assert shared[0][0] == "son" and "chengdu" in shared[0]
+        assert "tokyo" not in shared[0] and "hangzhou" not in shared[0]
+        assert shared[1] and "son" in shared[1]  # injected as the core profile
+        assert "allergic to peanuts" in (shared[2] or "")
+        assert shared == embedded
+        # A large partition: only keyed slots are ranked, on both catalogs.
+        monkeypatch.setattr(retrieval, "PROFILE_SCAN_MAX_ROWS", 2)
+        keyed = {
+            name: [r.id for r in s.recall_memories("pat", "x", profile_limit=5).profile]
+            for name, s in stores.items()
+        }
+        assert keyed["postgres"] == keyed["sqlite"] == ["chengdu"]
+    finally:
+        for store in stores.values():
+            store.close()
+
+
+def test_a_catalog_from_before_the_postings_table_migrates_and_ranks_the_same(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 2 backfills ``lt_postings`` from the stored tsvectors; rows written
+    afterwards get theirs from the trigger; forgetting a user empties both."""
+    from langgraph_memory.longterm import _sql_postgres
+
+    embeddings = HashingEmbeddings(dimensions=64)
+    timeless = ScoringWeights(recency=0.0)  # the two stores are written seconds apart
+    texts = ["User likes green tea", "用户对花生过敏", "User flies to Tokyo on Friday"] * 3
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "v"), settings=Settings(anonymized_telemetry=False)
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr(_sql_postgres, "MIGRATIONS", _sql_postgres.MIGRATIONS[:1])
+        old = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=embeddings)
+        for i, text in enumerate(texts):
+            old.put_memory(MemoryRecord(text=f"{text} {i}", user_id="quinn", id=f"m{i}"))
+        assert old.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == 1
+        old.close()
+    embedded = ChromaMemoryStore.embedded(tmp_path / "embedded", embeddings=embeddings)
+    for i, text in enumerate(texts):
+        embedded.put_memory(MemoryRecord(text=f"{text} {i}", user_id="quinn", id=f"m{i}"))
+    before = [
+        (m.record.id, m.score)
+        for m in embedded.search_memories("quinn", "green tea 花生 Tokyo", weights=timeless)
+    ]
+    embedded.close()
+    store = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=embeddings)
+    try:
+        assert store.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == 2
+        postings = store.catalog.query("SELECT count(*) FROM lt_postings")[0][0]
+        assert postings > len(texts)
+        after = [
+            (m.record.id, m.score)
+            for m in store.search_memories("quinn", "green tea 花生 Tokyo", weights=timeless)
+        ]
+        assert [i for i, _ in after] == [i for i, _ in before]
+        assert [s for _, s in after] == pytest.approx([s for _, s in before], abs=1e-9)
+        store.put_memory(MemoryRecord(text="User likes matcha tea", user_id="quinn", id="new"))
+        assert "new" in [m.record.id for m in store.search_memories("quinn", "matcha")]
+        store.forget_user("quinn")
+        assert store.catalog.query("SELECT count(*) FROM lt_postings")[0][0] == 0
+    finally:
+        store.close()

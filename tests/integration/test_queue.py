@@ -416,3 +416,69 @@ def test_postgres_connection_string_is_checked_and_never_echoed(pg_dsn: str) -> 
     with PostgresMemoryQueue.from_conn_string(pg_dsn, debounce_seconds=0) as live:
         assert live.enqueue("u", "t", turn(1)) is not None
         assert live.claim("w") is not None
+
+
+def _raw_connection(queue: MemoryQueue) -> Any:
+    if isinstance(queue, PostgresMemoryQueue):
+        import psycopg
+
+        return psycopg.connect(queue.conn_string, autocommit=True)
+    assert isinstance(queue, SqliteMemoryQueue)
+    return sqlite3.connect(queue.path, isolation_level=None)
+
+
+def test_a_database_set_up_by_the_old_runner_opens_unchanged(
+    make_queue: Callable[..., MemoryQueue], clock: Clock
+) -> None:
+    """Before the shared runner the queue kept its own: the same bookkeeping table,
+    version 1 recorded with the schema. Such a database opens without re-running
+    anything, and its queued job is still there to claim."""
+    from langgraph_memory.pipeline import _queue_sql as queue_sql
+
+    queue = make_queue(clock=clock, debounce_seconds=0)
+    postgres = isinstance(queue, PostgresMemoryQueue)
+    raw = _raw_connection(queue)
+    real = "DOUBLE PRECISION" if postgres else "REAL"
+    mark = "%s" if postgres else "?"
+    # What the old setup() executed, statement for statement.
+    raw.execute(
+        "CREATE TABLE IF NOT EXISTS lgm_memory_queue_migrations ("
+        f"version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at {real} NOT NULL)"
+    )
+    (old,) = queue_sql.POSTGRES_MIGRATIONS if postgres else queue_sql.SQLITE_MIGRATIONS
+    for statement in old.statements:
+        raw.execute(statement)
+    raw.execute(
+        "INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) "
+        f"VALUES ({mark}, {mark}, {mark})",
+        (1, old.name, clock()),
+    )
+    raw.execute(
+        "INSERT INTO lgm_memory_jobs (job_id, job_key, user_id, thread_id, status, stage, "
+        f"messages, not_before, created_at, updated_at) VALUES ({', '.join([mark] * 10)})",
+        ("j-old", "k-old", "u", "t", "pending", "new", "[]", clock(), clock(), clock()),
+    )
+    queue.setup()  # re-running migration 1 would fail: its tables exist
+    assert [j.job_id for j in queue.pending()] == ["j-old"]
+    rows = raw.execute("SELECT version, name FROM lgm_memory_queue_migrations").fetchall()
+    assert [tuple(r) for r in rows] == [(1, old.name)]
+    raw.close()
+
+
+def test_a_database_from_a_newer_release_is_refused(
+    make_queue: Callable[..., MemoryQueue], clock: Clock
+) -> None:
+    from langgraph_memory.errors import MigrationError
+
+    first = make_queue(clock=clock)
+    first.setup()
+    raw = _raw_connection(first)
+    mark = "%s" if isinstance(first, PostgresMemoryQueue) else "?"
+    raw.execute(
+        "INSERT INTO lgm_memory_queue_migrations (version, name, applied_at) "
+        f"VALUES (99, {mark}, 0)",
+        ("from the future",),
+    )
+    raw.close()
+    with pytest.raises(MigrationError, match=r"newer release.*\[99\].*up to 1"):
+        make_queue(clock=clock).setup()

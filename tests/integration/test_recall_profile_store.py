@@ -122,3 +122,20 @@ def test_store_profile_pass_ranks_by_importance_whatever_the_query(
     assert [r.id for r in store.recall_memories(USER, "x", profile_limit=5).profile] == [keyed.id]
     with pytest.raises(ConfigurationError, match="profile_limit=-1"):
         store.recall_memories(USER, "x", profile_limit=-1)
+
+
+def test_parsed_records_of_a_forgotten_or_deleted_memory_leave_the_cache(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """Recall keeps parsed records in process (``RecordCache``); the delete paths drop
+    the partition's entries, so no text of an erased memory stays referenced there."""
+    kept = store.put_memory(memory("User likes jazz", clock, importance=0.9))
+    gone = store.put_memory(memory("User's passport expires in May", clock, importance=0.8))
+    got = store.recall_memories(USER, "jazz passport", profile_limit=5)
+    assert {r.id for r in got.profile} == {kept.id, gone.id}
+    assert any(k[0] == USER for k in store.record_cache._entries)
+    store.delete_memory(USER, gone.id)
+    assert not any("passport" in k[1] for k in store.record_cache._entries)
+    store.recall_memories(USER, "jazz", profile_limit=5)
+    store.forget_user(USER)
+    assert not any(k[0] == USER for k in store.record_cache._entries)

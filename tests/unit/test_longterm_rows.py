@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from langgraph_memory.errors import InvalidMemoryError
 from langgraph_memory.longterm.rows import (
+    ItemRow,
+    RecordCache,
     item_id_for,
     looks_like_record,
     partition_token,
@@ -106,3 +109,30 @@ def test_vector_cache_versions_and_lru_budget() -> None:
     cache.drop("a")
     assert cache.get("a", 1) is None
     PartitionVectorCache(max_bytes=100).put("big", 1, ["x"] * 10, row)  # too big: ignored
+
+
+def _row(partition: str, record: MemoryRecord, rowid: int = 1) -> ItemRow:
+    import json
+
+    value = json.dumps(record.to_dict())
+    return ItemRow(rowid, "i", partition, "memories", record.id, value, 0.0, 0.0, None, None, 0,
+                   0.5, 0.0)  # fmt: skip
+
+
+def test_record_cache_is_keyed_by_the_stored_value_and_dropped_per_partition() -> None:
+    record = MemoryRecord("User likes tea", user_id="alice", id="m1")
+    cache = RecordCache(max_entries=2)
+    first = cache.record(_row("alice", record))
+    assert first == record and cache.record(_row("alice", record)) is first
+    # A changed value (a touch, an update, another instance's write) is parsed again.
+    touched = cache.record(_row("alice", record.evolve(access_count=1)))
+    assert touched.access_count == 1 and touched is not first
+    cache.record(_row("bob", MemoryRecord("Bob likes coffee", user_id="bob", id="b1")))
+    assert len(cache) == 2  # bounded: the oldest entry went first
+    cache.drop("alice")
+    assert len(cache) == 1
+    bad = '{"text": "x", "type": "semantic", "status": "active", "importance": 7}'
+    row = ItemRow(2, "j", "alice", "memories", "m2", bad, 0.0, 0.0, None, None, 0, 0.5, 0.0)
+    with pytest.raises(InvalidMemoryError, match="importance=7"):  # still refused, never cached
+        cache.record(row)
+    assert len(cache) == 1
