@@ -37,7 +37,7 @@ from benchmarks.encryption import PG_ADMIN_DSN
 ENC_RESULTS = Path(__file__).with_name("RESULTS-encryption.md")
 PRIV_RESULTS = Path(__file__).with_name("RESULTS-privacy.md")
 START, END = "<!-- queue_privacy -->", "<!-- /queue_privacy -->"
-_WORDS = "the user said that their budget is about five thousand and they like tea".split()
+_WORDS = ("the", "user", "said", "their", "budget", "is", "about", "five", "thousand", "tea")
 
 
 def _text(seed: int, size: int) -> str:
@@ -139,8 +139,9 @@ def measure_pg_erasure(threads: int, jobs: int) -> dict[str, float]:
         graph = builder.compile(checkpointer=saver)
         for t in range(threads):
             for turn in range(10):
-                cfg = {"configurable": {"thread_id": f"t{t}"}}
-                graph.invoke({"messages": [("user", _text(t + turn, 60))]}, cfg)
+                cfg: Any = {"configurable": {"thread_id": f"t{t}"}}
+                state: Any = {"messages": [("user", _text(t + turn, 60))]}
+                graph.invoke(state, cfg)
         out["saver_mb"] = saver.storage_stats().database_bytes / 1e6
         saver.delete_thread("t0")
         started = time.perf_counter()
@@ -166,7 +167,9 @@ def _write_section(path: Path, body: str) -> None:
     text = path.read_text() if path.exists() else ""
     section = f"{START}\n{body.rstrip()}\n{END}\n"
     if START in text:
-        text = re.sub(re.escape(START) + r".*?" + re.escape(END) + r"\n?", section, text, flags=re.S)
+        text = re.sub(
+            re.escape(START) + r".*?" + re.escape(END) + r"\n?", section, text, flags=re.S
+        )
     else:
         text = text.rstrip() + "\n\n" + section
     path.write_text(text)

@@ -119,3 +119,31 @@ def test_forget_user_leaves_no_bytes_in_the_postgres_files(tmp_path: Path, pg_ds
         left = holding(pg_dsn, [kept])
         assert all(f.startswith("lt_") for fs in left.values() for f in fs), left  # his memory
     store.close()
+
+
+def test_erasure_waits_for_a_snapshot_older_than_the_delete(pg_dsn: str) -> None:
+    """An open snapshot from before the delete would make VACUUM FULL keep the
+    deleted rows: the wait sees it (and gives up at its timeout), then passes."""
+    from langgraph_memory._pg_erase import wait_for_older_snapshots
+
+    with (
+        psycopg.connect(pg_dsn) as reader,
+        psycopg.connect(pg_dsn, autocommit=True) as eraser,
+    ):
+        eraser.execute("CREATE TABLE secrets (t TEXT)")
+        eraser.execute("INSERT INTO secrets VALUES ('PANGOLIN')")
+        reader.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        assert reader.execute("SELECT t FROM secrets").fetchone() == ("PANGOLIN",)
+        eraser.execute("DELETE FROM secrets")  # the reader's snapshot still sees the row
+        assert wait_for_older_snapshots(eraser, timeout=0.3) is False
+        reader.rollback()
+        assert wait_for_older_snapshots(eraser, timeout=5) is True
+
+
+async def test_the_async_saver_full_vacuum_waits_and_runs(pg_dsn: str) -> None:
+    from langgraph_memory.session import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn) as saver:
+        await saver.asetup()
+        assert saver.erase_with_full_vacuum
+        assert await saver.avacuum(full=True) > 0
