@@ -560,7 +560,7 @@ _PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
 _SEPARATOR: Final = (
     r"(?:\s+for\s+(?:[^\s:=]{1,30}\s+){0,3}?[^\s:=]{1,30})?"
     r"\s*(?:"
-    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|改成了?|改为|设为|设置为|设成了?)\s*[:]?"
+    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
     r"|[:=]"
     r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
     r")\s*"
@@ -626,6 +626,9 @@ _KNOWN_KEY_FORMATS: Final = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:"
     r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    # Stripe-style live/test keys: "sk_live_...", "pk_test_...", "tk_live_...", "whsec_..."
+    r"|[a-z]{2,6}_(?:live|test|prod)_[A-Za-z0-9]{10,}"
+    r"|whsec_[A-Za-z0-9]{16,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|LTAI[0-9A-Za-z]{12,24}"

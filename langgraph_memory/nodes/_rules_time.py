@@ -112,6 +112,9 @@ def _explicit_date(clause: str, now: datetime) -> date | None:
         day = m.group(1) or m.group(4)
         month = m.group(2) or m.group(3)
         return _future_date(now, _EN_MONTHS[month.lower()[:3]], int(day))
+    m = re.search(r"下个?月\s*(\d{1,2})(?:日|号)", clause)
+    if m:  # "下个月14号": that day of next month
+        return _future_date(now, now.date().month % 12 + 1, int(m.group(1)))
     m = _ZH_DATE.search(clause)
     if m:
         return _future_date(now, int(m.group(1)), int(m.group(2)))
@@ -200,7 +203,9 @@ def month_end(day: date, now: datetime) -> datetime:
 
 _EN_UNTIL: Final = re.compile(r"\b(?:until|till|til|through|thru|by)\s+(.+)$", re.IGNORECASE)
 _ZH_UNTIL: Final = re.compile(
-    r"(?:到|直到|一直到|截至)(.{1,12}?)(?:为止|之前|以前|前)?(?:[，,。]|$)|(.{1,12}?)(?:之前|以前)"
+    # "挪到周日", "改到19号": a new time for something, not the end of a state.
+    r"(?<![挪改推调移换])(?<!提前)(?<!推迟)(?:到|直到|一直到|截至)(.{1,12}?)(?:为止|之前|以前|前)?(?:[，,。]|$)"
+    r"|(.{1,12}?)(?:之前|以前)"
 )
 _EN_FOR: Final = re.compile(
     r"\bfor\s+(?:the\s+next\s+)?(\d+|a|an|one|two|three)\s+(day|week|month)s?\b", re.IGNORECASE
@@ -224,7 +229,7 @@ _EN_RANGE: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_END: Final = re.compile(
-    r"(?:(\d{1,2})月)?(\d{1,2})[日号](?:就|才|会|要)?(?:回来|返回|回国|回家|回|结束|退房|离开|走)"
+    r"(?:(\d{1,2})月)?(\d{1,2})[日号](?:就|才|会|要)?(?:回来|返回|回国|回家|回|结束|退房|离开|走|返(?![工学]))"
     r"|(?:到|至|住到|待到|呆到|一直到|直到)(?:(\d{1,2})月)?(\d{1,2})[日号]"
     r"|(?:(?:下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天])(?:就|才|会|要)?(?:回来|返回|回国|回家|结束|退房)"
 )

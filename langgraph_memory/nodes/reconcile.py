@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from langgraph_memory._drive import Call, Steps, arun, run
 from langgraph_memory.clock import Clock, now
-from langgraph_memory.config import PrivacyPolicy
+from langgraph_memory.config import PrivacyPolicy, ScoringWeights
 from langgraph_memory.errors import (
     ConfigurationError,
     MemoryNotFoundError,
@@ -48,14 +48,13 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import related, updates
+from langgraph_memory.nodes.rules._evidence import related, same_topic, topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
     ReconcilePrompts,
 )
-from langgraph_memory.scoring import ScoringWeights
 from langgraph_memory.types import (
     CandidateMemory,
     LongTermMemory,
@@ -170,9 +169,46 @@ _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_r
 
 
 def _generic_key(key: str | None) -> bool:
-    """Keys as loose as evidence: the generic "my X is Y" rule's (``profile.<x>``) and
-    the assistant's commitments (``promise.<x>``), which the user's own update replaces."""
-    return key is not None and key.startswith(("profile.", "promise."))
+    """Keys as loose as evidence: the generic "my X is Y" rule's (``profile.<x>``), the
+    assistant's commitments (``promise.<x>``) and dated plans (``event.<x>``), which a
+    change on the same topic replaces ("can we do the 6th instead?")."""
+    return key is not None and key.startswith(("profile.", "promise.", "event."))
+
+
+def _slot_value(cand: CandidateMemory) -> bool:
+    """A rule's value for a single-valued slot ("User lives in Portobello"): it replaces
+    older raw statements on the slot's topic even without an update word."""
+    return (
+        cand.key is not None
+        and not cand.forget
+        and not is_evidence_key(cand.key)
+        and not _generic_key(cand.key)
+        and cand.type is not MemoryType.PROCEDURAL
+    )
+
+
+def _stale_loose(cand: CandidateMemory, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+    """Older loose memories (evidence, generic facts, promises, plans) ``cand`` replaces:
+    on an update, any related one; for a slot value, those on the same coarse topic."""
+    if cand.forget:
+        return []
+    if updates(cand.text):
+        match = related
+    elif _slot_value(cand):
+        match = same_topic
+    else:
+        return []
+    return [
+        r
+        for r in records
+        if (is_evidence_key(r.key) or _generic_key(r.key))
+        # What the assistant said replaces only what the assistant said.
+        and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
+        and r.status == MemoryStatus.ACTIVE
+        and r.valid_from <= (cand.observed_at or r.valid_from)
+        and r.key != cand.key
+        and match(cand.text, r.text)
+    ]
 
 
 def _forget_topic(cand: CandidateMemory) -> str:
@@ -191,6 +227,9 @@ class CandidateContext:
     # a matching key, history included.
     same_key: tuple[MemoryRecord, ...] = ()
     similar: tuple[ScoredMemory, ...] = ()
+    # The plan or statement of the user's previous message in this batch, which a bare
+    # change ("can we do the 6th instead?") refers to.
+    previous: MemoryRecord | None = None
 
 
 def result_id_for(seed: str, index: int) -> str:
@@ -312,32 +351,26 @@ def _offline_op(
             "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
-    if updates(cand.text):
-        # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
-        # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
-        stale = [
-            r
-            for _, r in scored
-            if (is_evidence_key(r.key) or _generic_key(r.key))
-            # What the assistant said replaces only what the assistant said.
-            and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
-            and r.status == MemoryStatus.ACTIVE
-            and r.valid_from <= (cand.observed_at or r.valid_from)
-            and related(cand.text, r.text)
-        ][:2]
-        if stale and not (scored and scored[0][0] >= duplicate_threshold):
-            ends = [r.expires_at for r in stale]
-            if cand.expires_at is None and all(end is not None for end in ends):
-                # "change of plan: we'll stay at my brother's instead" changes a dated
-                # plan, and ends when it would have.
-                cand = replace(cand, expires_at=max(e for e in ends if e is not None))
-            return MemoryOp(
-                "supersede",
-                cand,
-                tuple(r.id for r in stale),
-                "an update: the older raw statements on the same topic are superseded",
-                result_id_for(seed, index),
-            )
+    # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
+    # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
+    stale = _stale_loose(cand, [r for _, r in scored])[:2]
+    if not stale and ctx.previous is not None and updates(cand.text) and not topics(cand.text):
+        # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
+        # change with no subject of its own changes what the user just said.
+        stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])
+    if stale and not (scored and scored[0][0] >= duplicate_threshold):
+        ends = [r.expires_at for r in stale]
+        if cand.expires_at is None and all(end is not None for end in ends):
+            # "change of plan: we'll stay at my brother's instead" changes a dated
+            # plan, and ends when it would have.
+            cand = replace(cand, expires_at=max(e for e in ends if e is not None))
+        return MemoryOp(
+            "supersede",
+            cand,
+            tuple(r.id for r in stale),
+            "an update: the older raw statements on the same topic are superseded",
+            result_id_for(seed, index),
+        )
     if scored and scored[0][0] >= duplicate_threshold:
         similarity, record = scored[0]
         upgrade = (
@@ -600,6 +633,7 @@ def _with_batch_evidence(
     if cand.forget or not updates(cand.text):
         return ctx
     earlier: list[ScoredMemory] = []
+    priors: list[CandidateMemory] = []
     for i in range(index):
         op = decided.get(i)
         prior = contexts[i].candidate
@@ -617,9 +651,20 @@ def _with_batch_evidence(
             expires_at=prior.expires_at,
         )
         earlier.append(ScoredMemory(record, 0.0))
+        priors.append(prior)
     if not earlier:
         return ctx
-    return replace(ctx, similar=(*ctx.similar, *earlier))
+    # The latest loose memory from an earlier message than this one's.
+    mine = set(cand.origin_message_ids)
+    previous = next(
+        (
+            s.record
+            for s, prior in zip(reversed(earlier), reversed(priors), strict=True)
+            if not mine & set(prior.origin_message_ids)
+        ),
+        None,
+    )
+    return replace(ctx, similar=(*ctx.similar, *earlier), previous=previous)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -778,6 +823,12 @@ def first_pass(
             )
             continue
         op = _keyed_op(index, ctx, seed, batch_by_key)
+        if op is not None and op.action == "supersede" and _slot_value(cand):
+            # The slot's new value also retires the raw statements on its topic.
+            nearby = [s.record for s in ctx.similar]
+            extra = [r.id for r in _stale_loose(cand, nearby) if r.id not in op.target_ids][:2]
+            if extra:
+                op = replace(op, target_ids=(*op.target_ids, *extra))
         if op is not None:
             decided[index] = op
         else:
@@ -931,7 +982,7 @@ class Reconciler:
             similar = yield Call(
                 store, "search_memories", (user_id, cand.text), {"limit": self.neighbours}
             )
-            if not cand.forget and updates(cand.text):
+            if not cand.forget and (updates(cand.text) or _slot_value(cand)):
                 # An update may replace a raw statement that shares no word with it ("we
                 # moved to Bath" and "we're in Clifton"): also look at the newest evidence.
                 recent = yield Call(

@@ -152,3 +152,107 @@ def test_evidence_never_keeps_a_number_the_redactor_missed(
     say(writer, clock, "the code on my locker tag reads 12345 678901 A", "h1")
     texts = [r.text for r in store.list_memories(U, include_history=True)]
     assert texts and not any("678901" in t for t in texts), texts
+
+
+# --- updates, forgets and time bounds that share no word with what they change ----------
+
+
+def _active_texts(store: ChromaMemoryStore) -> list[str]:
+    return [r.text for r in store.list_memories(U)]
+
+
+def test_an_update_on_the_same_topic_retires_the_old_statement(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "We're renting a flat in Leith, two cats.", "h1")
+    say(writer, clock, "My GP moved my appointment to Friday.", "h2")
+    # A change that is not about home leaves the home statement alone.
+    assert any("Leith" in t for t in _active_texts(store))
+    say(writer, clock, "Big news, we moved to Portobello last month.", "h3")
+    texts = _active_texts(store)
+    assert not any("Leith" in t for t in texts), texts
+    assert any("Portobello" in t for t in texts)
+    history = store.list_memories(U, include_history=True)
+    (old,) = [r for r in history if "Leith" in r.text]
+    assert old.status.value == "superseded" and old.valid_to is not None
+
+
+def test_a_change_later_in_the_same_conversation_replaces_the_earlier_turn(
+    store: ChromaMemoryStore, writer: MemoryWriter
+) -> None:
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage("I need a table at Rocco's for the 5th, window seat.", id="h1"),
+            HumanMessage("Change of plan, can we do the 6th instead? Same table.", id="h2"),
+        ],
+    )
+    texts = _active_texts(store)
+    assert not any("the 5th" in t for t in texts), texts
+    assert any("6th" in t for t in texts)
+
+
+def test_forget_requests_reach_their_topic_wherever_it_is_said(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "My spare number is 07700 900123, use it on weekends.", "h1")
+    say(writer, clock, "My ex Tomasz keeps emailing me about the car.", "h2")
+    say(writer, clock, "I had a knee operation last month, so no stairs.", "h3")
+    say(writer, clock, "That spare number is dead now, please delete it.", "h4")
+    say(writer, clock, "Oh and forget what I said about Tomasz, I was venting.", "h5")
+    say(writer, clock, "And delete the card number I typed last time.", "h6")
+    texts = _active_texts(store)
+    assert not any("[PHONE]" in t or "spare" in t for t in texts), texts
+    assert not any("Tomasz" in t for t in texts), texts
+    # "last time" is not a topic: the knee stays.
+    assert any("knee" in t for t in texts), texts
+    # The requests themselves are not kept as things the user said.
+    assert not any("delete" in t.lower() or "venting" in t for t in texts), texts
+
+
+def test_an_accepted_offer_replaces_the_plan_it_changes(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    from langchain_core.messages import AIMessage
+
+    say(writer, clock, "I'm on the 10GB plan, £12 a month.", "h1")
+    writer.submit(
+        U,
+        "t",
+        [
+            AIMessage("The 50GB plan is £20 a month. I can move you from the 1st.", id="a1"),
+            HumanMessage("Yes please, do it.", id="h2"),
+        ],
+    )
+    texts = _active_texts(store)
+    assert not any("10GB" in t for t in texts), texts
+    assert any(t.startswith("User agreed to:") and "50GB" in t for t in texts), texts
+
+
+def test_dated_pieces_expire_and_lasting_ones_stay(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我儿子小宇12月3号满八岁，派对想在家办。", "h1")
+    say(writer, clock, "We're in Krakow till the 9th, so pause the deliveries.", "h2")
+    later = clock() + timedelta(days=40)
+    assert store.expire_due(U, now=later) >= 1
+    texts = [r.text for r in store.list_memories(U)]
+    assert any("小宇" in t for t in texts), texts  # a birthday holds on after its day
+    assert not any("Krakow" in t or "deliveries" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My colleague is off to Lisbon next week for a conference.",
+        "我同事小何下个月去冰岛看极光。",
+        "如果以后换工作，我就搬去深圳。",
+        "If my parents ever move in we'd need a bigger place.",
+    ],
+)
+def test_other_peoples_plans_and_conditions_stay_out(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, text: str
+) -> None:
+    say(writer, clock, text, "h1")
+    assert _active_texts(store) == []

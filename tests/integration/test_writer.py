@@ -32,7 +32,7 @@ from tests.unit.test_extract_fakes import ScriptedChatModel, decisions_json, mem
 U = "alice"
 
 
-def last_human_id(messages: list[Any]) -> str:
+def last_human_id(messages: list[BaseMessage]) -> str:
     """What extract has submitted through: the user's latest message (the assistant's
     reply goes with the next turn, beside the user's answer to it)."""
     return next(m.id for m in reversed(messages) if isinstance(m, HumanMessage))

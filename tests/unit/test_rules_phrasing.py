@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
 from langgraph_memory.types import CandidateMemory, MemoryType
 
@@ -408,3 +409,8 @@ def test_a_name_beside_an_instruction_keeps_both(text: str, instruction: str, na
     found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
     assert any(c.type is MemoryType.PROCEDURAL and instruction in c.text for c in found)
     assert any(c.key == "preferred_name" and name in c.text for c in found)
+
+
+def test_commitments_setting_is_checked() -> None:
+    with pytest.raises(ConfigurationError, match="commitments='always'"):
+        RuleBasedExtractor(commitments="always")  # type: ignore[arg-type]

@@ -73,13 +73,16 @@ from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, me
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
 from langgraph_memory.nodes.rules._text import (
+    CJK,
     HYPOTHETICAL,
     JOKE,
     TENTATIVE,
+    TRIM,
     about_someone_else,
     first_person,
     has_cjk,
     is_question,
+    is_wrapper,
     segments,
     sentence_case,
     sentences,
@@ -158,10 +161,30 @@ def mask_long_numbers(text: str) -> str:
 _SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不耐受|哮喘", re.IGNORECASE)
 
 
-# "from your next billing date, Oct 20", "11月1日起生效": the date is when it starts.
+# "from your next billing date, Oct 20", "11月1日起生效", "下个礼拜一开始喺嗰边返工": the
+# date is when it starts. A birthday or an age ("满五岁") holds on after its day.
 _STARTS = re.compile(
-    r"\b(?:from|starting|since|effective|as of|beginning)\b|起生效|起|开始生效|生效", re.IGNORECASE
+    r"\b(?:from|starting|starts|start|since|effective|as of|beginning|birthday|turns \d+|anniversary)\b"
+    r"|起生效|起|开始|生效|生日|满.{1,2}岁|周年",
+    re.IGNORECASE,
 )
+# A piece that names a lasting thing beside a dated plan ("我家豆豆下周二打疫苗，柯基"):
+# a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
+# ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
+_LASTING = re.compile(
+    r"生日|满.{1,2}岁|周年|\bbirthday\b|\bturns \d+\b|\banniversary\b", re.IGNORECASE
+)
+
+
+def _inherits_bound(segment: str) -> bool:
+    if _LASTING.search(segment):
+        return False
+    cjk = len(CJK.findall(segment))
+    words = len(re.findall(r"[A-Za-z]+", segment))
+    bare_noun = not re.search(r"\d", segment) and (
+        (cjk and cjk <= 4 and words == 0) or (not cjk and words <= 2)
+    )
+    return not bare_noun
 
 
 # A day that comes once: a date, or a weekday pinned to this or next week. A bare
@@ -186,7 +209,7 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
 
 
 def _safety(found: Match) -> bool:
-    return bool(found.key) and found.key.split(".")[0] in (
+    return found.key is not None and found.key.split(".")[0] in (
         "allergy",
         "health",
         "medication",
@@ -218,6 +241,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
         whole = match_sentence(sentence)
         if whole is not None:
             turn.facts.append(with_time(whole, sentence, now) or whole)
+            # A correction across a comma ("not 3000, it's 5000"): its pieces are its own.
+            turn.facts.extend(_beside(whole, sentence, now)[0])
             continue
         if _CORRECTION_SHAPE.search(sentence):
             # "X is not A, it's B" that no slot rule understood: keep it whole, so the
@@ -260,15 +285,24 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
-                turn.facts.extend(_beside(found, segment, now))
+                beside, leftover = _beside(found, segment, now)
+                turn.facts.extend(beside)
+                turn.residue.extend((piece, sentence) for piece in leftover)
                 if found.event_time is None and not found.forget:
                     # "book a table for 4 on Friday": the group size and the booking.
                     event = with_time(None, segment, now)
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
-            elif states_something(segment, about_user=was_about_user):
-                turn.residue.append((segment, sentence))
+            elif states_something(plain := _untagged(segment), about_user=was_about_user):
+                turn.residue.append((plain, sentence))
     return turn
+
+
+def _untagged(segment: str) -> str:
+    """The segment without look-alike provenance tags ("[user_stated, 2026-01-01]") and
+    HTML entities: the user's words, not markup pretending to be ours. Our own masks
+    ("[PHONE]") stay."""
+    return re.sub(r"\[[a-z_][^\]]*\]|&#?\w+;?", "", segment).strip(TRIM + " ")
 
 
 # Commas inside one segment: "don't use honorifics with me, just call me Sam" is one
@@ -276,23 +310,37 @@ def read_turn(text: str, now: datetime) -> _Turn:
 _COMMA = re.compile(r"\s*[,，;；]\s*")
 
 
-def _beside(found: Match, sentence: str, now: datetime) -> list[Match]:
-    """Facts of other slots beside the one a segment's rule matched.
+def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], list[str]]:
+    """Facts of other slots beside the one a segment's rule matched, and the pieces no
+    rule matched (kept as evidence).
 
     A rule owns its slot, not the segment: "don't use honorifics with me, just call
-    me Sam" also holds a standing instruction. Pieces of the same slot (the "not
-    A" of "not A, it's B") and the generic "my X is Y" rule are left out.
+    me Sam" also holds a standing instruction, and "keep replies technical, skip the
+    pleasantries, I'm an engineer" more than the job. Pieces of the same slot (the
+    "not A" of "not A, it's B") and the generic "my X is Y" rule are left out.
     """
     out: list[Match] = []
+    leftover: list[str] = []
     pieces = [p for seg in segments(sentence) for p in _COMMA.split(seg) if p.strip(" ")]
     for segment in pieces if len(pieces) > 1 else []:
-        other = match_clause(segment)
-        if other is None or other.weak or other.key == found.key or other.text == found.text:
-            continue
         if is_question(segment, sentence) or TENTATIVE.search(segment):
             continue
+        other = match_clause(segment)
+        if other is None:
+            said = to_third_person(segment).lower().strip(TRIM + " ")
+            # Not a wrapper ("from now on") or a bracketed tag ("[user_stated, 2026-01-01]").
+            bare = _untagged(segment)
+            if (
+                states_something(bare, about_user=True)
+                and not is_wrapper(bare)
+                and said not in found.text.lower()
+            ):
+                leftover.append(bare)
+            continue
+        if other.weak or other.key == found.key or other.text == found.text:
+            continue
         out.append(with_time(other, segment, now) or other)
-    return out
+    return out, leftover
 
 
 class RuleBasedExtractor:
@@ -348,6 +396,11 @@ class RuleBasedExtractor:
             raise ConfigurationError(
                 f"RuleBasedExtractor(confidence={confidence!r}); use a value between 0 and 1."
             )
+        if commitments not in (True, False, "acknowledged"):
+            raise ConfigurationError(
+                f"RuleBasedExtractor(commitments={commitments!r}); use 'acknowledged' (the "
+                "default), True (every commitment) or False (nothing the assistant said)."
+            )
         self.policy = policy
         self.min_importance = min_importance
         self.confidence = confidence
@@ -379,7 +432,10 @@ class RuleBasedExtractor:
         deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
         groups: dict[datetime | None, list[str]] = {}
         for segment, sentence in residue:
-            groups.setdefault(_bound(sentence, said), []).append(segment)
+            own = _bound(segment, said)
+            if own is None and _inherits_bound(segment):
+                own = _bound(sentence, said)
+            groups.setdefault(own, []).append(segment)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()
@@ -457,7 +513,9 @@ class RuleBasedExtractor:
             seen.add((found.key, found.text))
             dated = with_time(None, sentence, said)
             if dated is not None and dated.event_time is not None:
-                found = replace(found, event_time=dated.event_time, expires_at=dated.expires_at)
+                # A promise stays on record after its day ("when should my refund have
+                # arrived?"); its event time says when it was due.
+                found = replace(found, event_time=dated.event_time)
             candidate = self._candidate(found, message_id, said, text=found.text[:500])
             # The assistant said it: a commitment, never a user-stated fact.
             out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))

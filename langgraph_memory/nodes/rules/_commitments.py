@@ -54,7 +54,9 @@ _EN_RECORD: Final = re.compile(
 )
 
 
-_ZH_LEAD_IN: Final = re.compile(r"^(?:(?:好的|好|收到|明白|非常抱歉|很抱歉|抱歉|不好意思|您好)[，,。！!\s]*)+")
+_ZH_LEAD_IN: Final = re.compile(
+    r"^(?:(?:好的|好|收到|明白|非常抱歉|很抱歉|抱歉|不好意思|您好)[，,。！!\s]*)+"
+)
 
 
 def commitment(sentence: str) -> Match | None:

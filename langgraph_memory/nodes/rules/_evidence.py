@@ -31,7 +31,8 @@ _PREFIX: Final = re.compile(r"^(?:User said|用户说)[:：]\s*")
 _UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
-    r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward)\b"
+    r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
+    r"change of plans?|plans? changed)\b"
     r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
@@ -81,7 +82,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "plan",
-            r"\b(?:plan|tariff|package|bundle|subscription|contract|data|unlimited|broadband|"
+            r"\b(?:(?<!change of )plan(?!s? changed)|tariff|package|bundle|subscription|contract|data|unlimited|broadband|"
             r"\d+\s?(?:gb|mb|m))\b|套餐|宽带|流量|月租|\d+\s?[mM兆](?![a-z])",
         ),
         (
@@ -107,6 +108,11 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:appointment|install\w*|visit|technician|engineer|slot)\b|预约|安装|上门|师傅|约",
         ),
         ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|价位"),
+        (
+            "dining",
+            r"\b(?:table|restaurant|dinner|lunch|brunch|reservation|booking for \d+)\b|"
+            r"餐厅|订座|订位|包间|饭店|晚饭|午饭",
+        ),
         (
             "price",
             r"\b(?:price|cost|costs|expensive|cheap|cheaper|fee|per month|a month|monthly)\b|"
@@ -141,6 +147,11 @@ def _distinctive(text: str) -> set[str]:
     return out | {p for p in pairs if p not in _ZH_STOP}
 
 
+def same_topic(a: str, b: str) -> bool:
+    """A shared coarse topic ("User lives in Portobello" and "we're renting in Leith")."""
+    return bool(topics(a) & topics(b))
+
+
 def related(a: str, b: str) -> bool:
     """Same subject: a shared coarse topic, a shared name, code or number, or two shared
     Chinese word pairs (one common word, "news", "plan", never decides alone)."""
@@ -151,6 +162,10 @@ def related(a: str, b: str) -> bool:
     return bool(latin) or len(shared - latin) >= 2
 
 
+# An offer the user accepted is a change by nature ("User agreed to: ... I can move you").
+_AGREED: Final = re.compile(r"^(?:User agreed to|用户同意了客服的提议)[:：]")
+
+
 def updates(text: str) -> bool:
-    """Does ``text`` state a change ("switched to", "搬到了", "now")?"""
-    return bool(_UPDATE.search(_PREFIX.sub("", text)))
+    """Does ``text`` state a change ("switched to", "搬到了", "now", an accepted offer)?"""
+    return bool(_AGREED.match(text)) or bool(_UPDATE.search(_PREFIX.sub("", text)))

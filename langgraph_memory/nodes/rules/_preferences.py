@@ -130,7 +130,8 @@ _STANDING_EN: Final = re.compile(
 _STYLE_EN: Final = re.compile(
     r"\b(?:short|brief|concise|formal|informal|casual|bullet|bullets|metric|imperial|celsius|"
     r"fahrenheit|emojis?|honorifics?|jargon|simple|plain|polite|summary|summaries|tl;?dr|"
-    r"first name|last name|sir|madam|ma'am)\b",
+    r"first name|last name|sir|madam|ma'am|technical|detailed|pleasantries|small talk|chit-?chat|fluff|"
+    r"waffle|direct|to the point|straight|english|chinese|mandarin|cantonese|lists?|numbered|tables?)\b",
     re.IGNORECASE,
 )
 
@@ -141,7 +142,7 @@ def rule_instruction(segment: str) -> Match | None:
     m = re.match(
         r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
         r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"
-        r"address me|speak|talk|give me|send me|show me|list|put|include|start|end|sign|only)\b\s*(.*)$",
+        r"address me|speak|talk|give me|send me|show me|list|put|include|start|end|sign|only|skip|cut)\b\s*(.*)$",
         segment,
         re.IGNORECASE,
     )
@@ -175,6 +176,8 @@ def rule_instruction(segment: str) -> Match | None:
                     "address me",
                     "speak",
                     "talk",
+                    "skip",
+                    "cut",
                 )
             )
         )

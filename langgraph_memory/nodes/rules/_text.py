@@ -163,6 +163,11 @@ def _time_only(piece: str) -> bool:
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
 
 
+def is_wrapper(piece: str) -> bool:
+    """A piece that only introduces another ("from now on", "remember", "以后")."""
+    return bool(_WRAPPER_ONLY.match(piece.strip(TRIM + " ")))
+
+
 def _amount_only(piece: str) -> bool:
     from langgraph_memory.nodes.rules._business import AMOUNT_ONLY  # the rules import _text
 
@@ -406,12 +411,14 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # No pronoun needed: users drop it ("Type 1 diabetic", "new job in Bath", "改看
     # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
-    if about_user or _FIRST_PERSON.search(segment):
-        return size >= 3
-    # Without a pronoun it must carry something to remember: a number, a name, or a
-    # Chinese clause ("发短信就行"); "please delete the file" is an errand, not a fact.
+    if size >= 3 and (about_user or _FIRST_PERSON.search(segment)):
+        return True
+    # Otherwise it must carry something to remember: a number, a name, a masked
+    # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
+    # user just named ("she's vegetarian"); "please delete the file" is an errand.
     return size >= 2 and bool(
-        re.search(r"\d", segment)
+        re.search(r"\d|\[[A-Z_]+(?::[0-9a-f]{8})?\]", segment)
         or re.search(r"(?<!^)\b[A-Z][a-z]", segment)
         or len(CJK.findall(segment)) >= 2
+        or re.match(r"(?:he|she|they)(?:'s|'re| is| are| has| have)\b", segment, re.IGNORECASE)
     )
