@@ -423,6 +423,12 @@ INSERT_META_IF_ABSENT: Final = (
     "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
 )
 VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_postings, lt_partitions"
+# forget_user's scrub: a plain VACUUM leaves a deleted row's bytes in the page's
+# free space and its lexemes in the GIN index (measured on PG 15); FULL rewrites
+# the tables and their indexes, under an exclusive lock on each meanwhile.
+VACUUM_FULL: Final = (
+    "VACUUM (FULL) lt_items, lt_keywords, lt_postings, lt_partitions, lt_vector_intents"
+)
 
 SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
     f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE (partition || '') = ? AND item_id IN ({{marks}}) "

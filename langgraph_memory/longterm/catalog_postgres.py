@@ -26,6 +26,7 @@ from typing import Any
 
 from langgraph_memory._extras import require_extra
 from langgraph_memory._migrations import migrate
+from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm import _sql_postgres as _sql
 from langgraph_memory.longterm.catalog import (
@@ -215,12 +216,16 @@ class PostgresCatalog(CatalogHelpers):
         return choose_terms(unique, items, doc_freq, max_share)
 
     def scrub(self, *, vacuum: bool = True) -> None:
-        """``VACUUM`` the catalog's tables (outside any transaction).
+        """``VACUUM FULL`` the catalog's tables (outside any transaction).
 
-        ``vacuum=False`` (after a single delete) does nothing: a tsvector index has
-        no segments to merge, and Postgres does not zero free space either way.
+        A deleted row's bytes stay in its page's free space, and its lexemes in
+        the GIN index, after a plain ``VACUUM``; ``FULL`` rewrites the tables and
+        indexes into new files (it locks each table meanwhile: forget_user only).
+        ``vacuum=False`` (after a single delete) does nothing: the row stays in
+        dead tuples until a ``scrub()`` (README, "Privacy": Postgres).
         """
         if not vacuum:
             return
         with self.pool.connection() as raw:
-            raw.execute(_sql.VACUUM)
+            wait_for_older_snapshots(raw)  # else the rewrite keeps rows they can see
+            raw.execute(_sql.VACUUM_FULL)

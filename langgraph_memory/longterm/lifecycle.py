@@ -323,14 +323,19 @@ class _Threads:
             async for t in self.checkpointer.alist(None, filter={"user_id": user_id})
         }
 
+    # SQLite savers zero freed pages (secure_delete), so their incremental vacuum
+    # is enough; on Postgres only VACUUM FULL takes deleted rows off the pages.
+    def _full(self) -> dict[str, bool]:
+        return {"full": True} if getattr(self.checkpointer, "erase_with_full_vacuum", False) else {}
+
     def vacuum(self) -> None:
         if callable(getattr(self.checkpointer, "vacuum", None)):
-            self.checkpointer.vacuum()
+            self.checkpointer.vacuum(**self._full())
 
     async def avacuum(self) -> None:
         vacuum = getattr(self.checkpointer, "avacuum", None)
         if callable(vacuum):
-            await vacuum()
+            await vacuum(**self._full())
 
 
 def _has_async_api(checkpointer: Any) -> bool:

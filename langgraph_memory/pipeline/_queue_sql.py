@@ -261,6 +261,42 @@ SELECT seq, action, target_ids, result_id, op, reason FROM lgm_memory_audit
 WHERE user_id = :user_id"""
 SCRUB_AUDIT_ROW = "UPDATE lgm_memory_audit SET op = :op, reason = '' WHERE seq = :seq"
 
+# Encryption (``encryption=``, ``_queue_sealing.py``): payloads are sealed per job,
+# so the statements that read them also return the job's user and thread (its AAD).
+SELECT_JOB_IDENTITY = "SELECT user_id, thread_id FROM lgm_memory_jobs WHERE job_id = :job_id"
+SELECT_USER_FAILED_JOB_PAYLOADS = """
+SELECT job_id, thread_id, messages, candidates, ops FROM lgm_memory_jobs
+WHERE user_id = :user_id AND status = 'failed'"""
+# pending() / failed(): the message count from the queued ids (clear), so that
+# inspecting the queue never opens a payload (and still works on a job refused
+# because its payload does not open).
+SELECT_JOB_INFOS_COUNTED = """
+SELECT j.job_id, j.user_id, j.thread_id, j.status, j.stage, j.attempts,
+       (SELECT COUNT(*) FROM lgm_memory_job_messages AS m WHERE m.job_id = j.job_id),
+       j.last_error, j.not_before, j.created_at, j.updated_at, j.lease_owner
+FROM lgm_memory_jobs AS j WHERE j.status IN ('pending', 'leased', 'failed') ORDER BY j.seq"""
+# ``reencrypt()``: jobs in seq order after a cursor, and a compare-and-set rewrite
+# (a payload a running worker changed meanwhile is left to that worker's write,
+# which seals under the current key anyway). ``IS NOT DISTINCT FROM``: NULL-safe
+# on both dialects (SQLite >= 3.39).
+SELECT_JOB_PAYLOADS_AFTER = """
+SELECT seq, job_id, user_id, thread_id, status, messages, candidates, ops, last_error
+FROM lgm_memory_jobs WHERE seq > :after ORDER BY seq LIMIT :limit"""
+RESEAL_JOB_PAYLOADS = """
+UPDATE lgm_memory_jobs
+SET messages = :messages, candidates = :candidates, ops = :ops, last_error = :last_error
+WHERE job_id = :job_id AND messages = :old_messages
+  AND candidates IS NOT DISTINCT FROM :old_candidates AND ops IS NOT DISTINCT FROM :old_ops
+  AND last_error IS NOT DISTINCT FROM :old_last_error"""
+
+# Postgres erasure: a DELETE leaves the row's bytes in the heap as a dead tuple,
+# and a plain VACUUM only marks that space reusable (measured: a pruned tuple's
+# text stays in the page's free space, and an index keeps its keys); FULL
+# rewrites the tables and their indexes into new files. Queue tables are small
+# (a finished job keeps no text), so this costs milliseconds
+# (benchmarks/RESULTS-privacy.md). Autocommit only: VACUUM cannot run in a transaction.
+VACUUM_FULL_POSTGRES = "VACUUM (FULL) lgm_memory_jobs, lgm_memory_job_messages, lgm_memory_audit"
+
 _NAMED_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
 

@@ -52,13 +52,17 @@ from langchain_core.messages import BaseMessage, messages_from_dict, messages_to
 
 from langgraph_memory._extras import require_extra
 from langgraph_memory._migrations import Migration, MigrationTable, migrate
+from langgraph_memory._pg_erase import wait_for_older_snapshots
+from langgraph_memory.encryption import EncryptionKeys, ReencryptReport, is_sealed_text
 from langgraph_memory.errors import (
     ConfigurationError,
+    DecryptionError,
     InvalidConnectionError,
     JobLeaseLostError,
 )
 from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.pipeline import _queue_sql as queue_sql
+from langgraph_memory.pipeline._queue_sealing import DONE_MESSAGES, ROLES, JobSealer
 from langgraph_memory.types import CandidateMemory, MemoryOp
 
 __all__ = [
@@ -172,8 +176,12 @@ def _mentions(raw: str, needle: str) -> bool:
     return needle in raw or json.dumps(needle, ensure_ascii=False)[1:-1] in raw
 
 
-def _job_from_row(row: Sequence[Any], worker_id: str) -> Job:
+def _job_from_row(row: Sequence[Any], worker_id: str, sealer: JobSealer) -> Job:
     job_id, job_key, user_id, thread_id, stage, messages, candidates, ops, applied, attempts = row
+    who = (user_id, thread_id, job_id)
+    messages = sealer.open("messages", messages, *who)
+    candidates = sealer.open_optional("candidates", candidates, *who)
+    ops = sealer.open_optional("ops", ops, *who)
     return Job(
         job_id=job_id,
         job_key=job_key,
@@ -228,9 +236,16 @@ class MemoryQueue:
         max_attempts: Attempts before a job is marked ``failed``.
         backoff_base_seconds / backoff_max_seconds: Retry delays (doubling, capped).
         clock: Time source (seconds); injectable for tests.
+        encryption: An :class:`~langgraph_memory.encryption.EncryptionKeys` (the
+            savers' and the store's keyring): every payload that can hold what a
+            user said (a job's turns, candidates, plan and last error) is sealed
+            with AES-GCM, bound to its job, user and thread
+            (``pipeline/_queue_sealing.py``). Clear and moved payloads fail closed;
+            ``reencrypt()`` rotates keys. Ids, statuses and the audit log (ids and
+            decisions only) stay in clear.
 
     Raises:
-        ConfigurationError: A value is out of range.
+        ConfigurationError: A value is out of range, or ``encryption`` is not a keyring.
     """
 
     _migrations: tuple[Migration, ...] = ()
@@ -249,8 +264,10 @@ class MemoryQueue:
         backoff_base_seconds: float = 2.0,
         backoff_max_seconds: float = 300.0,
         clock: Callable[[], float] = time.time,
+        encryption: EncryptionKeys | None = None,
     ) -> None:
         owner = type(self).__name__
+        self._sealer = JobSealer(encryption)
         for name, value, allow_zero in (
             ("debounce_seconds", debounce_seconds, True),
             ("max_debounce_seconds", max_debounce_seconds, True),
@@ -398,13 +415,16 @@ class MemoryQueue:
                 and now < latest[5] + self.max_debounce_seconds
             ):
                 job_id: str = latest[0]
-                all_dicts = json.loads(latest[4]) + new_dicts
+                waiting = self._sealer.open("messages", latest[4], user_id, thread_id, job_id)
+                all_dicts = json.loads(waiting) + new_dicts
                 all_ids = message_ids_for(messages_from_dict(all_dicts))
                 tx.execute(
                     queue_sql.COALESCE_JOB,
                     {
                         "job_key": job_key_for(user_id, thread_id, all_ids),
-                        "messages": json.dumps(all_dicts),
+                        "messages": self._sealer.seal(
+                            "messages", json.dumps(all_dicts), user_id, thread_id, job_id
+                        ),
                         "not_before": min(
                             now + self.debounce_seconds, latest[5] + self.max_debounce_seconds
                         ),
@@ -420,7 +440,9 @@ class MemoryQueue:
                         **scope,
                         "job_id": job_id,
                         "job_key": job_key_for(user_id, thread_id, list(unique)),
-                        "messages": json.dumps(new_dicts),
+                        "messages": self._sealer.seal(
+                            "messages", json.dumps(new_dicts), user_id, thread_id, job_id
+                        ),
                         "not_before": now + self.debounce_seconds,
                         "now": now,
                     },
@@ -465,6 +487,11 @@ class MemoryQueue:
                 found_id, attempts, status = row
                 if status == "leased" and attempts >= self.max_attempts:
                     error = f"worker lease expired {attempts} times (worker crashed or hung)"
+                    if self._sealer.enabled:
+                        uid, tid = tx.execute(
+                            queue_sql.SELECT_JOB_IDENTITY, {"job_id": found_id}
+                        ).fetchone()
+                        error = self._sealer.seal("last_error", error, uid, tid, found_id)
                     tx.execute(
                         queue_sql.GIVE_UP_JOB, {"error": error, "now": now, "job_id": found_id}
                     )
@@ -481,7 +508,25 @@ class MemoryQueue:
                     },
                 )
                 loaded = tx.execute(queue_sql.SELECT_JOB, {"job_id": found_id}).fetchone()
-            return _job_from_row(loaded, worker_id)
+            try:
+                return _job_from_row(loaded, worker_id, self._sealer)
+            except DecryptionError as exc:
+                # Fail closed, and out of the way: a job whose payload does not open
+                # is marked failed (the error names ids only) instead of blocking
+                # its user's later jobs until its lease runs out, every retry. Fix
+                # the keyring or run reencrypt(), then retry_failed().
+                self._refuse(loaded, exc)
+                raise
+
+    def _refuse(self, row: Sequence[Any], exc: DecryptionError) -> None:
+        job_id, _key, user_id, thread_id = row[:4]
+        error = self._sealer.seal(
+            "last_error", f"refused: {exc}"[:2000], user_id, thread_id, job_id
+        )
+        with self._write() as tx:
+            tx.execute(
+                queue_sql.GIVE_UP_JOB, {"error": error, "now": self.clock(), "job_id": job_id}
+            )
 
     def _held(self, job: Job, **params: Any) -> dict[str, Any]:
         now = self.clock()
@@ -502,18 +547,25 @@ class MemoryQueue:
                     "working on it. Raise lease_seconds if your model calls take longer."
                 )
 
+    def _seal_for(self, job: Job, role: str, text: str) -> str:
+        return self._sealer.seal(role, text, job.user_id, job.thread_id, job.job_id)
+
     def renew_lease(self, job: Job) -> None:
         """Extend the lease of a running job."""
         self._held_update(queue_sql.RENEW_LEASE, self._held(job), job)
 
     def save_candidates(self, job: Job, candidates: Sequence[CandidateMemory]) -> None:
         """Persist the extraction result: a re-run after a crash does not call the model again."""
-        payload = json.dumps([c.to_dict() for c in candidates], ensure_ascii=False)
+        payload = self._seal_for(
+            job, "candidates", json.dumps([c.to_dict() for c in candidates], ensure_ascii=False)
+        )
         self._held_update(queue_sql.SAVE_CANDIDATES, self._held(job, payload=payload), job)
 
     def save_plan(self, job: Job, ops: Sequence[MemoryOp]) -> None:
         """Persist the planned ops (with their deterministic result ids) before applying any."""
-        payload = json.dumps([op.to_dict() for op in ops], ensure_ascii=False)
+        payload = self._seal_for(
+            job, "ops", json.dumps([op.to_dict() for op in ops], ensure_ascii=False)
+        )
         self._held_update(queue_sql.SAVE_PLAN, self._held(job, payload=payload), job)
 
     def mark_applied(self, job: Job, index: int, op: MemoryOp) -> None:
@@ -536,7 +588,7 @@ class MemoryQueue:
 
     def fail(self, job: Job, error: str) -> str:
         """Record a failed attempt; returns the new status (``pending`` with backoff, or ``failed``)."""
-        error = error[:2000]
+        error = self._seal_for(job, "last_error", error[:2000])
         if job.attempts >= self.max_attempts:
             self._held_update(queue_sql.FAIL_JOB, self._held(job, error=error), job)
             return "failed"
@@ -588,11 +640,18 @@ class MemoryQueue:
     def _infos(self, statuses: Sequence[str]) -> list[JobInfo]:
         self.setup()
         out = []
-        for row in self._read(queue_sql.SELECT_JOB_INFOS):
-            (job_id, user_id, thread_id, status, stage, attempts, messages,
+        for row in self._read(queue_sql.SELECT_JOB_INFOS_COUNTED):
+            (job_id, user_id, thread_id, status, stage, attempts, message_count,
              last_error, not_before, created_at, updated_at, lease_owner) = row  # fmt: skip
             if status not in statuses:
                 continue
+            try:
+                last_error = self._sealer.open_optional(
+                    "last_error", last_error, user_id, thread_id, job_id
+                )
+            except DecryptionError as exc:
+                # Inspection must work exactly when a row is broken: say why, show nothing.
+                last_error = f"(not shown: {exc})"
             out.append(
                 JobInfo(
                     job_id,
@@ -601,7 +660,7 @@ class MemoryQueue:
                     status,
                     stage,
                     attempts,
-                    len(json.loads(messages)),
+                    int(message_count),
                     last_error,
                     not_before,
                     created_at,
@@ -650,7 +709,8 @@ class MemoryQueue:
                     queue_sql.DELETE_USER_AUDIT,
                 )
             )
-        self._after_erase()
+        if deleted:
+            self._after_erase()
         return deleted
 
     def forget_thread(self, thread_id: str) -> int:
@@ -663,7 +723,8 @@ class MemoryQueue:
                 int(tx.execute(sql, {"thread_id": thread_id}).rowcount)
                 for sql in (queue_sql.DELETE_THREAD_JOBS, queue_sql.DELETE_THREAD_MESSAGES)
             )
-        self._after_erase()
+        if deleted:
+            self._after_erase()
         return deleted
 
     def forget_memory(self, user_id: str, memory_id: str, texts: Sequence[str] = ()) -> int:
@@ -683,8 +744,16 @@ class MemoryQueue:
         needles = [json.dumps(memory_id), *(t for t in texts if t)]
         changed = 0
         with self._write() as tx:
-            rows = tx.execute(queue_sql.SELECT_USER_FAILED_PAYLOADS, {"user_id": user_id})
-            for job_id, *payloads in list(rows.fetchall()):
+            rows = tx.execute(queue_sql.SELECT_USER_FAILED_JOB_PAYLOADS, {"user_id": user_id})
+            for job_id, thread_id, *stored in list(rows.fetchall()):
+                # Sealed payloads are opened to be matched; a clear one (written
+                # before encryption was on) is matched as it is, so it is erased too.
+                payloads = [
+                    self._sealer.open(role, p, user_id, thread_id, job_id)
+                    if p is not None and (not self._sealer.enabled or is_sealed_text(p))
+                    else p
+                    for role, p in zip(ROLES, stored, strict=False)
+                ]
                 raw = "\n".join(p for p in payloads if p)
                 if any(_mentions(raw, n) for n in needles):
                     changed += int(tx.execute(queue_sql.DELETE_JOB, {"job_id": job_id}).rowcount)
@@ -702,11 +771,92 @@ class MemoryQueue:
                 changed += int(
                     tx.execute(queue_sql.SCRUB_AUDIT_ROW, {"op": op_json, "seq": seq}).rowcount
                 )
-        self._after_erase()
+        if changed:
+            self._after_erase()
         return changed
 
+    def reencrypt(
+        self, *, after: int | None = None, batch_size: int = 500, encrypt_plaintext: bool = False
+    ) -> ReencryptReport:
+        """Rewrite every job payload not sealed under the current key (key rotation).
+
+        One short transaction per batch of jobs, so it can run while workers run;
+        the old key keeps opening payloads until the pass ends. Each rewrite is a
+        compare-and-set: a payload a worker changed meanwhile is left to that
+        write (which seals under the current key). Finished jobs hold no payload
+        and are only read.
+
+        Args:
+            after: resume after this job seq (``int(report.cursor)`` of an
+                interrupted pass); a fresh pass only re-reads finished rows.
+            batch_size: jobs per transaction.
+            encrypt_plaintext: also seal payloads queued before ``encryption=`` was on.
+
+        Raises:
+            ConfigurationError: the queue has no ``encryption=``, or a bad ``batch_size``.
+            PlaintextRowError: a clear payload, without ``encrypt_plaintext``.
+            DecryptionError: a payload does not open under any key of the ring.
+
+        Example:
+            >>> import tempfile, os
+            >>> from langgraph_memory.encryption import EncryptionKeys
+            >>> keys = EncryptionKeys.generate("k1")
+            >>> path = os.path.join(tempfile.mkdtemp(), "checkpoints.sqlite")
+            >>> with SqliteMemoryQueue.from_conn_string(path, encryption=keys) as q:
+            ...     q.reencrypt().rewritten
+            0
+        """
+        sealer = self._sealer
+        if not sealer.enabled:
+            raise ConfigurationError(
+                f"{self._describe()}.reencrypt() needs a queue opened with "
+                "encryption=EncryptionKeys(...)."
+            )
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigurationError(f"batch_size={batch_size!r}; use an integer >= 1.")
+        self.setup()
+        cursor = 0 if after is None else int(after)
+        scanned = rewritten = 0
+        while True:
+            with self._write() as tx:
+                rows = tx.execute(
+                    queue_sql.SELECT_JOB_PAYLOADS_AFTER, {"after": cursor, "limit": batch_size}
+                ).fetchall()
+                for seq, job_id, user_id, thread_id, status, *stored in rows:
+                    cursor = int(seq)
+                    new = list(stored)
+                    for i, (role, value) in enumerate(zip(ROLES, stored, strict=True)):
+                        if value is None or (
+                            role == "messages" and status == "done" and value == DONE_MESSAGES
+                        ):
+                            continue
+                        sealed = sealer.reseal(
+                            role, value, user_id, thread_id, job_id,
+                            encrypt_plaintext=encrypt_plaintext,
+                        )  # fmt: skip
+                        if sealed is not None:
+                            new[i] = sealed
+                    if new == list(stored):
+                        continue
+                    params = dict(zip(ROLES, new, strict=True))
+                    params.update({f"old_{r}": v for r, v in zip(ROLES, stored, strict=True)})
+                    params["job_id"] = job_id
+                    rewritten += int(tx.execute(queue_sql.RESEAL_JOB_PAYLOADS, params).rowcount)
+            scanned += len(rows)
+            if len(rows) < batch_size:
+                return ReencryptReport(scanned, rewritten, str(cursor) if cursor else None)
+
+    async def areencrypt(
+        self, *, after: int | None = None, batch_size: int = 500, encrypt_plaintext: bool = False
+    ) -> ReencryptReport:
+        """Async twin of ``reencrypt`` (the batches run in a worker thread)."""
+        return await asyncio.to_thread(
+            self.reencrypt, after=after, batch_size=batch_size, encrypt_plaintext=encrypt_plaintext
+        )
+
     def _after_erase(self) -> None:
-        """Push erased rows out of the database's files (SQLite: truncate the WAL)."""
+        """Push erased rows out of the database's files (SQLite: truncate the WAL;
+        Postgres: ``VACUUM FULL`` the queue's tables). Runs when a forget changed rows."""
 
     def purge_done(self, older_than_seconds: float) -> int:
         """Delete finished job rows older than this (their message ids stay, so nothing is re-queued)."""
@@ -725,7 +875,8 @@ class SqliteMemoryQueue(MemoryQueue):
     Args:
         path: The SQLite database file, typically the one your ``SqliteSaver``
             uses. ``":memory:"`` is refused: the queue must survive a restart.
-        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock).
+        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock,
+            encryption).
 
     Raises:
         ConfigurationError: A value is out of range or ``path`` is ``":memory:"``.
@@ -812,7 +963,8 @@ class PostgresMemoryQueue(MemoryQueue):
 
     Args:
         conn_string: A libpq connection string / URL (``postgresql://...``).
-        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock).
+        **settings: See ``MemoryQueue`` (debounce, lease, attempts, backoff, clock,
+            encryption).
 
     Raises:
         InvalidConnectionError: ``conn_string`` is not a string.
@@ -859,6 +1011,13 @@ class PostgresMemoryQueue(MemoryQueue):
 
     def _transaction(self, conn: Any) -> Any:
         return conn.transaction()
+
+    def _after_erase(self) -> None:
+        # The connection is in autocommit, as VACUUM needs. Dead tuples would
+        # otherwise keep the erased text until autovacuum and later page reuse.
+        conn = self._conn()
+        wait_for_older_snapshots(conn)  # else the rewrite keeps rows they can see
+        conn.execute(queue_sql.VACUUM_FULL_POSTGRES)
 
     def _translate(self, sql: str) -> str:
         return _pg_sql(sql)

@@ -3,7 +3,12 @@
 ``store.expire_due`` marks time-boxed facts whose ``expires_at`` passed as
 ``expired`` (searches hide them already; the sweep makes the state explicit
 and visible in history); ``store.archive_stale`` applies decay (low-importance
-memories idle for long are archived). Nothing ran them before: the
+memories idle for long are archived); and the keyword index is scrubbed: a
+value overwritten in place (``put`` over an existing key) leaves its old tokens
+in FTS5's segments until an ``optimize``. Deletes scrub at once; an overwrite
+does not, because the optimize rewrites the whole index (measured: 2.9 ms at
+1,000 items, 7.1 ms at 5,000, against a 12-16 ms ``put``; it grows with the
+index), so the sweep runs it once per interval instead. Nothing ran them before: the
 ``MemoryWriter``'s background worker now calls ``Sweeper.maybe_sweep`` on
 every loop, and ``writer.sweep()`` / ``writer.maybe_sweep()`` serve a
 cron-style job or a sync-mode app.
@@ -62,6 +67,9 @@ class MemorySweepPolicy:
             archived only after ~2 years (0.95 * 0.5 ** (765 / 180) < 0.05), a raw
             evidence turn (0.3) after ~15 months; the store's own default half-life (30
             days) would archive an unrecalled allergy after four months.
+        scrub_keyword_index: push overwritten values' old tokens out of the
+            keyword index (FTS5 ``optimize`` + WAL truncate on a SQLite catalog;
+            nothing to do on Postgres, whose erasure is ``forget_user``'s VACUUM FULL).
 
     Example:
         >>> from datetime import timedelta
@@ -79,6 +87,7 @@ class MemorySweepPolicy:
     archive_threshold: float = 0.05
     archive_min_idle_days: float = 90.0
     archive_half_life_days: float = 180.0
+    scrub_keyword_index: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.interval, timedelta) or self.interval <= timedelta(0):
@@ -104,11 +113,13 @@ class MemorySweepPolicy:
 
 @dataclass(frozen=True, slots=True)
 class MemorySweepReport:
-    """What one sweep did: when (memory time) and how many memories it expired / archived."""
+    """What one sweep did: when (memory time), how many memories it expired /
+    archived, and whether it scrubbed the keyword index."""
 
     at: datetime
     expired: int = 0
     archived: int = 0
+    keyword_index_scrubbed: bool = False
 
 
 class Sweeper:
@@ -146,7 +157,11 @@ class Sweeper:
             if policy.archive and callable(archive)
             else 0
         )
-        report = MemorySweepReport(at, int(expired), int(archived))
+        scrub = getattr(getattr(self.store, "catalog", None), "scrub", None)
+        scrubbed = policy.scrub_keyword_index and callable(scrub)
+        if scrubbed:
+            scrub(vacuum=False)  # type: ignore[misc]
+        report = MemorySweepReport(at, int(expired), int(archived), scrubbed)
         self.last = report
         if expired or archived:
             logger.info("memory sweep: expired %d and archived %d memories", expired, archived)

@@ -37,6 +37,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import CheckpointStorageError
@@ -331,6 +332,9 @@ class PostgresSaver(SyncShell):
     """
 
     _MIGRATIONS = SQL.MIGRATIONS
+    # forget_user runs vacuum(full=True) here: a plain VACUUM leaves a deleted
+    # row's bytes in its page's free space (README, "Privacy": Postgres).
+    erase_with_full_vacuum = True
 
     def __init__(
         self,
@@ -894,7 +898,10 @@ class PostgresSaver(SyncShell):
 
         Args:
             full: ``VACUUM FULL``: rewrites the tables and returns space to the
-                OS, but locks each table exclusively while it runs.
+                OS, but locks each table exclusively while it runs. It is what
+                takes deleted threads' bytes off the pages (``forget_user`` runs
+                it), so it first waits (<= 10 s) for older snapshots to end
+                (``langgraph_memory._pg_erase``).
         """
         self._ensure_setup()
         self._store_deferred()
@@ -903,6 +910,8 @@ class PostgresSaver(SyncShell):
             was_autocommit = conn.autocommit
             conn.autocommit = True  # VACUUM cannot run inside a transaction
             try:
+                if full:
+                    wait_for_older_snapshots(conn)
                 for statement in statements:
                     conn.execute(statement)
             finally:

@@ -41,6 +41,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langgraph_memory._pg_erase import await_older_snapshots
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys
 from langgraph_memory.errors import CheckpointStorageError
@@ -342,6 +343,8 @@ class AsyncPostgresSaver(AsyncShell):
     _SYNC_ALTERNATIVE = "PostgresSaver"
 
     _MIGRATIONS = SQL.MIGRATIONS
+    # forget_user runs avacuum(full=True) here (see PostgresSaver).
+    erase_with_full_vacuum = True
 
     def __init__(
         self,
@@ -701,6 +704,8 @@ class AsyncPostgresSaver(AsyncShell):
             was_autocommit = conn.autocommit
             await conn.set_autocommit(True)  # VACUUM cannot run inside a transaction
             try:
+                if full:  # see PostgresSaver.vacuum
+                    await await_older_snapshots(conn)
                 for statement in statements:
                     await conn.execute(statement)
             finally:
