@@ -162,12 +162,12 @@ _SAFETY_WORDS = re.compile(r"allerg|anaphyla|epipen|intoleran|过敏|敏感|不�
 
 
 # "from your next billing date, Oct 20", "11月1日起生效", "下个礼拜一开始喺嗰边返工": the
-# date is when it starts. A birthday or an age ("满五岁") holds on after its day.
+# date is when it starts (and a lasting thing, ``_LASTING``, holds on after its day).
 _STARTS = re.compile(
-    r"\b(?:from|starting|starts|start|since|effective|as of|beginning|birthday|turns \d+|anniversary)\b"
-    r"|起生效|起|开始|生效|生日|满.{1,2}岁|周年",
+    r"\b(?:from|starting|starts|start|since|effective|as of|beginning)\b|起生效|起|开始|生效",
     re.IGNORECASE,
 )
+
 # A piece that names a lasting thing beside a dated plan ("我家豆豆下周二打疫苗，柯基"):
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
@@ -201,7 +201,8 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
     bound = bound_of(sentence, said)
-    if bound is None and not _STARTS.search(sentence) and _ONE_DAY.search(sentence):
+    starts = _STARTS.search(sentence) or _LASTING.search(sentence)
+    if bound is None and not starts and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
         if moment is not None and moment > said:
             bound = stated_end(sentence, said) or moment + timedelta(days=1)
@@ -265,19 +266,20 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 turn.facts.append(forget_request(topic))
             previous_sentence = sentence
             continue
-        if any((m := match_clause(p)) is not None and m.forget for p in pieces):
+        matched = [match_clause(p) for p in pieces]  # once per piece: the rules are the cost
+        forgets = [m for m in matched if m is not None and m.forget]
+        previous_sentence = sentence
+        if forgets:
             # A forget request states nothing to keep: its other clauses describe the
             # thing to forget.
-            turn.facts.extend(m for p in pieces if (m := match_clause(p)) is not None and m.forget)
-            previous_sentence = sentence
+            turn.facts.extend(forgets)
             continue
-        previous_sentence = sentence
         about_user = False
-        for segment in pieces:
+        for segment, clause in zip(pieces, matched, strict=True):
             if is_question(segment, sentence) or TENTATIVE.search(segment):
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
-            found = with_time(match_clause(segment), segment, now)
+            found = with_time(clause, segment, now)
             if about_someone_else(segment) and not (found and _safety(found)):
                 if _SAFETY_WORDS.search(segment):
                     turn.residue.append((segment, sentence))  # a guest's allergy still matters

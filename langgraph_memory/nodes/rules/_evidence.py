@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from langgraph_memory.nodes.rules._text import word_set
+from langgraph_memory.nodes.rules._text import cjk_pairs, word_set
 
 _PREFIX: Final = re.compile(r"^(?:User said|用户说)[:：]\s*")
 _UPDATE: Final = re.compile(
@@ -60,8 +60,7 @@ def salient_terms(text: str) -> set[str]:
     terms = {
         w for w in re.findall(r"[a-z][a-z0-9'-]{3,}|\d+[a-z]+|[a-z]+\d+", text) if w not in _STOP
     }
-    for run in re.findall(r"[\u3400-\u9fff]{2,}", text):
-        terms.update(run[i : i + 2] for i in range(len(run) - 1))
+    terms |= cjk_pairs(text)
     return {t for t in terms if t not in _ZH_STOP}
 
 
@@ -139,12 +138,7 @@ def _distinctive(text: str) -> set[str]:
     text = _PREFIX.sub("", text)
     out = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-zA-Z]{2,}\b", text)}
     out |= {w.lower() for w in re.findall(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", text) if len(w) >= 2}
-    pairs = {
-        run[i : i + 2]
-        for run in re.findall(r"[\u3400-\u9fff]{2,}", text)
-        for i in range(len(run) - 1)
-    }
-    return out | {p for p in pairs if p not in _ZH_STOP}
+    return out | (cjk_pairs(text) - _ZH_STOP)
 
 
 def same_topic(a: str, b: str) -> bool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from langgraph_memory.nodes.rules._evidence import salient_terms
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import TRIM, to_third_person, word_set
+from langgraph_memory.nodes.rules._text import TRIM, cjk_pairs, to_third_person, word_set
 
 FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"address|地址|住址", "address"),
@@ -149,19 +150,12 @@ def forget_reaches(topic: str, text: str) -> bool:
     for pattern, placeholder in _PLACEHOLDER_TOPICS:
         if placeholder in text and re.search(pattern, topic, re.IGNORECASE):
             return True
-    from langgraph_memory.nodes.rules._evidence import salient_terms
-
     lowered = text.lower()
     words = {w for w in salient_terms(topic) if w.isascii()} - _GENERIC_TOPIC_WORDS
     if any(word.removesuffix("'s") in lowered for word in words):
         return True
     # Chinese: two shared content pairs ("备用" + "号码"), so one common pair never deletes.
-    pairs = {
-        run[i : i + 2]
-        for run in re.findall(r"[\u3400-\u9fff]{2,}", topic)
-        for i in range(len(run) - 1)
-        if not _ZH_FUNCTION.search(run[i : i + 2])
-    } - _GENERIC_TOPIC_WORDS
+    pairs = {p for p in cjk_pairs(topic) if not _ZH_FUNCTION.search(p)} - _GENERIC_TOPIC_WORDS
     return sum(pair in text for pair in pairs) >= 2
 
 

@@ -163,6 +163,20 @@ def _time_only(piece: str) -> bool:
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
 
 
+def cjk_pairs(text: str) -> set[str]:
+    """Every pair of adjacent Chinese characters: the word-ish units the rules compare on.
+
+    Example:
+        >>> sorted(cjk_pairs("备用号码"))
+        ['备用', '号码', '用号']
+    """
+    return {
+        run[i : i + 2]
+        for run in re.findall(r"[\u3400-\u9fff]{2,}", text)
+        for i in range(len(run) - 1)
+    }
+
+
 def is_wrapper(piece: str) -> bool:
     """A piece that only introduces another ("from now on", "remember", "以后")."""
     return bool(_WRAPPER_ONLY.match(piece.strip(TRIM + " ")))
