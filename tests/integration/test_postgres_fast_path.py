@@ -319,10 +319,24 @@ async def test_async_put_writes_racing_delete_thread_waits_and_leaves_no_orphan_
     assert _rows(pg_dsn, "SELECT count(*) FROM lgm_writes WHERE thread_id = 'arace'") == [(0,)]
 
 
-def _terminate_pool_backends(dsn: str) -> int:
+def _terminate_pool_backends(dsn: str, pool_size: int = 2) -> int:
+    # The pool refills in a background thread after the previous kill; wait
+    # until it is full again, or a slow refill would make the count race.
+    deadline = time.monotonic() + 10
+    while _other_backends(dsn) < pool_size and time.monotonic() < deadline:
+        time.sleep(0.05)
     killed = terminate_other_backends(dsn)
     time.sleep(0.2)  # let the backends exit
     return killed
+
+
+def _other_backends(dsn: str) -> int:
+    rows = _rows(
+        dsn,
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    return int(rows[0][0])
 
 
 def test_one_statement_calls_retry_on_a_fresh_connection_after_the_server_dropped_theirs(
