@@ -95,6 +95,11 @@ class Catalog(Protocol):
 
     def scrub(self, *, vacuum: bool = True) -> None: ...
 
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the outermost transaction open on this thread
+        commits (never after a rollback); at once when none is open."""
+        ...
+
 
 class CatalogHelpers:
     """What every dialect derives from its ``query``/``transaction`` the same way."""
@@ -150,6 +155,8 @@ class SqliteCatalog(CatalogHelpers):
         # connection's write transactions, ``PRAGMA data_version`` other
         # connections' commits. Reading them costs ~0.3 ms per query otherwise.
         self._writes = 0
+        # Callbacks of the open outermost transaction (``after_commit``); None outside one.
+        self._on_commit: list[Callable[[], None]] | None = None
         self._stats_version: tuple[int, int] | None = None
         self._partition_items: dict[str, int] = {}
         self._doc_freq: dict[str, int] = {}
@@ -187,13 +194,25 @@ class SqliteCatalog(CatalogHelpers):
                 yield self.conn
                 return
             self.conn.execute("BEGIN IMMEDIATE")
+            callbacks: list[Callable[[], None]] = []
+            self._on_commit = callbacks
             try:
                 yield self.conn
             except BaseException:
+                self._on_commit = None
                 self.conn.execute("ROLLBACK")
                 raise
-            else:
-                self.conn.execute("COMMIT")
+            self._on_commit = None
+            self.conn.execute("COMMIT")
+        for callback in callbacks:
+            callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        with self.lock:
+            if self._on_commit is not None:
+                self._on_commit.append(callback)
+                return
+        callback()
 
     def match_expression(self, scoped_terms: list[str]) -> str | None:
         return match_expression(scoped_terms)

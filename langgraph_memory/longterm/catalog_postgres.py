@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from types import ModuleType
@@ -144,13 +144,25 @@ class PostgresCatalog(CatalogHelpers):
         if current is not None:
             yield current
             return
+        callbacks: list[Callable[[], None]] = []
         with self.pool.connection() as raw, raw.transaction():
             conn = _Connection(raw)
             self._local.conn = conn
+            self._local.on_commit = callbacks
             try:
                 yield conn
             finally:
                 self._local.conn = None
+                self._local.on_commit = None
+        for callback in callbacks:  # only reached once the transaction committed
+            callback()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        pending: list[Callable[[], None]] | None = getattr(self._local, "on_commit", None)
+        if pending is None:
+            callback()
+        else:
+            pending.append(callback)
 
     @contextmanager
     def reading(self) -> Iterator[_Connection]:

@@ -13,6 +13,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Sequence
+from functools import partial
 from typing import Any, NamedTuple
 
 from langgraph_memory._drive import Call, Steps
@@ -182,9 +183,10 @@ class Writes(StoreState):
             # One Chroma call per collection, not per partition: a bulk load of
             # 250 small users into 64 shards makes 64 calls, not 250.
             by_collection: dict[str, tuple[list[str], list[str], list[list[float]]]] = {}
+            versions: dict[str, tuple[int, int]] = {}
             for partition in sorted({*upserts, *deletes}):
                 collection = self._collection_for_write(
-                    conn, partition, deltas.get(partition, 0), vacated
+                    conn, partition, deltas.get(partition, 0), vacated, versions
                 )
                 gone, ids, vecs = by_collection.setdefault(collection, ([], [], []))
                 gone.extend(deletes.get(partition, []))
@@ -194,8 +196,29 @@ class Writes(StoreState):
             for collection, (gone, ids, vecs) in by_collection.items():
                 self.vectors.delete(collection, gone)
                 self.vectors.upsert(collection, ids, vecs)
+            self._carry_cached_vectors(versions, upserts, deletes)
         erased = {c for c, (gone, _, _) in by_collection.items() if gone}
         return Deleted(deleted_rows, frozenset(erased | vacated))
+
+    def _carry_cached_vectors(
+        self,
+        versions: dict[str, tuple[int, int]],
+        upserts: dict[str, tuple[list[str], list[list[float]]]],
+        deletes: dict[str, list[str]],
+    ) -> None:
+        """Once the write commits, move cached partitions to their new version
+        with the vectors just written (not on rollback: the old entry then
+        stays valid)."""
+        if self.vector_cache.max_bytes <= 0 or not self.index_config:
+            return
+        dims = int(self.index_config["dims"])
+        for partition, change in versions.items():
+            ids, vecs = upserts.get(partition, ([], []))
+            written = dict(zip(ids, vecs, strict=True))
+            removed = list(deletes.get(partition, []))
+            self.catalog.after_commit(
+                partial(self.vector_cache.apply_write, partition, change, written, removed, dims)
+            )
 
     def _intent_entries(self, puts: Iterable[PreparedPut]) -> list[tuple[str, str]]:
         if self.embeddings is None:
@@ -203,13 +226,20 @@ class Writes(StoreState):
         return [(p.partition, item_id_for(p.partition, p.namespace, p.key)) for p in puts]
 
     def _collection_for_write(
-        self, conn: Any, partition: str, delta: int, vacated: set[str] | None = None
+        self,
+        conn: Any,
+        partition: str,
+        delta: int,
+        vacated: set[str] | None = None,
+        versions: dict[str, tuple[int, int]] | None = None,
     ) -> str:
         """The collection a partition's vectors go to, after applying ``delta`` to its count.
 
         Creates the partition's layout row on first write, and promotes it from
         its shard to a dedicated collection when the count passes the threshold
         (the shard is added to ``vacated``: its files still hold the vectors).
+        ``versions`` gets the partition's version before and after this write
+        (for the vector cache: :meth:`PartitionVectorCache.apply_write`).
         """
         sql = self.catalog.sql
         # Locked until commit (Postgres): another instance's write to this
@@ -224,6 +254,9 @@ class Writes(StoreState):
         # Always, even with delta 0: a changed vector under an existing id must bump
         # the version too, or an in-process vector cache would keep the old one.
         conn.execute(sql.ADD_VECTOR_COUNT, (delta, partition))
+        if versions is not None and found is not None:
+            bumped = conn.execute(sql.SELECT_PARTITION, (partition,)).fetchone()
+            versions[partition] = (int(found[3]), int(bumped[3]))
         if dedicated or count + delta <= self.dedicated_threshold:
             return name
         target = dedicated_collection_name(self.collection_prefix, partition)

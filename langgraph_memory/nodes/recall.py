@@ -140,7 +140,10 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
     return query or None
 
 
+@lru_cache(maxsize=16384)
 def _clean_memory_text(text: str) -> str:
+    # Cached by text: the line cache above misses whenever a record's access
+    # statistics change (every turn it is recalled), the text rarely does.
     # Look-alike tags (fullwidth, spaced, zero-width joined, entity-encoded) and
     # fake provenance tags are neutralised too (privacy.neutralize_markup).
     return _WHITESPACE.sub(" ", neutralize_markup(text)).strip()
