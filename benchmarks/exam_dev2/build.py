@@ -1,7 +1,7 @@
-"""Builds the blind held-out exam (heldout/users/*.json) from the compact tables below.
+"""Builds the blind held-out exam (benchmarks/exam_dev2/users/*.json) from the compact tables below.
 
 Written without reading the extraction/reconcile/recall rules or the committed exam's facts.
-Run: /work/main/.venv/bin/python heldout/build.py
+Run: /work/main/.venv/bin/python benchmarks/exam_dev2/build.py
 Times: turn i of a session happens at the session's `at` + i minutes (SCHEMA.md); a fact that
 changes at turn i of session s names (s, i) and gets that exact time.
 """
