@@ -62,6 +62,7 @@ from langgraph_memory.prompts.recall import (
 from langgraph_memory.tokens import (
     TokenCounter,
     count_message_tokens,
+    estimate_tokens,
     default_token_counter,
     text_token_counter,
 )
@@ -102,6 +103,9 @@ _WHITESPACE = re.compile(r"\s+")
 # much of it dilutes the keyword part of the hybrid search.
 _CONTEXT_CHARS_PER_MESSAGE = 160
 _QUERY_MAX_CHARS = 1000
+# A latest message of at least this many tokens stands on its own: earlier turns
+# would only pull the search towards the previous topic (and double its cost).
+_SELF_CONTAINED_TOKENS = 12
 
 
 # --------------------------------------------------------------------------- pure core
@@ -111,8 +115,9 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
     """The search query for this turn: the latest human message plus a little context.
 
     The context is the user's own earlier messages (each cut to 160 characters),
-    newest first: they make short follow-ups ("and tonight?") searchable, while the
-    assistant's words are left out so its guesses do not steer what is recalled.
+    newest first, added only when the latest message is a short follow-up (under
+    12 tokens: "and tonight?", "那明天呢？"); the assistant's words are left out so
+    its guesses do not steer what is recalled.
 
     Args:
         messages: The conversation so far.
@@ -131,6 +136,8 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
     if index is None:
         return None
     parts = [message_text(messages[index]).strip()]
+    if estimate_tokens(parts[0]) >= _SELF_CONTAINED_TOKENS:
+        context_messages = 0
     earlier = [m for m in messages[:index] if isinstance(m, HumanMessage)]
     for message in reversed(earlier[-context_messages:] if context_messages else []):
         text = message_text(message).strip()
@@ -823,7 +830,8 @@ def create_recall_node(
             or vector overlap; the block is budgeted and the profile bounded, so a weak
             match costs little and a missed fact costs the answer). ``None`` uses the
             store's default (``ScoringWeights.min_relevance``, 0.15).
-        context_messages: Earlier human messages added to the query for short follow-ups.
+        context_messages: Earlier human messages added to the query of a short
+            follow-up (a latest message under 12 tokens).
         pinned_types: Memory types shown on every turn as standing instructions
             (default procedural: "never use honorifics"), ranked by importance and recency.
         pinned_k: At most this many standing instructions per turn (0 disables them).

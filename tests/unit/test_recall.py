@@ -154,6 +154,21 @@ def test_query_is_latest_human_message_plus_previous_user_message() -> None:
     assert "diabetic" not in query  # the assistant's guess does not steer recall
 
 
+@pytest.mark.parametrize(
+    "latest",
+    [
+        "Could you suggest a quiet hotel near the station for our three nights in Kyoto next month?",
+        "下个月我们在京都住三晚，能不能推荐一家离车站近、比较安静的酒店？",
+    ],
+)
+def test_a_self_contained_question_gets_no_context(latest: str) -> None:
+    """Only short follow-ups borrow the previous turn: a full question stands alone."""
+    msgs = [HumanMessage("my budget for dinner is 50 euros"), AIMessage("Noted."), HumanMessage(latest)]
+    assert build_recall_query(msgs) == latest
+    follow_up = [*msgs, AIMessage("Here are three."), HumanMessage("那第二家呢？")]
+    assert build_recall_query(follow_up) == f"那第二家呢？ {latest[:160]}"
+
+
 def test_query_without_context_and_without_human_message() -> None:
     msgs = [HumanMessage("first"), HumanMessage("second")]
     assert build_recall_query(msgs, context_messages=0) == "second"
