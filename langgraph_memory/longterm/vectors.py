@@ -47,12 +47,6 @@ _HNSW_CONFIGURATION = {"hnsw": {"space": "cosine"}}
 # shards run several times faster than with the default ef_construction=100, M=16.
 _SHARD_HNSW_CONFIGURATION = {"hnsw": {"space": "cosine", "ef_construction": 8, "max_neighbors": 4}}
 _COPY_CHUNK = 1000
-# Rows per ``np.dot`` when ranking a cached matrix: small enough that OpenBLAS
-# computes each product on the calling thread. One 10k x 384 product spread
-# over its thread pool measured p50 0.3 ms but p95 4-8 ms on the shared 2-core
-# box (pool threads waiting for a core, two searches contending); in 512-row
-# chunks p50 0.6 / p95 0.9 ms, and half the CPU time.
-_DOT_CHUNK_ROWS = 512
 
 
 def is_connection_failure(exc: BaseException) -> bool:
@@ -377,15 +371,18 @@ class PartitionVectorCache:
 
 def cosine_scores(matrix: np.ndarray, query: Sequence[float]) -> np.ndarray:
     """Cosine of ``query`` with every row of a row-normalised ``matrix`` (see
-    :func:`normalised_matrix`), single-threaded in chunks of ``_DOT_CHUNK_ROWS``."""
+    :func:`normalised_matrix`), on the calling thread.
+
+    ``einsum`` (no BLAS): OpenBLAS spreads one 10k x 384 product over its thread
+    pool, p50 0.3 ms but p95 4-20 ms on a busy 2-core box (its threads wait for a
+    core); its single-threaded kernel for this layout needs ~1.3 ms, einsum's
+    own loop ~0.6 ms, and it never leaves the calling thread.
+    """
     q = np.asarray(query, dtype=np.float32)
     norm = float(np.linalg.norm(q))
     if norm:
         q = q / norm
-    out = np.empty(matrix.shape[0], dtype=np.float32)
-    for start in range(0, matrix.shape[0], _DOT_CHUNK_ROWS):
-        stop = start + _DOT_CHUNK_ROWS
-        np.dot(matrix[start:stop], q, out=out[start:stop])
+    out: np.ndarray = np.einsum("ij,j->i", matrix, q)
     return out
 
 
