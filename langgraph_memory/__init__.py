@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from langgraph_memory._extras import EXTRA_MODULES, is_installed
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy, ScoringWeights
 from langgraph_memory.errors import LangGraphMemoryError
 from langgraph_memory.types import (
@@ -82,6 +83,16 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+# Names that need an optional extra: a star import skips them when it is missing
+# (naming one would raise MissingExtraError); a direct import still explains the fix.
+_EXTRA_OF: dict[str, str] = {
+    "AsyncPostgresSaver": "postgres",
+    "PostgresSaver": "postgres",
+    "ChromaMemoryStore": "longterm",
+    "HashingEmbeddings": "longterm",
+    "MemoryMiddleware": "agents",
+}
+
 __all__ = [
     "AsyncPostgresSaver",
     "AsyncSqliteSaver",
@@ -115,4 +126,9 @@ __all__ = [
     "create_recall_node",
     "create_reconcile_node",
     "redact",
+]
+__all__[:] = [
+    name
+    for name in __all__
+    if name not in _EXTRA_OF or all(is_installed(m) for m in EXTRA_MODULES[_EXTRA_OF[name]])
 ]

@@ -83,7 +83,7 @@ def build(user: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def sup(old: str, new: str, at: tuple[str, int]) -> dict[str, Any]:
+def sup(old: str, new: str, at: tuple[str, int] | str) -> dict[str, Any]:
     """Fields of a superseded fact."""
     del old
     return {"valid_to": at, "ended_by": "superseded", "superseded_by": new}
