@@ -319,3 +319,26 @@ def test_extras_doctests() -> None:
 
     result = doctest.testmod(extras, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_star_import_on_the_core_install_binds_what_is_there(tmp_path: Path) -> None:
+    """``from langgraph_memory import *`` works without the extras: it binds the savers
+    and the typed API, and leaves out the names that need an extra (importing one
+    by name still raises MissingExtraError)."""
+    out = run_without_extras(
+        """
+        ns = {}
+        exec("from langgraph_memory import *", ns)
+        OUT["names"] = sorted(k for k in ns if not k.startswith("__"))
+        try:
+            from langgraph_memory import ChromaMemoryStore  # noqa: F401
+        except Exception as exc:
+            OUT["direct"] = type(exc).__name__
+        """,
+        tmp_path,
+    )
+    names = out["names"]
+    assert isinstance(names, list)
+    assert {"SqliteSaver", "AsyncSqliteSaver", "MemoryRecord", "redact"} <= set(names)
+    assert not {"ChromaMemoryStore", "PostgresSaver", "HashingEmbeddings"} & set(names)
+    assert out["direct"] == "MissingExtraError"
