@@ -8,39 +8,55 @@ Detected kinds (names as in ``config.IDENTIFIER_KINDS``):
 
 =================  ===============================================================
 ``cn_mobile``      mainland-China mobile numbers, ``1[3-9]`` + 9 digits, optional
-                   ``+86``/``0086``, spaces or dashes as ``138 0013 8000``
+                   ``+86``/``0086``, spaces, dashes or dots as ``138 0013 8000``
 ``cn_resident_id`` 18-digit resident ID numbers: valid birth date and the
-                   GB 11643 check character (last char may be ``X``); legacy
-                   15-digit numbers: province code and a valid 19YYMMDD date
-``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check
-``email``          e-mail addresses
-``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``)
-                   and US-style ``(415) 555-2671`` / ``415-555-2671``
+                   GB 11643 check character (last char may be ``X``), compact or
+                   grouped 6-8-4; legacy 15-digit numbers: province code and a
+                   valid 19YYMMDD date
+``national_id``    identity numbers outside the mainland, each with its check
+                   digit: Hong Kong ``A123456(7)``, Taiwan ``A123456789``,
+                   Singapore ``S1234567D``, US SSN ``123-45-6789``, UK National
+                   Insurance ``AB 12 34 56 C`` (the compact and undashed forms
+                   only after their keyword)
+``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check;
+                   IBANs (mod-97 and the country's length); 8-30 digits after a
+                   bank-account keyword (银行账号/收款账户/bank account/account no.)
+``email``          e-mail addresses (not ``icon@2x.png``, not ``git@host:repo``)
+``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``),
+                   US-style ``(415) 555-2671`` / ``1-800-555-0199``, national numbers
+                   with their trunk 0 (``07700 900123``, ``0151 23456789``,
+                   ``06 12 34 56 78``, ``090-1234-5678``); after a phone word also
+                   ``415 555 2671``, 8-digit HK/SG numbers and compact national ones
 ``cn_landline``    mainland-China landlines without a country code: ``010-12345678``,
                    ``0755-1234567``, ``(021) 6123 4567``, extensions; 11 contiguous
-                   digits (``01012345678``) only after a phone word (电话/座机/tel)
+                   digits (``01012345678``) only after a phone word (电话/座机/tel);
+                   ``020 7946 0958`` (London's shape too) only in a text with Chinese
 ``passport``       passport and HK/Macau permit numbers after 护照/通行证/passport
-                   (``E12345678``, ``G1234567``, 6-9 digits), JSON keys included
+                   (``E12345678``, ``G1234567``, 6-9 digits, ``C01X00T47``), JSON keys
 ``ip_address``     IPv4 (octets 0-255, no leading zeros) and IPv6 (validated)
 ``password``       the value after 密码/口令/password/passwd/pwd and ``:``, ``：``,
                    ``=``, ``是``, ``为``, ``is``/``was`` (quoted values whole, CJK
                    included), or after only a space when it has a digit
-                   (``wifi密码 12345678``); 4-12 digits after PIN/PIN码
+                   (``wifi密码 12345678``); 4-12 digits after PIN/PIN码; one-time
+                   and door codes (验证码 583920, ``OTP: 482913``, ``552031 is your
+                   code``), CVVs, the password in ``scheme://user:password@host``
 ``api_key``        the value after api key/token/secret/密钥/令牌..., and known
                    formats: ``sk-``, ``sk-proj-``, ``ghp_``, ``github_pat_``, ``AKIA``,
-                   ``xoxb-``/``xoxp-``, ``AIza``, JWTs, ``Bearer <token>``,
-                   ``Authorization: Basic <base64>``
+                   ``xoxb-``/``xoxp-``, ``AIza``, ``glpat-``, ``hf_``, ``npm_``,
+                   SendGrid ``SG.``, Stripe-style ``sk_live_``, JWTs,
+                   ``Bearer <token>``, ``Authorization: Basic <base64>``
 =================  ===============================================================
 
 Hard negatives are kept on purpose: order and tracking numbers (a number whose
-clause starts with 订单号/运单号/order/tracking ... is not a phone or a card,
-unless a word such as 电话/phone/card follows), dates, prices, model numbers,
-version strings (``v1.2.3.4`` is not an IP), an 18-digit string whose check
-character is wrong, a 16-digit number failing Luhn, prose such as "the
-password is incorrect", a landline-shaped group inside a longer digit
-sequence, a passport-shaped code without its keyword, a 15-digit number in an
-order/IMEI clause. Not detected: social-security numbers, secrets that look
-like ordinary words.
+clause starts with 订单号/运单号/order/tracking/meeting ... is not a phone or a
+card, unless a word such as 电话/phone/card follows), dates, prices, model
+numbers, version and section strings (``v1.2.3.4``, "Chapter 12.3.4.5" are not
+IPs), an 18-digit string whose check character is wrong, a 16-digit number
+failing Luhn, prose such as "the password is incorrect", a landline-shaped
+group inside a longer digit sequence, a passport-shaped code without its
+keyword, a 15-digit number in an order/IMEI clause, lottery draws and number
+lists, numeric promo codes, pickup codes. Not detected: street addresses,
+licence plates, names, secrets that look like ordinary words.
 
 Full-width digits and letters (``１３８``) are folded to ASCII before matching;
 finding offsets always index the original text.
@@ -59,10 +75,20 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
+from langgraph_memory._checksums import (
+    is_valid_hkid,
+    is_valid_iban,
+    is_valid_nric,
+    is_valid_resident_id,
+    is_valid_ssn,
+    is_valid_taiwan_id,
+    luhn_valid,
+    resident_id_check_char,
+)
+from langgraph_memory._checksums import valid_birth_date as _valid_birth_date
 from langgraph_memory.config import IDENTIFIER_KINDS, PrivacyPolicy, RedactionAction
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -84,10 +110,18 @@ __all__ = [
     "Redactor",
     "fingerprint_user_id",
     "is_instruction_override",
+    "is_valid_hkid",
+    "is_valid_iban",
+    "is_valid_nric",
+    "is_valid_resident_id",
+    "is_valid_ssn",
+    "is_valid_taiwan_id",
+    "luhn_valid",
     "neutralize_markup",
     "redact",
     "redact_for_log",
     "redact_messages",
+    "resident_id_check_char",
 ]
 
 # Placeholder label per kind: ``[PHONE]`` when masked, ``[PHONE:3f9a1c2b]`` when hashed.
@@ -103,6 +137,8 @@ PLACEHOLDER_LABELS: Final[Mapping[str, str]] = {
     "api_key": "API_KEY",
     "cn_landline": "PHONE",
     "passport": "PASSPORT",
+    # Same label as the mainland ID: "forget my ID number" reaches both.
+    "national_id": "ID_NUMBER",
 }
 
 # When two candidates overlap, the longer one wins; on equal length the kind
@@ -114,6 +150,7 @@ _SPECIFICITY: Final[Mapping[str, int]] = {
             "api_key",
             "email",
             "cn_resident_id",
+            "national_id",
             "passport",
             "bank_card",
             "cn_mobile",
@@ -193,9 +230,9 @@ _NUM_RIGHT: Final = r"(?![0-9A-Za-z_])(?![.,][0-9])"
 # The clause before a number that says it is not personal (checked back to the
 # last clause break, and only if no "this is a phone/card" word comes later).
 _NEGATIVE_CONTEXT: Final = re.compile(
-    r"订单|单号|运单|快递|物流|包裹|发票|流水|编号|序列号|工单|交易号|批次|型号|条码|条形码|票号|航班|车次|"
+    r"订单|单号|运单|快递|物流|包裹|发票|流水|编号|序列号|工单|交易号|批次|型号|条码|条形码|票号|航班|车次|会议|"
     r"\b(?:order|tracking|track|invoice|serial|ticket|ref|reference|confirmation|"
-    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part|imei|meid)\b|串号",
+    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part|imei|meid|meeting)\b|串号",
     re.IGNORECASE,
 )
 _POSITIVE_CONTEXT: Final = re.compile(
@@ -217,6 +254,22 @@ def _in_positive_context(folded: str, start: int) -> bool:
     return _POSITIVE_CONTEXT.search(_clause_before(folded, start)) is not None
 
 
+# Words that make a weak number shape (8 bare digits, a national number written
+# without separators) a phone. Kept apart from _POSITIVE_CONTEXT, which also
+# cancels an order/invoice veto: "发票号码" must stay an invoice number.
+_PHONE_CUE: Final = re.compile(
+    r"电话|手机|座机|传真|联系|致电|打给|拨打|号码|热线|微信|電話|携帯|"
+    r"\b(?:phone|mobile|cell|tel|fax|landline|call|text|whatsapp|wechat|signal|telegram|"
+    r"ring|dial|reach|number|handy|portable|t[ée]l[ée]phone|mobil)\b",
+    re.IGNORECASE,
+)
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+
+
+def _phone_cue_before(folded: str, start: int) -> bool:
+    return _PHONE_CUE.search(_clause_before(folded, start)) is not None
+
+
 def _in_negative_context(folded: str, start: int) -> bool:
     window = _clause_before(folded, start)
     negatives = list(_NEGATIVE_CONTEXT.finditer(window))
@@ -231,57 +284,7 @@ def _digits(value: str) -> str:
 
 
 # --- checksums --------------------------------------------------------------
-
-_ID_WEIGHTS: Final = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_ID_CHECK_CHARS: Final = "10X98765432"
-
-
-def resident_id_check_char(first17: str) -> str:
-    """The GB 11643-1999 check character for the first 17 digits of an ID."""
-    total = sum(int(d) * w for d, w in zip(first17, _ID_WEIGHTS, strict=True))
-    return _ID_CHECK_CHARS[total % 11]
-
-
-def _valid_birth_date(digits8: str) -> bool:
-    try:
-        born = date(int(digits8[:4]), int(digits8[4:6]), int(digits8[6:8]))
-    except ValueError:
-        return False
-    return date(1900, 1, 1) <= born <= date.today()
-
-
-def is_valid_resident_id(value: str) -> bool:
-    """True for an 18-character resident ID with a real birth date and check char.
-
-    Example:
-        >>> is_valid_resident_id("11010519491231002X"), is_valid_resident_id("110105194912310021")
-        (True, False)
-    """
-    compact = value.replace(" ", "").upper()
-    if len(compact) != 18 or not compact[:17].isdigit() or compact[0] == "0":
-        return False
-    if not _valid_birth_date(compact[6:14]):
-        return False
-    return resident_id_check_char(compact[:17]) == compact[17]
-
-
-def luhn_valid(digits: str) -> bool:
-    """True when the digit string passes the Luhn (mod 10) check.
-
-    Example:
-        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
-        (True, False)
-    """
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = int(char)
-        if position % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
-
+# In ``_checksums.py``; the public ones are re-exported here.
 
 # --- detectors ----------------------------------------------------------------
 # Each detector scans the width-folded text and yields candidates; overlaps are
@@ -292,7 +295,8 @@ _Detector = Callable[[str], Iterator[_Candidate]]
 _CN_MOBILE: Final = re.compile(
     _NUM_LEFT
     + r"(?:(?:\+|00)\s?86[ \-]?|\(\+?86\)\s?)?"
-    + r"1[3-9][0-9](?:[0-9]{8}|[ \-][0-9]{4}[ \-][0-9]{4}|[0-9]{4}[ \-][0-9]{4}|[ \-][0-9]{8})"
+    + r"1[3-9][0-9](?:[0-9]{8}|[ \-][0-9]{4}[ \-][0-9]{4}|[0-9]{4}[ \-][0-9]{4}|[ \-][0-9]{8}"
+    + r"|\.[0-9]{4}\.[0-9]{4})"  # 138.1234.5678, only as three dotted groups
     + _NUM_RIGHT
 )
 
@@ -307,8 +311,8 @@ def _detect_cn_mobile(folded: str) -> Iterator[_Candidate]:
 
 _RESIDENT_ID: Final = re.compile(
     _NUM_LEFT
-    + r"[1-9][0-9]{5} ?(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
-    + r" ?[0-9]{3}[0-9Xx]"
+    + r"[1-9][0-9]{5}(?P<sep>[ \-]?)(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+    + r"(?P=sep)[0-9]{3}[0-9Xx]"
     + r"(?![0-9A-Za-z_])"
 )
 
@@ -317,7 +321,10 @@ def _detect_resident_id(folded: str) -> Iterator[_Candidate]:
     for m in _RESIDENT_ID.finditer(folded):
         if is_valid_resident_id(m.group()):
             yield _Candidate(
-                "cn_resident_id", m.start(), m.end(), m.group().replace(" ", "").upper()
+                "cn_resident_id",
+                m.start(),
+                m.end(),
+                m.group().replace(" ", "").replace("-", "").upper(),
             )
 
 
@@ -398,7 +405,8 @@ _BANK_CARD: Final = re.compile(
     _NUM_LEFT
     + r"(?:[1-9][0-9]{12,18}"  # contiguous
     + r"|[1-9][0-9]{3}([ \-])[0-9]{4}(?:\1[0-9]{4}){1,2}(?:\1[0-9]{1,4})?"  # 4-4-4-4(-n)
-    + r"|3[47][0-9]{2}([ \-])[0-9]{6}\2[0-9]{5})"  # American Express 4-6-5
+    + r"|3[47][0-9]{2}([ \-])[0-9]{6}\2[0-9]{5}"  # American Express 4-6-5
+    + r"|[1-9][0-9]{5}[ \-][0-9]{7,13})"  # 6 + the rest, as Chinese bank apps show it
     + _NUM_RIGHT
 )
 # Shape of a resident ID (6-digit region + plausible birth date); used to keep
@@ -416,6 +424,41 @@ def _detect_bank_card(folded: str) -> Iterator[_Candidate]:
         if _in_negative_context(folded, m.start()):
             continue
         yield _Candidate("bank_card", m.start(), m.end(), digits)
+    for m in _ACCOUNT_NUMBER.finditer(folded) if _ACCOUNT_HINT.search(folded) else ():
+        digits = _digits(m.group("number"))
+        if m.group("card") and not (13 <= len(digits) <= 19 and luhn_valid(digits)):
+            continue  # a card number carries the Luhn check ("卡号 ... 校验不过" is no card)
+        if 8 <= len(digits) <= 30 and len(set(digits)) > 1:
+            yield _Candidate("bank_card", m.start("number"), m.end("number"), digits)
+    for m in _IBAN.finditer(folded):
+        if is_valid_iban(m.group()):
+            yield _Candidate("bank_card", m.start(), m.end(), m.group().replace(" ", ""))
+
+
+# A number right after a bank-account keyword is the account whatever its
+# checksum (many account numbers carry none); after a card keyword it may come
+# in any grouping but must pass Luhn. "账号"/"account" alone is also a login
+# name, so the keyword must say bank: 银行账号, 收款账户, bank account, account
+# number. A membership, transit or campus card's "卡号" is not a bank card.
+_ACCOUNT_NUMBER: Final = re.compile(
+    r"(?:(?P<card>(?<!会员)(?<!积分)(?<!公交)(?<!学生)(?<!门禁)(?<!购物)(?<!加油)(?<!校园)(?<!饭)"
+    r"(?:银行|信用|储蓄|借记)?卡号(?:码)?|(?<![A-Za-z])card\s?(?:number|no\.?|#))"
+    r"|(?:银行|收款|付款|对公|对私|开户|汇款|转账|结算|还款|工资)(?:账|帐)(?:号|户)(?:号码?)?"
+    r"|(?<![A-Za-z])(?:bank\s+account(?:\s+(?:number|no\.?|#))?|account\s?(?:number|no\.?|#)"
+    r"|acct\.?(?:\s?(?:number|no\.?|#))?|a/c(?:\s?no\.?)?))"
+    r"\s*(?:[:：=]|是|为|為|系|係|(?<![A-Za-z])is(?![A-Za-z]))?\s*"
+    r"(?<![0-9])(?P<number>[0-9]{4,30}(?:[ \-][0-9]{2,30}){0,6})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+# Literals every _ACCOUNT_NUMBER match contains; searching them first is ~10x
+# cheaper than trying the keyword's lookbehinds at every position.
+_ACCOUNT_HINT: Final = re.compile(r"卡号|账|帐|acc|a/c|card", re.IGNORECASE)
+# IBAN: country, two check digits, up to 30 letters and digits, compact or in
+# groups of four; the mod-97 check (1 in 97 random strings pass) and the
+# country's length decide.
+_IBAN: Final = re.compile(
+    r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"
+)
 
 
 # Landlines without a country code: 0 + area code (010 and 020-029 take an
@@ -436,11 +479,20 @@ _CN_LANDLINE: Final = re.compile(
 
 
 def _detect_cn_landline(folded: str) -> Iterator[_Candidate]:
+    has_cjk: bool | None = None
     for m in _CN_LANDLINE.finditer(folded):
         area = m.group("paren") or m.group("area")
         local = _digits(m.group("local"))
         if len(local) != 8 and (len(area) == 3 or len(local) != 7):
             continue
+        # "020 7946 0958" is Guangzhou and London alike (the UK's 02x areas take 8
+        # digits too). Mainland style joins the area code with a dash or brackets;
+        # with a space or nothing, in a text with no Chinese or Japanese in it,
+        # the national-number rule reports it as a phone instead.
+        if area.startswith("02") and m.group("sep") in (" ", ""):
+            has_cjk = _CJK.search(folded) is not None if has_cjk is None else has_cjk
+            if not has_cjk:
+                continue
         # "01012345678" alone is any 11-digit number; it needs a phone word.
         contiguous = m.group("paren") is None and not m.group("sep")
         if contiguous and not _in_positive_context(folded, m.start()):
@@ -454,30 +506,117 @@ def _detect_cn_landline(folded: str) -> Iterator[_Candidate]:
 # the bare shape (a letter and 8 digits) is also a product or order code.
 _PASSPORT: Final = re.compile(
     r"(?:护照|通行证|(?<![A-Za-z])passport(?![A-Za-z]))"
-    r"(?:[\s_]*(?:号码|号|编号|(?<![A-Za-z])(?:no\.?|number|num|#)))?"
+    r"(?:[\s_]*(?:号码|号|编号|#|(?<![A-Za-z])(?:no\.?|number|num)))?"
     # JSON and key=value forms too: "passport_no": "E12345678".
-    r"[\"']?\s*(?:[:：=]|是|为|(?<![A-Za-z])is(?![A-Za-z]))?\s*[\"'“「]?"
-    r"(?<![0-9A-Za-z])(?P<value>[A-Za-z]{0,2}[0-9]{6,9})(?![0-9A-Za-z])",
+    r"[\"']?\s*(?:[:：=]|是|为|系|係|(?<![A-Za-z])is(?![A-Za-z]))?\s*[\"'“「]?"
+    # Letters then digits (E12345678, EA1234567, 533380006), or the 9 mixed
+    # characters of German and Dutch passports (C01X00T47), 4+ digits either way.
+    r"(?<![0-9A-Za-z])(?P<value>[A-Za-z]{0,2}[0-9]{6,9}|[A-Za-z0-9]{9})(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
 
 
 def _detect_passport(folded: str) -> Iterator[_Candidate]:
     for m in _PASSPORT.finditer(folded):
-        yield _Candidate("passport", m.start("value"), m.end("value"), m.group("value").upper())
+        value = m.group("value")
+        if sum(ch.isdigit() for ch in value) < 4 or (not value.isdigit() and not value.isupper()):
+            continue
+        yield _Candidate("passport", m.start("value"), m.end("value"), value.upper())
+
+
+# Identity numbers outside the mainland, each with its check digit:
+# Hong Kong A123456(7) (bare A1234567 only after an ID word), Taiwan
+# A123456789, Singapore NRIC/FIN S1234567D, US SSN 123-45-6789 (spaces or no
+# separator only after "SSN"), UK National Insurance AB 12 34 56 C (compact
+# only after "NI"/"NINO").
+_HKID: Final = re.compile(
+    r"(?<![0-9A-Za-z])[A-Z]{1,2}[0-9]{6}(?P<paren>\([0-9A]\))?(?(paren)|[0-9A])(?![0-9A-Za-z])"
+)
+_TAIWAN_ID: Final = re.compile(r"(?<![0-9A-Za-z])[A-Z][12][0-9]{8}(?![0-9A-Za-z])")
+_NRIC: Final = re.compile(r"(?<![0-9A-Za-z])[STFG][0-9]{7}[A-Z](?![0-9A-Za-z])")
+_SSN: Final = re.compile(
+    r"(?<![0-9A-Za-z_\-.])[0-9]{3}(?P<sep>[ \-]?)[0-9]{2}(?P=sep)[0-9]{4}(?![0-9A-Za-z_]|[\-.][0-9])"
+)
+_NINO: Final = re.compile(
+    r"(?<![0-9A-Za-z])(?!BG|GB|NK|KN|TN|NT|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r"(?P<sep> ?)[0-9]{2}(?P=sep)[0-9]{2}(?P=sep)[0-9]{2}(?P=sep)[A-D](?![0-9A-Za-z])"
+)
+_ID_WORD: Final = re.compile(
+    r"身份证|身份證|证件|證件|(?<![A-Za-z])(?:hkid|id|identity|ic|nric|fin)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# An upper-case letter before two digits: present in every HK, TW, SG and UK number.
+_LETTER_ID_HINT: Final = re.compile(r"[A-Z] ?[0-9]{2}")
+_SSN_WORD: Final = re.compile(r"(?<![A-Za-z])(?:ssn|social\s+security)|社会安全|社會安全", re.I)
+_NINO_WORD: Final = re.compile(r"(?<![A-Za-z])(?:ni|nino|national\s+insurance)(?![A-Za-z])", re.I)
+
+
+def _detect_national_id(folded: str) -> Iterator[_Candidate]:
+    def compact(value: str) -> str:
+        return re.sub(r"[^0-9A-Z]", "", value)
+
+    letter_ids = _LETTER_ID_HINT.search(folded) is not None
+    for m in _HKID.finditer(folded) if letter_ids else ():
+        if _in_negative_context(folded, m.start()):
+            continue
+        if is_valid_hkid(m.group()) and (
+            m.group("paren") or _ID_WORD.search(_clause_before(folded, m.start()))
+        ):
+            yield _Candidate("national_id", m.start(), m.end(), "HK" + compact(m.group()))
+    for pattern, valid, prefix in (
+        (_TAIWAN_ID, is_valid_taiwan_id, "TW"),
+        (_NRIC, is_valid_nric, "SG"),
+    ):
+        for m in pattern.finditer(folded) if letter_ids else ():
+            if valid(m.group()) and not _in_negative_context(folded, m.start()):
+                yield _Candidate("national_id", m.start(), m.end(), prefix + m.group())
+    for m in _SSN.finditer(folded):
+        dashed = m.group("sep") == "-"
+        if not is_valid_ssn(m.group()) or _in_negative_context(folded, m.start()):
+            continue
+        if dashed or _SSN_WORD.search(_clause_before(folded, m.start())):
+            yield _Candidate("national_id", m.start(), m.end(), "US" + _digits(m.group()))
+    for m in _NINO.finditer(folded) if letter_ids else ():
+        if _in_negative_context(folded, m.start()):
+            continue
+        if m.group("sep") or _NINO_WORD.search(_clause_before(folded, m.start())):
+            yield _Candidate("national_id", m.start(), m.end(), "UK" + compact(m.group()))
 
 
 _EMAIL: Final = re.compile(
     r"(?<![A-Za-z0-9._%+\-])"
-    r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
+    # An apostrophe may sit inside the local part (o'brien.k@...), not at its ends.
+    r"[A-Za-z0-9](?:[A-Za-z0-9._%+\-']{0,62}[A-Za-z0-9._%+\-])?@"
     r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
     r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}"
     r"(?![A-Za-z0-9\-])"
 )
 
 
+# "icon@2x.png" is an image, not a mailbox: a file extension is no domain.
+_EXTENSION_WORDS: Final = """
+    png jpg jpeg gif svg webp bmp ico tif tiff pdf txt csv json yaml yml xml html htm css js ts
+    mp3 mp4 mov wav zip gz log lock
+"""
+_FILE_EXTENSIONS: Final = frozenset(_EXTENSION_WORDS.split())
+# "postgres://admin:S3cret@db.internal": the part before "@" is a password
+# (reported by the password detector), not a mailbox.
+_URL_USERINFO: Final = re.compile(
+    r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,15}://[^\s/@:]{0,64}:(?P<secret>[^\s/@]{1,128})@"
+)
+
+
 def _detect_email(folded: str) -> Iterator[_Candidate]:
     for m in _EMAIL.finditer(folded):
+        if m.group().rsplit(".", 1)[-1].lower() in _FILE_EXTENSIONS:
+            continue
+        if folded.startswith(":", m.end()) and folded[m.end() + 1 : m.end() + 2].strip():
+            continue  # git@github.com:org/repo.git, an scp-style address
+        if "://" in folded[max(0, m.start() - 80) : m.start()] and any(
+            u.start("secret") <= m.start() < u.end("secret")
+            for u in _URL_USERINFO.finditer(folded, max(0, m.start() - 100))
+        ):
+            continue
         yield _Candidate("email", m.start(), m.end(), m.group().lower())
 
 
@@ -490,8 +629,38 @@ _INTL_PHONE: Final = re.compile(
     r"(?>[ \-]?[0-9]{1,8}){1,5}" + _NUM_RIGHT
 )
 _US_PHONE: Final = re.compile(
-    r"(?<![0-9A-Za-z_])(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[\-.])[0-9]{3}[\-.][0-9]{4}"
+    r"(?<![0-9A-Za-z_])(?:1[ \-.])?"  # 1-800-555-0199
+    r"(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[\-.])[0-9]{3}[\-.][0-9]{4}" + _NUM_RIGHT
+)
+# "415 555 2671": with spaces only, as any three numbers in a row could read,
+# so it needs a phone word before it (and a valid exchange, NXX NXX XXXX).
+_US_PHONE_SPACED: Final = re.compile(
+    r"(?<![0-9A-Za-z_])(?<![0-9][ \-])[2-9][0-9]{2} [2-9][0-9]{2} [0-9]{4}"
     + _NUM_RIGHT
+    + r"(?![ \-][0-9])"
+)
+# National numbers written with their trunk prefix 0 and no country code: UK
+# "07700 900123", "020 7946 0958", DE "0151 23456789", FR "06 12 34 56 78",
+# JP "090-1234-5678", AU "0412 345 678", TW "0912-345-678". 10-12 digits in
+# 2-5 groups joined by one kind of separator; the same digits without
+# separators need a phone word. Mainland landlines also fit and are reported
+# as cn_landline (equal spans: the more specific kind wins).
+_NATIONAL_PHONE: Final = re.compile(
+    r"(?<![0-9A-Za-z_+.\-])(?<![0-9][ ])"
+    r"(?:0[1-9][0-9]{0,4}(?P<sep>[ .\-])[0-9]{2,8}(?:(?P=sep)[0-9]{2,8}){0,3}"
+    r"|(?P<bare>0[1-9][0-9]{8,10}))" + _NUM_RIGHT + r"(?![ .\-][0-9])"
+)
+_CN_AREA_CODE: Final = re.compile(r"0(?:10|2[0-9]|[3-9][0-9]{2})")
+# Hong Kong and Singapore numbers have 8 digits and no trunk prefix; so does
+# much else, so only right after a phone word ("WhatsApp 我：9123 4567").
+_EIGHT_DIGIT_PHONE: Final = re.compile(
+    r"(?<![0-9A-Za-z_])(?<![0-9][ .\-])[2-9][0-9]{3}[ \-]?[0-9]{4}"
+    + _NUM_RIGHT
+    + r"(?![ .\-][0-9])"
+)
+# A country code in brackets without "+": "(852) 6123 4567".
+_BRACKETED_COUNTRY: Final = re.compile(
+    r"(?<![0-9A-Za-z_])\([1-9][0-9]{1,2}\)\s?[0-9]{2,5}(?:[ \-][0-9]{2,5}){1,3}" + _NUM_RIGHT
 )
 
 
@@ -504,7 +673,33 @@ def _detect_phone(folded: str) -> Iterator[_Candidate]:
             yield _Candidate("phone", m.start(), m.end(), digits)
     for m in _US_PHONE.finditer(folded):
         if not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), "1" + _digits(m.group())[-10:])
+    cue_anywhere = _PHONE_CUE.search(folded) is not None
+    for m in _US_PHONE_SPACED.finditer(folded) if cue_anywhere else ():
+        if _phone_cue_before(folded, m.start()) and not _in_negative_context(folded, m.start()):
             yield _Candidate("phone", m.start(), m.end(), "1" + _digits(m.group()))
+    for m in _NATIONAL_PHONE.finditer(folded):
+        digits = _digits(m.group())
+        if not 10 <= len(digits) <= 12 or _in_negative_context(folded, m.start()):
+            continue
+        # No separators, or pairs with spaces ("06 12 34 56 78" and lottery
+        # draws "01 05 12 18 23" alike): only after a phone word.
+        pairs = m.group("sep") == " " and all(len(g) == 2 for g in m.group().split(" ")[1:])
+        if (m.group("bare") or pairs) and not _phone_cue_before(folded, m.start()):
+            continue
+        # "0755-123456": a mainland area code, a dash, one local block of the
+        # wrong length is a malformed mainland number, not a foreign one.
+        head, _, rest = m.group().partition("-")
+        if rest and "-" not in rest and _CN_AREA_CODE.fullmatch(head):
+            continue
+        yield _Candidate("phone", m.start(), m.end(), digits)
+    for m in _EIGHT_DIGIT_PHONE.finditer(folded) if cue_anywhere else ():
+        if _phone_cue_before(folded, m.start()) and not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), _digits(m.group()))
+    for m in _BRACKETED_COUNTRY.finditer(folded) if "(" in folded else ():
+        digits = _digits(m.group())
+        if 9 <= len(digits) <= 13 and not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), digits)
 
 
 _OCTET: Final = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
@@ -513,8 +708,12 @@ _IPV4: Final = re.compile(
 )
 _IPV6_CANDIDATE: Final = re.compile(r"(?<![0-9A-Za-z_:.])[0-9A-Fa-f:][0-9A-Fa-f:.]{2,44}")
 # Word-bounded: "ver" must not match the end of "server".
+# Sections and upgrades read like versions: "Chapter 12.3.4.5", "升级到 2.4.10.1".
 _VERSION_CONTEXT: Final = re.compile(
-    r"(?:版本号?|固件|(?<![A-Za-z])(?:version|ver\.?|release|build))\s*[:：]?\s*$", re.I
+    r"(?:版本号?|固件|升级到?|更新到?|第|章节?|条款?|"
+    r"(?<![A-Za-z])(?:version|ver\.?|release|build|v|chapter|section|sec\.|clause|step|rule|§"
+    r"|(?:upgrade|update)d?\s+to))\s*[:：]?\s*$",
+    re.I,
 )
 
 
@@ -537,8 +736,10 @@ def _detect_ip(folded: str) -> Iterator[_Candidate]:
             address = ipaddress.IPv6Address(raw)
         except ValueError:
             continue
-        # "::1"-like strings carry nothing personal and collide with prose.
-        if sum(1 for group in raw.split(":") if group) < 2:
+        # "::1"-like strings carry nothing personal, and "a::b" is C++ scope:
+        # three groups, or two with a digit in them (fe80::1).
+        groups = [group for group in raw.split(":") if group]
+        if len(groups) < 2 or (len(groups) == 2 and not any(ch.isdigit() for ch in raw)):
             continue
         yield _Candidate("ip_address", m.start(), end, address.compressed)
 
@@ -555,12 +756,14 @@ _PROSE_WORDS: Final = """
 _NOT_A_SECRET: Final = frozenset(_PROSE_WORDS.split())
 _PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
 
-# The separator between a keyword and its value: 是/为/：/=/is/was, with a few
+# The separator between a keyword and its value: 是/为/系 (Cantonese)/：/=/is/was, with a few
 # Chinese adverbs (密码一直是 ...) and English "for <account>" (password for gmail is ...).
 _SEPARATOR: Final = (
     r"(?:\s+for\s+(?:[^\s:=]{1,30}\s+){0,3}?[^\s:=]{1,30})?"
+    # "密码如下：", "token 登录：": a verb between the keyword and its colon.
+    r"(?:\s*(?:如下|登录|登陆|输入|填写|填入)(?=\s*[:：]))?"
     r"\s*(?:"
-    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
+    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|系|係|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
     r"|[:=]"
     r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
     r")\s*"
@@ -629,6 +832,10 @@ _KNOWN_KEY_FORMATS: Final = re.compile(
     # Stripe-style live/test keys: "sk_live_...", "pk_test_...", "tk_live_...", "whsec_..."
     r"|[a-z]{2,6}_(?:live|test|prod)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9]{16,}"
+    # GitLab, Hugging Face, npm, PyPI, SendGrid, DigitalOcean, Shopify, Slack app tokens
+    r"|glpat-[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
+    r"|pypi-[A-Za-z0-9_\-]{50,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
+    r"|do[por]_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|xapp-[0-9A-Za-z\-]{20,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|LTAI[0-9A-Za-z]{12,24}"
@@ -682,7 +889,61 @@ def _is_prose_word(m: re.Match[str], value: str) -> bool:
     )
 
 
+# One-time and door codes: digits after 验证码/动态码/verification code/OTP/door
+# code ... (4-8 of them, so "验证码 5 分钟内有效" stays prose), card CVVs (3-4),
+# and the two phrasings of a code SMS: "Use code 552031 to sign in", "552031
+# is your verification code".
+_CODE_KEYWORD: Final = (
+    r"(?:(?:短信|登录|登陆|手机|邮箱)?(?:验证码|校验码|动态码|确认码|授权码)|门禁码|开门码"
+    r"|(?<![A-Za-z])(?:(?:verification|confirmation|security|one[\s\-]?time|login|sign[\s\-]?in"
+    r"|access|auth(?:entication)?|2fa|mfa|otp|door|gate|entry|alarm|unlock)\s?(?:pass)?code"
+    r"|otp|totp)(?![A-Za-z]))"
+)
+# Literals every code match contains (a cheap search before the keyword patterns).
+_CODE_HINT: Final = re.compile(r"码|code|otp|cv[vc]|pin", re.IGNORECASE)
+_ONE_TIME_CODE: Final = re.compile(
+    _CODE_KEYWORD
+    + r"(?:"
+    + _SEPARATOR
+    + r"|[ \t]*)[\"'“「]?(?P<code>[0-9]{4,8}[#*]?)(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_CVV: Final = re.compile(
+    r"(?<![A-Za-z])(?:cvv2?|cvc2?|安全码)(?:"
+    + _SEPARATOR
+    + r"|[ \t]*)(?P<code>[0-9]{3,4})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
+_CODE_SMS: Final = re.compile(
+    r"(?<![A-Za-z])(?:use|enter|type|input)\s+(?:the\s+)?(?:code|pin)\s*[:：]?\s*"
+    # "to sign in", not "at checkout": a login code, not a numeric promo code.
+    r"(?P<use>[0-9]{4,8})(?![0-9A-Za-z])(?=\s+(?:to|for)\s+(?:sign|log|verify|confirm|continue"
+    r"|reset|complete|access|authenticate|unlock))"
+    r"|(?<![0-9A-Za-z])(?P<yours>[0-9]{4,8})\s+is\s+your\s+(?:[A-Za-z\-]+\s+){0,3}?"
+    r"(?:code|pin|otp|passcode|password)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+# Literals in every keyword of the patterns below; one search skips them all
+# on most turns.
+_PASSWORD_HINT: Final = re.compile(r"密码|口令|pass|pwd|pin", re.IGNORECASE)
+_KEY_HINT: Final = re.compile(r"密钥|秘钥|私钥|令牌|key|secret|token", re.IGNORECASE)
+
+
 def _detect_password(folded: str) -> Iterator[_Candidate]:
+    if _DIGIT.search(folded) and _CODE_HINT.search(folded):
+        for pattern in (_ONE_TIME_CODE, _CVV):
+            for m in pattern.finditer(folded):
+                yield _Candidate("password", m.start("code"), m.end("code"), m.group("code"))
+        for m in _CODE_SMS.finditer(folded):
+            group = "use" if m.group("use") is not None else "yours"
+            yield _Candidate("password", m.start(group), m.end(group), m.group(group))
+    if "://" in folded:
+        for m in _URL_USERINFO.finditer(folded):
+            yield _Candidate("password", m.start("secret"), m.end("secret"), m.group("secret"))
+    if _PASSWORD_HINT.search(folded) is None:
+        return
     for m in _PASSWORD.finditer(folded):
         span = _secret_span(m)
         if span is None:
@@ -733,6 +994,11 @@ def _detect_api_key(folded: str) -> Iterator[_Candidate]:
         ):
             start = m.end() + paired.start()
             yield _Candidate("api_key", start, start + len(paired.group()), paired.group())
+    for m in _BEARER.finditer(folded):
+        group = "token" if m.group("token") is not None else "basic"
+        yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))
+    if _KEY_HINT.search(folded) is None:
+        return
     for m in _KEYED_SPACED.finditer(folded):
         span = _secret_span(m)
         if span is None:
@@ -740,9 +1006,6 @@ def _detect_api_key(folded: str) -> Iterator[_Candidate]:
         value = folded[span[0] : span[1]]
         if _generated(value) and not _is_filler(value):
             yield _Candidate("api_key", span[0], span[1], value)
-    for m in _BEARER.finditer(folded):
-        group = "token" if m.group("token") is not None else "basic"
-        yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))
     for m in _KEYED_SECRET.finditer(folded):
         span = _secret_span(m)
         if span is None:
@@ -753,18 +1016,22 @@ def _detect_api_key(folded: str) -> Iterator[_Candidate]:
         yield _Candidate("api_key", span[0], span[1], value)
 
 
-_DETECTORS: Final[tuple[_Detector, ...]] = (
-    _detect_api_key,
-    _detect_email,
+# Detectors that only run on a text with a digit in it: every number kind
+# (IPv6 included: an address with no decimal digit is not reported). Most
+# conversation turns have none, and then only the key, e-mail and password
+# detectors run.
+_DIGIT: Final = re.compile(r"[0-9]")
+_DETECTORS: Final[tuple[_Detector, ...]] = (_detect_api_key, _detect_password)
+_DIGIT_DETECTORS: Final[tuple[_Detector, ...]] = (
     _detect_resident_id,
     _detect_resident_id_15,
+    _detect_national_id,
     _detect_passport,
     _detect_bank_card,
     _detect_cn_mobile,
     _detect_cn_landline,
     _detect_ip,
     _detect_phone,
-    _detect_password,
 )
 
 
@@ -989,7 +1256,10 @@ class Redactor:
         if not text:
             return []
         folded = text.translate(_FOLD_WIDTH)
-        candidates = [c for detect in _DETECTORS for c in detect(folded)]
+        detectors = _DETECTORS + _DIGIT_DETECTORS if _DIGIT.search(folded) else _DETECTORS
+        candidates = [c for detect in detectors for c in detect(folded)]
+        if "@" in folded:
+            candidates.extend(_detect_email(folded))
         return _resolve_overlaps(candidates) if candidates else []
 
 
