@@ -44,6 +44,7 @@ ORDINARY_TEXT_PATH = DATA / "retrieval_memories.tsv"
 RESULTS_PATH = Path(__file__).resolve().parent / "RESULTS-privacy.md"
 MAX_NEGATIVE_TOUCH_RATE = 0.02
 QUEUE_SECTION = "<!-- queue_privacy -->"
+ERASURE_HEADING = "## Erasure cost (Chroma rebuild)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,7 +360,7 @@ def _rebuild_phases(store: Any, collection: str) -> dict[str, float]:
 
 def render_erasure(costs: list[ErasureCost]) -> str:
     rows = [
-        "## Erasure cost (Chroma rebuild)",
+        ERASURE_HEADING,
         "",
         "Chroma does not erase in place, so `forget_user` rebuilds the shard the user lived "
         "in and a delete rebuilds the collection that held the vector "
@@ -400,10 +401,13 @@ def main() -> int:
     scores = [(path, score_corpus(lines, Redactor())) for path, lines in corpora]
     speed = measure_throughput([line for _, lines in corpora for line in lines])
     report = render_markdown(scores, speed)
+    old = RESULTS_PATH.read_text(encoding="utf-8") if RESULTS_PATH.exists() else ""
     if "--no-erasure" not in sys.argv:
         report += "\n" + render_erasure(measure_erasure())
+    elif ERASURE_HEADING in old:  # keep the last erasure figures
+        end = old.index(QUEUE_SECTION) if QUEUE_SECTION in old else len(old)
+        report += "\n" + old[old.index(ERASURE_HEADING) : end]
     # The Postgres erasure section (and its notes) belongs to benchmarks.queue_privacy.
-    old = RESULTS_PATH.read_text(encoding="utf-8") if RESULTS_PATH.exists() else ""
     if QUEUE_SECTION in old:
         report = report.rstrip("\n") + "\n\n" + old[old.index(QUEUE_SECTION) :]
     RESULTS_PATH.write_text(report, encoding="utf-8")

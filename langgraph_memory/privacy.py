@@ -58,8 +58,11 @@ keyword, a 15-digit number in an order/IMEI clause, lottery draws and number
 lists, numeric promo codes, pickup codes. Not detected: street addresses,
 licence plates, names, secrets that look like ordinary words.
 
-Full-width digits and letters (``１３８``) are folded to ASCII before matching;
-finding offsets always index the original text.
+Full-width digits and letters (``１３８``) are folded to ASCII, and the
+Traditional characters of the keywords (密碼, 驗證碼, 護照號碼, 電話) to their
+simplified forms, before matching; finding offsets always index the original
+text. Password words of other languages count too (Passwort, mot de passe,
+パスワード, 暗証番号, 비밀번호), as do ``pw:``/``pass:`` with a value holding a digit.
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
@@ -220,6 +223,17 @@ class _Candidate:
 # so offsets in the folded text are offsets in the original.
 _FOLD_WIDTH: Final[dict[int, int]] = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 _FOLD_WIDTH[0x3000] = 0x20
+# Traditional characters of the keywords, folded to their simplified forms (also
+# 1:1), so 密碼/驗證碼/護照號碼/銀行帳戶/電話 from Hong Kong and Taiwan users match
+# the same patterns as 密码/验证码/护照号码/银行帐户/电话.
+_TRADITIONAL: Final = (
+    "碼码驗验證证認认動动確确權权門门開开鑰钥護护號号編编電电話话機机傳传聯联撥拨熱热線线"
+    "銀银儲储記记帳帐賬账戶户對对匯汇轉转結结還还訂订單单運运遞递發发條条車车會会議议級级"
+    "節节設设變变為为現现經经輸输寫写錄录陸陆員员積积學学購购園园飯饭簡简訊讯"
+)
+_FOLD_WIDTH.update(
+    {ord(_TRADITIONAL[i]): ord(_TRADITIONAL[i + 1]) for i in range(0, len(_TRADITIONAL), 2)}
+)
 
 # A number touching a letter, digit or underscore is part of a longer token
 # (SF1234567890123, order_13800138000); one glued to a decimal point is a
@@ -626,7 +640,7 @@ _INTL_PHONE: Final = re.compile(
     r"(?<![0-9A-Za-z_+])(?:\+|\b00)[1-9][0-9]{0,2}"
     # Atomic groups: a long digit run must not be re-split every possible way.
     r"(?>[ \-]?\(?0?[0-9]{1,5}\)?)?"
-    r"(?>[ \-]?[0-9]{1,8}){1,5}" + _NUM_RIGHT
+    r"(?>[ \-.]?[0-9]{1,8}){1,5}" + _NUM_RIGHT
 )
 _US_PHONE: Final = re.compile(
     r"(?<![0-9A-Za-z_])(?:1[ \-.])?"  # 1-800-555-0199
@@ -648,6 +662,8 @@ _US_PHONE_SPACED: Final = re.compile(
 _NATIONAL_PHONE: Final = re.compile(
     r"(?<![0-9A-Za-z_+.\-])(?<![0-9][ ])"
     r"(?:0[1-9][0-9]{0,4}(?P<sep>[ .\-])[0-9]{2,8}(?:(?P=sep)[0-9]{2,8}){0,3}"
+    # The area code in brackets: AU "(02) 9876 5432", JP "(03) 1234-5678".
+    r"|\((?P<trunk>0[1-9][0-9]{0,3})\)\s?[0-9]{2,8}(?:[ \-][0-9]{2,8}){0,2}"
     r"|(?P<bare>0[1-9][0-9]{8,10}))" + _NUM_RIGHT + r"(?![ .\-][0-9])"
 )
 _CN_AREA_CODE: Final = re.compile(r"0(?:10|2[0-9]|[3-9][0-9]{2})")
@@ -692,6 +708,8 @@ def _detect_phone(folded: str) -> Iterator[_Candidate]:
         head, _, rest = m.group().partition("-")
         if rest and "-" not in rest and _CN_AREA_CODE.fullmatch(head):
             continue
+        if m.group("trunk") and _CN_AREA_CODE.fullmatch(m.group("trunk")):
+            continue  # "(021) 6123 4567" is the landline rule's
         yield _Candidate("phone", m.start(), m.end(), digits)
     for m in _EIGHT_DIGIT_PHONE.finditer(folded) if cue_anywhere else ():
         if _phone_cue_before(folded, m.start()) and not _in_negative_context(folded, m.start()):
@@ -763,7 +781,7 @@ _SEPARATOR: Final = (
     # "密码如下：", "token 登录：": a verb between the keyword and its colon.
     r"(?:\s*(?:如下|登录|登陆|输入|填写|填入)(?=\s*[:：]))?"
     r"\s*(?:"
-    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|系|係|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
+    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|系|係|は|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
     r"|[:=]"
     r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
     r")\s*"
@@ -773,7 +791,15 @@ _SECRET_VALUE: Final = (
     r"|「(?P<jq>[^」\n]{1,200})」|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[!-~]{1,200}))"
 )
 _PASSWORD_KEYWORD: Final = (
-    r"(?:密码|口令|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd)(?![A-Za-z]))"
+    r"(?:密码|口令|パスワード|暗証番号|비밀번호|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd"
+    r"|passwort|kennwort|mot de passe|contraseña|senha)(?![A-Za-z]))"
+)
+# "user: admin pass: admin123", "pw=hunter22": the short keywords only before ":"
+# or "=" and a value with a digit, and not a boarding/bus/season pass.
+_SHORT_PASSWORD: Final = re.compile(
+    r"(?<![A-Za-z])(?<!boarding )(?<!bus )(?<!season )(?<!day )(?<!ski )(?<!press )"
+    r"(?:pw|pass)\s?[:=]\s*(?P<bare>[!-~]*[0-9][!-~]*)",
+    re.IGNORECASE,
 )
 _PASSWORD: Final = re.compile(_PASSWORD_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
 # "wifi密码 12345678": only a space between keyword and value. Accepted only
@@ -894,7 +920,7 @@ def _is_prose_word(m: re.Match[str], value: str) -> bool:
 # and the two phrasings of a code SMS: "Use code 552031 to sign in", "552031
 # is your verification code".
 _CODE_KEYWORD: Final = (
-    r"(?:(?:短信|登录|登陆|手机|邮箱)?(?:验证码|校验码|动态码|确认码|授权码)|门禁码|开门码"
+    r"(?:(?:短信|登录|登陆|手机|邮箱)?(?:验证码|校验码|认证码|动态码|确认码|授权码)|门禁码|开门码"
     r"|(?<![A-Za-z])(?:(?:verification|confirmation|security|one[\s\-]?time|login|sign[\s\-]?in"
     r"|access|auth(?:entication)?|2fa|mfa|otp|door|gate|entry|alarm|unlock)\s?(?:pass)?code"
     r"|otp|totp)(?![A-Za-z]))"
@@ -927,7 +953,9 @@ _CODE_SMS: Final = re.compile(
 
 # Literals in every keyword of the patterns below; one search skips them all
 # on most turns.
-_PASSWORD_HINT: Final = re.compile(r"密码|口令|pass|pwd|pin", re.IGNORECASE)
+_PASSWORD_HINT: Final = re.compile(
+    r"密码|口令|パスワード|暗証|비밀번호|pass|pwd|pw|pin|kennwort|contrase|senha", re.IGNORECASE
+)
 _KEY_HINT: Final = re.compile(r"密钥|秘钥|私钥|令牌|key|secret|token", re.IGNORECASE)
 
 
@@ -962,6 +990,10 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
         if span is None or span[1] - span[0] < 4:
             continue
         yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
+    for m in _SHORT_PASSWORD.finditer(folded):
+        span = _secret_span(m)
+        if span is not None and span[1] - span[0] >= 4:
+            yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
     for m in _PIN_GLUED.finditer(folded):
         yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
     for m in _PIN.finditer(folded):

@@ -256,6 +256,40 @@ def test_vendor_token_formats_without_a_keyword(token: str) -> None:
     assert kinds_and_spans(f"pasted {token} by mistake") == [("api_key", token)]
 
 
+@pytest.mark.parametrize(
+    ("text", "kind", "span"),
+    [
+        # Traditional characters fold to the simplified keywords.
+        ("密碼是 abc123", "password", "abc123"),
+        ("我嘅密碼係 Cat2024!", "password", "Cat2024!"),
+        ("你的認證碼是 482913", "password", "482913"),
+        ("我的護照號碼是 E12345678", "passport", "E12345678"),
+        ("銀行帳戶：12345678901234", "bank_card", "12345678901234"),
+        # Password words of other languages; the short "pw"/"pass" before ":" or "=".
+        ("Passwort: Geheim123", "password", "Geheim123"),
+        ("mot de passe : Soleil2026", "password", "Soleil2026"),
+        ("パスワードは abc12345 です", "password", "abc12345"),
+        ("暗証番号 4821", "password", "4821"),
+        ("user: admin pass: admin123", "password", "admin123"),
+        ("pw=hunter22", "password", "hunter22"),
+        # Dots after the country code; an area code in brackets.
+        ("tel: +1.415.555.2671", "phone", "+1.415.555.2671"),
+        ("Sydney office (02) 9876 5432", "phone", "(02) 9876 5432"),
+    ],
+)
+def test_traditional_chinese_other_languages_and_more_phone_shapes(
+    text: str, kind: str, span: str
+) -> None:
+    assert kinds_and_spans(text) == [(kind, span)]
+
+
+@pytest.mark.parametrize(
+    "text", ["boarding pass: 12A", "season pass: 2026", "密碼錯誤，請重試", "驗證碼已發送"]
+)
+def test_short_password_words_and_traditional_prose_rejected(text: str) -> None:
+    assert redact(text).findings == ()
+
+
 # --- policy and placeholders -------------------------------------------------------
 
 
