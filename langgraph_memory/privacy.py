@@ -62,7 +62,10 @@ Full-width digits and letters (``１３８``) are folded to ASCII, and the
 Traditional characters of the keywords (密碼, 驗證碼, 護照號碼, 電話) to their
 simplified forms, before matching; finding offsets always index the original
 text. Password words of other languages count too (Passwort, mot de passe,
-パスワード, 暗証番号, 비밀번호), as do ``pw:``/``pass:`` with a value holding a digit.
+パスワード, 暗証番号, 비밀번호), as do ``pw:``/``pass:`` with a value holding a digit,
+JSON keys (``"password": "..."``), a clause between keyword and value ("the token I
+use is ...", 密码发你：...), "my ... key is <generated>", AK/SK labels and session ids;
+a value inside a URL query ends at the next ``&name=``.
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
@@ -777,7 +780,11 @@ _PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
 # The separator between a keyword and its value: 是/为/系 (Cantonese)/：/=/is/was, with a few
 # Chinese adverbs (密码一直是 ...) and English "for <account>" (password for gmail is ...).
 _SEPARATOR: Final = (
+    # JSON and quoted keys: "password": "hunter2".
+    r"[\"']?"
     r"(?:\s+for\s+(?:[^\s:=]{1,30}\s+){0,3}?[^\s:=]{1,30})?"
+    # "the token I use is ...", "the password we set was ...".
+    r"(?:\s+(?:that\s+)?(?:i|we|you|he|she|they)\s+(?:use|used|have|got|set|chose|picked|typed|entered))?"
     # "密码如下：", "token 登录：": a verb between the keyword and its colon.
     r"(?:\s*(?:如下|登录|登陆|输入|填写|填入)(?=\s*[:：]))?"
     r"\s*(?:"
@@ -814,25 +821,40 @@ _PASSWORD_SPACED: Final = re.compile(
 # named as an example has 3).
 _PASSWORD_GLUED: Final = re.compile(
     r"(?:密码|口令)(?![:=])(?P<bare>[!-~]{0,100}[0-9][!-~]{0,100})"
-    r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd)(?P<latin>[0-9][!-~]{3,199})",
-    re.IGNORECASE,
+    r"|(?<![A-Za-z])(?i:password|passwd|passcode|pwd)"
+    # "password123abc", "passwordAbc123!": a digit first, or a capital and a digit later
+    # ("passwords", "passwordless", "password-protected" stay words).
+    r"(?P<latin>[0-9][!-~]{3,199}|[A-Z](?=[!-~]{0,60}[0-9])[!-~]{3,199})",
 )
 # "PIN4921", "PIN码0912", "pin码 1379": 4-12 digits right after the keyword
 # ("PIN1", "GPIO pin17" are pin labels, too short to be a PIN).
 _PIN_GLUED: Final = re.compile(
-    r"(?<![A-Za-z])PIN(?:码)?[ \t]*(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])", re.IGNORECASE
+    r"(?<![A-Za-z])PIN(?:码|号)?[ \t]*(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])", re.IGNORECASE
 )
 # A PIN is digits only, so "PIN is stuck in the machine" stays prose.
 _PIN: Final = re.compile(
     r"(?<![A-Za-z])PIN(?:码|\s?code)?(?![A-Za-z])"
     + _SEPARATOR
-    + r"(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
+    + r"[\"']?(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
     re.IGNORECASE,
+)
+# "我把 wifi 密码发你：Home@5678": a few Chinese words between the keyword and a
+# colon. "密码到期时间：2026-12-31" reads the same, so the value needs a letter and
+# a digit.
+_PASSWORD_INFIX: Final = re.compile(
+    r"(?:密码|口令)[\u4e00-\u9fff]{1,4}\s*[:：]\s*(?P<bare>[!-~]{4,100})"
+)
+# "my key is 1a2b3c4d5e6f7g8h", "百度 AK: ... SK: ...": "key" alone and the AK/SK
+# abbreviations, only with a value that looks generated.
+_PROSE_KEY: Final = re.compile(
+    r"(?<![A-Za-z])(?:(?i:(?:my|our|your|the|his|her|their)\s+(?:[A-Za-z]+\s+)?key\s+is)"
+    r"|(?:AK|SK)\s*[:=：])\s*(?P<bare>[!-~]{12,200})"
 )
 _KEYED_KEYWORD: Final = (
     r"(?:密钥|秘钥|私钥|令牌|(?<![A-Za-z])(?:api[\s_\-]?key|apikey|access[\s_\-]?key(?:[\s_\-]?id)?"
     r"|secret[\s_\-]?access[\s_\-]?key|secret(?:[\s_\-]?key)?|client[\s_\-]?secret"
-    r"|app[\s_\-]?secret|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token)(?![A-Za-z]))"
+    r"|app[\s_\-]?secret|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token"
+    r"|session[\s_\-]?id)(?![A-Za-z]))"
 )
 _KEYED_SECRET: Final = re.compile(_KEYED_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
 # "use the token 9f8e7d6c5b4a3928 to log in": a key named in prose with only
@@ -845,7 +867,8 @@ _KEYED_SPACED: Final = re.compile(
 # characters) is redacted too when it follows within a short span, whatever
 # joins them ("AKIA... / wJalr...", "AKIA...:wJalr...", "... with secret ...").
 _ACCESS_KEY_ID: Final = re.compile(
-    r"(?<![A-Za-z0-9])(?:(?:AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,24})(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])(?:(?:AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,24}|AKID[0-9A-Za-z]{32})"
+    r"(?![A-Za-z0-9])"
 )
 _PAIRED_SECRET: Final = re.compile(
     r"(?<![A-Za-z0-9/+=_\-])[A-Za-z0-9/+]{24,64}={0,2}(?![A-Za-z0-9/+=_\-])"
@@ -864,7 +887,7 @@ _KNOWN_KEY_FORMATS: Final = re.compile(
     r"|do[por]_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|xapp-[0-9A-Za-z\-]{20,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|LTAI[0-9A-Za-z]{12,24}"
+    r"|LTAI[0-9A-Za-z]{12,24}|AKID[0-9A-Za-z]{32}"
     r"|xox[bpoars]-[A-Za-z0-9\-]{10,}"
     r"|AIza[0-9A-Za-z_\-]{35}"
     r"|eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"
@@ -878,12 +901,18 @@ _BEARER: Final = re.compile(
 )
 
 
+_NEXT_PARAMETER: Final = re.compile(r"&(?=[A-Za-z_][A-Za-z0-9_.\-]*=)")
+
+
 def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
     for group in ("dq", "sq", "cq", "jq", "bq"):
         if group in m.re.groupindex and m.group(group) is not None:
             return m.start(group), m.end(group)
     start, end = m.start("bare"), m.end("bare")
     value = m.group("bare")
+    # In a URL query the value ends where the next parameter starts.
+    value = _NEXT_PARAMETER.split(value, maxsplit=1)[0]
+    end = start + len(value)
     # Sentence punctuation after the value is not part of it; a closing
     # bracket is, unless it closes nothing.
     while value and (
@@ -956,7 +985,7 @@ _CODE_SMS: Final = re.compile(
 _PASSWORD_HINT: Final = re.compile(
     r"密码|口令|パスワード|暗証|비밀번호|pass|pwd|pw|pin|kennwort|contrase|senha", re.IGNORECASE
 )
-_KEY_HINT: Final = re.compile(r"密钥|秘钥|私钥|令牌|key|secret|token", re.IGNORECASE)
+_KEY_HINT: Final = re.compile(r"密钥|秘钥|私钥|令牌|key|secret|token|session", re.IGNORECASE)
 
 
 def _detect_password(folded: str) -> Iterator[_Candidate]:
@@ -990,6 +1019,13 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
         if span is None or span[1] - span[0] < 4:
             continue
         yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
+    for m in _PASSWORD_INFIX.finditer(folded):
+        span = _secret_span(m)
+        if span is None:
+            continue
+        value = folded[span[0] : span[1]]
+        if any(ch.isalpha() for ch in value) and any(ch.isdigit() for ch in value):
+            yield _Candidate("password", span[0], span[1], value)
     for m in _SHORT_PASSWORD.finditer(folded):
         span = _secret_span(m)
         if span is not None and span[1] - span[0] >= 4:
@@ -1029,8 +1065,12 @@ def _detect_api_key(folded: str) -> Iterator[_Candidate]:
     for m in _BEARER.finditer(folded):
         group = "token" if m.group("token") is not None else "basic"
         yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))
-    if _KEY_HINT.search(folded) is None:
+    if _KEY_HINT.search(folded) is None and "K" not in folded:  # "K": the AK/SK labels
         return
+    for m in _PROSE_KEY.finditer(folded):
+        span = _secret_span(m)
+        if span is not None and _generated(folded[span[0] : span[1]]):
+            yield _Candidate("api_key", span[0], span[1], folded[span[0] : span[1]])
     for m in _KEYED_SPACED.finditer(folded):
         span = _secret_span(m)
         if span is None:

@@ -275,6 +275,20 @@ def test_vendor_token_formats_without_a_keyword(token: str) -> None:
         # Dots after the country code; an area code in brackets.
         ("tel: +1.415.555.2671", "phone", "+1.415.555.2671"),
         ("Sydney office (02) 9876 5432", "phone", "(02) 9876 5432"),
+        # Glued, quoted, infixed and prose forms of the secret classes.
+        ("passwordAbc123!", "password", "Abc123!"),
+        ("PIN号4821", "password", "4821"),
+        ('"password": "hunter2"', "password", "hunter2"),
+        ('{"pin": "4821"}', "password", "4821"),
+        ("我把 wifi 密码发你：Home@5678", "password", "Home@5678"),
+        ("the token I use is 9f8e7d6c5b4a3928", "api_key", "9f8e7d6c5b4a3928"),
+        ("my openai key is sk2Hf8Kd0Qw7Lm3Np9Zx", "api_key", "sk2Hf8Kd0Qw7Lm3Np9Zx"),
+        (
+            "my session id is 7f3b2c1d9e8a4b5c6d7e8f9a0b1c2d3e",
+            "api_key",
+            "7f3b2c1d9e8a4b5c6d7e8f9a0b1c2d3e",
+        ),
+        ("https://api.example.com/v1?api_key=8f7e6d5c4b3a2910&x=1", "api_key", "8f7e6d5c4b3a2910"),
     ],
 )
 def test_traditional_chinese_other_languages_and_more_phone_shapes(
@@ -284,7 +298,19 @@ def test_traditional_chinese_other_languages_and_more_phone_shapes(
 
 
 @pytest.mark.parametrize(
-    "text", ["boarding pass: 12A", "season pass: 2026", "密碼錯誤，請重試", "驗證碼已發送"]
+    "text",
+    [
+        "boarding pass: 12A",
+        "season pass: 2026",
+        "密碼錯誤，請重試",
+        "驗證碼已發送",
+        "密码到期时间：2026-12-31",
+        "密码有效期：180天",
+        "the password you set is too short",
+        "passwordless login is coming",
+        "my key is in the drawer",
+        "the key is 42",
+    ],
 )
 def test_short_password_words_and_traditional_prose_rejected(text: str) -> None:
     assert redact(text).findings == ()
