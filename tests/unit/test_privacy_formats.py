@@ -363,7 +363,10 @@ def test_hostile_inputs_take_linear_time(text: str) -> None:
 # --- docstring examples -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["langgraph_memory.privacy", "langgraph_memory._checksums"])
+@pytest.mark.parametrize(
+    "name",
+    ["langgraph_memory.privacy", "langgraph_memory._checksums", "langgraph_memory._redact_ids"],
+)
 def test_docstring_examples_run(name: str) -> None:
     import doctest
     import importlib
