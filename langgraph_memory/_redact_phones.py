@@ -80,7 +80,8 @@ def _detect_cn_landline(folded: str) -> Iterator[_Candidate]:
 # International: "+" or "00", a country code, then digit groups joined by one
 # space/dash, optionally a parenthesised area code. 8-15 digits in all (E.164).
 _INTL_PHONE: Final = re.compile(
-    r"(?<![0-9A-Za-z_+])(?:\+|\b00)[1-9][0-9]{0,2}"
+    # Not after "digits + space": "6217 0012 3456 7890" is one long number.
+    r"(?<![0-9A-Za-z_+])(?<![0-9][ \-.])(?:\+|\b00)[1-9][0-9]{0,2}"
     # Atomic groups: a long digit run must not be re-split every possible way.
     r"(?>[ \-]?\(?0?[0-9]{1,5}\)?)?"
     r"(?>[ \-.]?[0-9]{1,8}){1,5}" + _NUM_RIGHT

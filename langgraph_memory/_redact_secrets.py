@@ -72,7 +72,8 @@ _SEPARATOR: Final = (
     # "密码如下：", "token 登录：": a verb between the keyword and its colon.
     r"(?:\s*(?:如下|登录|登陆|输入|填写|填入)(?=\s*[:：]))?"
     r"\s*(?:"
-    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|系|係|は|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
+    r"(?:都|也|还|一直|仍然|现在|已经|已|就|应该|应当|好像|大概|可能|估计|似乎|本来|原来|其实)?"
+    r"(?:是|为|為|系|係|は|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
     r"|[:=]"
     r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
     r")\s*"
@@ -84,6 +85,10 @@ _SECRET_VALUE: Final = (
 _PASSWORD_KEYWORD: Final = (
     r"(?:密码|口令|パスワード|暗証番号|비밀번호|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd"
     r"|passwort|kennwort|mot de passe|contraseña|senha)(?![A-Za-z]))"
+)
+# "mysql -u root -pS3cret123": the MySQL/MariaDB clients take the password glued to -p.
+_CLI_PASSWORD: Final = re.compile(
+    r"(?<![A-Za-z])(?:mysql|mysqldump|mysqladmin|mariadb)(?![A-Za-z])[^\n]{0,80}?\s-p(?P<bare>[^\s'\"]{3,100})"
 )
 # "user: admin pass: admin123", "pw=hunter22": the short keywords only before ":"
 # or "=" and a value with a digit, and not a boarding/bus/season pass.
@@ -160,6 +165,9 @@ _PAIRED_SECRET: Final = re.compile(
 _PAIR_WINDOW = 80
 _KNOWN_KEY_FORMATS: Final = re.compile(
     r"(?<![A-Za-z0-9_\-])(?:"
+    # Webhook URLs carry their secret in the path; the whole URL is the key.
+    r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}"
+    r"|https://(?:discord|discordapp)\.com/api/webhooks/[0-9]{10,}/[A-Za-z0-9_\-]{30,}|"
     r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
     r"|gh[pousr]_[A-Za-z0-9]{30,}"
     # Stripe-style live/test keys: "sk_live_...", "pk_test_...", "tk_live_...", "whsec_..."
@@ -283,6 +291,9 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
     if "://" in folded:
         for m in _URL_USERINFO.finditer(folded):
             yield _Candidate("password", m.start("secret"), m.end("secret"), m.group("secret"))
+    if " -p" in folded:
+        for m in _CLI_PASSWORD.finditer(folded):
+            yield _Candidate("password", m.start("bare"), m.end("bare"), m.group("bare"))
     if _PASSWORD_HINT.search(folded) is None:
         return
     for m in _PASSWORD.finditer(folded):

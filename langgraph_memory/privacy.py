@@ -65,7 +65,8 @@ text. Password words of other languages count too (Passwort, mot de passe,
 パスワード, 暗証番号, 비밀번호), as do ``pw:``/``pass:`` with a value holding a digit,
 JSON keys (``"password": "..."``), a clause between keyword and value ("the token I
 use is ...", 密码发你：...), "my ... key is <generated>", AK/SK labels and session ids;
-a value inside a URL query ends at the next ``&name=``.
+a value inside a URL query ends at the next ``&name=``; hedges before 是 count
+(密码应该是 ...), and so do ``mysql -pSECRET`` and Slack/Discord webhook URLs.
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text

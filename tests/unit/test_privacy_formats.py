@@ -128,6 +128,7 @@ def test_national_phone_formats_detected(text: str, kind: str, span: str) -> Non
         "Zoom meeting ID 812 345 6789",
         "腾讯会议号 8123 4567",
         "订单 91234567 已退款",  # 8 digits without a phone word
+        "卡号 6217 0012 3456 7890 123",  # "0012 ..." inside a longer number is no "00" prefix
         "编号 0123-4567-8901",
         "日期 02.12.2026 10:30",
         "ISBN 0-306-40615-2",
@@ -289,6 +290,13 @@ def test_vendor_token_formats_without_a_keyword(token: str) -> None:
             "7f3b2c1d9e8a4b5c6d7e8f9a0b1c2d3e",
         ),
         ("https://api.example.com/v1?api_key=8f7e6d5c4b3a2910&x=1", "api_key", "8f7e6d5c4b3a2910"),
+        ("我登录不上，密码应该是 Qq123456 没错啊", "password", "Qq123456"),
+        ("mysql -u root -pS3cret123 mydb", "password", "S3cret123"),
+        (
+            "webhook https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/aBcDeFgHiJkLmNoPqRsTuVwX",
+            "api_key",
+            "https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/aBcDeFgHiJkLmNoPqRsTuVwX",
+        ),
     ],
 )
 def test_traditional_chinese_other_languages_and_more_phone_shapes(
