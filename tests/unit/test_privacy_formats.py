@@ -381,3 +381,21 @@ def test_docstring_examples_run(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    ("topic", "text"),
+    [
+        ("my SSN", "SSN 536-22-1947"),
+        ("我的香港身份证", "香港身份证 A123456(3)"),
+        ("my IBAN", "IBAN DE89 3704 0044 0532 0130 00"),
+        ("the bank account number", "bank account number 12345678"),
+        ("那个验证码", "验证码 583920"),
+    ],
+)
+def test_forget_topics_reach_the_placeholders_of_the_new_formats(topic: str, text: str) -> None:
+    from langgraph_memory.nodes.rules._forget import forget_reaches
+
+    # The memory as stored: redacted, so only the placeholder's kind is left to match.
+    stored = redact(text).text
+    assert "[" in stored and forget_reaches(topic, stored)
