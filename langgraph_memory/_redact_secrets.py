@@ -122,7 +122,7 @@ _PIN_GLUED: Final = re.compile(
 )
 # A PIN is digits only, so "PIN is stuck in the machine" stays prose.
 _PIN: Final = re.compile(
-    r"(?<![A-Za-z])PIN(?:码|\s?code)?(?![A-Za-z])"
+    r"(?<![A-Za-z])PIN(?:码|\s?(?:code|number|no\.?))?(?![A-Za-z])"
     + _SEPARATOR
     + r"[\"']?(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
     re.IGNORECASE,
@@ -141,7 +141,8 @@ _PROSE_KEY: Final = re.compile(
 )
 _KEYED_KEYWORD: Final = (
     r"(?:密钥|秘钥|私钥|令牌|(?<![A-Za-z])(?:api[\s_\-]?key|apikey|access[\s_\-]?key(?:[\s_\-]?id)?"
-    r"|secret[\s_\-]?access[\s_\-]?key|secret(?:[\s_\-]?key)?|client[\s_\-]?secret"
+    r"|secret[\s_\-]?access[\s_\-]?key|access[\s_\-]?key[\s_\-]?secret|secret(?:[\s_\-]?key)?"
+    r"|client[\s_\-]?secret"
     r"|app[\s_\-]?secret|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token"
     r"|session[\s_\-]?id)(?![A-Za-z]))"
 )

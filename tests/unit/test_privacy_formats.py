@@ -257,6 +257,14 @@ def test_vendor_token_formats_without_a_keyword(token: str) -> None:
     assert kinds_and_spans(f"pasted {token} by mistake") == [("api_key", token)]
 
 
+def test_alibaba_access_key_pair_in_camel_case() -> None:
+    text = "AccessKeyId=LTAI5tABCDEFGH123456 AccessKeySecret=AbCdEfGhIjKlMnOpQrStUvWxYz0123"
+    assert kinds_and_spans(text) == [
+        ("api_key", "LTAI5tABCDEFGH123456"),
+        ("api_key", "AbCdEfGhIjKlMnOpQrStUvWxYz0123"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "kind", "span"),
     [
@@ -292,6 +300,7 @@ def test_vendor_token_formats_without_a_keyword(token: str) -> None:
         ("https://api.example.com/v1?api_key=8f7e6d5c4b3a2910&x=1", "api_key", "8f7e6d5c4b3a2910"),
         ("我登录不上，密码应该是 Qq123456 没错啊", "password", "Qq123456"),
         ("mysql -u root -pS3cret123 mydb", "password", "S3cret123"),
+        ("the PIN number is 2580", "password", "2580"),
         (
             "webhook https://hooks.slack.com/services/T0AB12CD3/B0EF45GH6/aBcDeFgHiJkLmNoPqRsTuVwX",
             "api_key",
