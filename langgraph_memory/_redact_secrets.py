@@ -59,6 +59,7 @@ _PROSE_WORDS: Final = """
     what which where when why how mine yours safe unsafe easy hard simple complex new old
 """
 _NOT_A_SECRET: Final = frozenset(_PROSE_WORDS.split())
+_STAND_INS: Final = frozenset(("password", "passwd", "pass", "pw", "pwd", "secret", "pass_word"))
 _PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
 
 # The separator between a keyword and its value: 是/为/系 (Cantonese)/：/=/is/was, with a few
@@ -291,7 +292,11 @@ def _detect_password(folded: str) -> Iterator[_Candidate]:
             yield _Candidate("password", m.start(group), m.end(group), m.group(group))
     if "://" in folded:
         for m in _URL_USERINFO.finditer(folded):
-            yield _Candidate("password", m.start("secret"), m.end("secret"), m.group("secret"))
+            value = m.group("secret")
+            # "postgresql://user:password@host" in docs: the word itself is a stand-in.
+            if _is_filler(value) or value.strip("<>{}[]$").lower() in _STAND_INS:
+                continue
+            yield _Candidate("password", m.start("secret"), m.end("secret"), value)
     if " -p" in folded:
         for m in _CLI_PASSWORD.finditer(folded):
             yield _Candidate("password", m.start("bare"), m.end("bare"), m.group("bare"))

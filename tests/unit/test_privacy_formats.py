@@ -237,6 +237,7 @@ def test_codes_and_url_credentials_detected(text: str, span: str) -> None:
         "快递柜取件码 4921",
         "密码规则如下：至少8位",
         "git@github.com:org/repo.git",
+        "postgresql://user:password@host:5432/dbname",  # a stand-in, as in docs
         "icon@2x.png and icon@3x.png",
     ],
 )
