@@ -161,7 +161,7 @@ def _detect_bank_card(folded: str) -> Iterator[_Candidate]:
 _ACCOUNT_NUMBER: Final = re.compile(
     r"(?:(?P<card>(?<!会员)(?<!积分)(?<!公交)(?<!学生)(?<!门禁)(?<!购物)(?<!加油)(?<!校园)(?<!饭)"
     r"(?:银行|信用|储蓄|借记)?卡号(?:码)?|(?<![A-Za-z])card\s?(?:number|no\.?|#))"
-    r"|(?:银行|收款|付款|对公|对私|开户|汇款|转账|结算|还款|工资)(?:账|帐)(?:号|户)(?:号码?)?"
+    r"|(?:银行|收款|付款|对公|对私|开户|汇款|转账|结算|还款|工资)卡?(?:账|帐)(?:号|户)(?:号码?)?"
     r"|(?<![A-Za-z])(?:bank\s+account(?:\s+(?:number|no\.?|#))?|account\s?(?:number|no\.?|#)"
     r"|acct\.?(?:\s?(?:number|no\.?|#))?|a/c(?:\s?no\.?)?))"
     r"\s*(?:[:：=]|是|为|為|系|係|(?<![A-Za-z])is(?![A-Za-z]))?\s*"
@@ -275,9 +275,18 @@ _VERSION_CONTEXT: Final = re.compile(
 )
 
 
+def _is_netmask(address: str) -> bool:
+    """255.255.255.0 and its kin (ones, then zeros) name a subnet size, not a host
+    (255.255.255.255, all ones, stays an address: the broadcast one)."""
+    bits = int(ipaddress.IPv4Address(address))
+    return address.startswith("255.") and bits != 0xFFFFFFFF and (bits | (bits - 1)) == 0xFFFFFFFF
+
+
 def _detect_ip(folded: str) -> Iterator[_Candidate]:
     for m in _IPV4.finditer(folded):
         if _VERSION_CONTEXT.search(folded[max(0, m.start() - 12) : m.start()]):
+            continue
+        if _is_netmask(m.group()):
             continue
         yield _Candidate("ip_address", m.start(), m.end(), m.group())
     for m in _IPV6_CANDIDATE.finditer(folded):

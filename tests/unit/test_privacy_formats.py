@@ -133,9 +133,10 @@ def test_national_phone_formats_detected(text: str, kind: str, span: str) -> Non
         "日期 02.12.2026 10:30",
         "ISBN 0-306-40615-2",
         "versions 0.12.3 and 0.12.4",
+        "子网掩码 255.255.255.0，netmask 255.255.240.0",  # a subnet size, not a host
     ],
 )
-def test_number_shapes_that_are_not_phones(text: str) -> None:
+def test_number_shapes_that_are_not_identifiers(text: str) -> None:
     assert redact(text).findings == ()
 
 
@@ -182,6 +183,7 @@ def test_national_id_rejected(text: str) -> None:
         ("bank account number 12345678, sort code 20-00-00", "12345678"),
         ("routing 021000021, account no. 123456789012", "123456789012"),
         ("对公账号 310066726018010123456", "310066726018010123456"),
+        ("我的工资卡账号 6217 0000 1234 5678 901", "6217 0000 1234 5678 901"),
         ("Pay to GB29 NWBK 6016 1331 9268 19, ref INV-2291", "GB29 NWBK 6016 1331 9268 19"),
     ],
 )
