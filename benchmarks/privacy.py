@@ -1,6 +1,9 @@
 """Redaction on the labelled corpus: recall on identifiers, false positives, throughput.
 
 Run with ``python -m benchmarks.privacy``; writes ``benchmarks/RESULTS-privacy.md``.
+``--against OLD_privacy.py`` instead prints the CPU time of another version of the
+redactor beside this one, passes interleaved (``git show REV:langgraph_memory/privacy.py``
+gives one; a version that imports detectors from modules this tree lacks will not load).
 It also measures what erasure costs (``forget_user`` and ``delete_memory`` with the
 Chroma rebuild, ``longterm/erasure.py``); ``--no-erasure`` skips that part.
 
@@ -399,7 +402,42 @@ def render_erasure(costs: list[ErasureCost]) -> str:
     return "\n".join(rows)
 
 
+def compare_with(old_module_path: Path, repeats: int = 25) -> list[tuple[str, float, float]]:
+    """CPU µs/line of another privacy.py (e.g. ``git show REV:langgraph_memory/privacy.py``)
+    and of this one, passes interleaved in one process: (texts, old, new) per text set."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_privacy_before", old_module_path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--against {old_module_path}: not a Python file; pass a privacy.py.")
+    old = importlib.util.module_from_spec(spec)
+    sys.modules["_privacy_before"] = old  # dataclasses look their module up
+    spec.loader.exec_module(old)
+    text_sets = [
+        (p.name, [line.text for line in load_corpus(p)]) for p in (CORPUS_PATH, BROAD_CORPUS_PATH)
+    ]
+    text_sets.append((ORDINARY_TEXT_PATH.name, ordinary_texts()))
+    out = []
+    for name, texts in text_sets:
+        redactors = (old.Redactor(), Redactor())
+        timings: tuple[list[float], list[float]] = ([], [])
+        for _ in range(repeats):
+            for redactor, samples in zip(redactors, timings, strict=True):
+                started = time.process_time()
+                for text in texts:
+                    redactor.redact(text)
+                samples.append(time.process_time() - started)
+        before, after = (1e6 * statistics.median(t) / len(texts) for t in timings)
+        out.append((name, before, after))
+    return out
+
+
 def main() -> int:
+    if "--against" in sys.argv:
+        path = Path(sys.argv[sys.argv.index("--against") + 1])
+        for name, before, after in compare_with(path):
+            print(f"{name}: {before:.0f} -> {after:.0f} µs/line (CPU), {after / before:.2f}x")
+        return 0
     corpora = [(path, load_corpus(path)) for path in (CORPUS_PATH, BROAD_CORPUS_PATH)]
     scores = [(path, score_corpus(lines, Redactor())) for path, lines in corpora]
     speed = measure_throughput([line for _, lines in corpora for line in lines])

@@ -55,7 +55,7 @@ IPs), an 18-digit string whose check character is wrong, a 16-digit number
 failing Luhn, prose such as "the password is incorrect", a landline-shaped
 group inside a longer digit sequence, a passport-shaped code without its
 keyword, a 15-digit number in an order/IMEI clause, lottery draws and number
-lists, numeric promo codes, pickup codes. Not detected: street addresses,
+lists, numeric promo codes, pickup codes, subnet masks. Not detected: street addresses,
 licence plates, names, secrets that look like ordinary words.
 
 Full-width digits and letters (``１３８``) are folded to ASCII, and the
