@@ -154,6 +154,8 @@ IDENTIFIER_KINDS: tuple[str, ...] = (
     # and passport numbers after a keyword.
     "cn_landline",
     "passport",
+    # Identity numbers outside the mainland: Hong Kong, Taiwan, Singapore, US SSN, UK NINO.
+    "national_id",
 )
 
 

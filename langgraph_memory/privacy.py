@@ -8,42 +8,65 @@ Detected kinds (names as in ``config.IDENTIFIER_KINDS``):
 
 =================  ===============================================================
 ``cn_mobile``      mainland-China mobile numbers, ``1[3-9]`` + 9 digits, optional
-                   ``+86``/``0086``, spaces or dashes as ``138 0013 8000``
+                   ``+86``/``0086``, spaces, dashes or dots as ``138 0013 8000``
 ``cn_resident_id`` 18-digit resident ID numbers: valid birth date and the
-                   GB 11643 check character (last char may be ``X``); legacy
-                   15-digit numbers: province code and a valid 19YYMMDD date
-``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check
-``email``          e-mail addresses
-``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``)
-                   and US-style ``(415) 555-2671`` / ``415-555-2671``
+                   GB 11643 check character (last char may be ``X``), compact or
+                   grouped 6-8-4; legacy 15-digit numbers: province code and a
+                   valid 19YYMMDD date
+``national_id``    identity numbers outside the mainland, each with its check
+                   digit: Hong Kong ``A123456(7)``, Taiwan ``A123456789``,
+                   Singapore ``S1234567D``, US SSN ``123-45-6789``, UK National
+                   Insurance ``AB 12 34 56 C`` (the compact and undashed forms
+                   only after their keyword)
+``bank_card``      13-19 digits, contiguous or in groups, passing the Luhn check;
+                   IBANs (mod-97 and the country's length); 8-30 digits after a
+                   bank-account keyword (银行账号/收款账户/bank account/account no.)
+``email``          e-mail addresses (not ``icon@2x.png``, not ``git@host:repo``)
+``phone``          international numbers (``+44 20 7946 0958``, ``0049 30 123456``),
+                   US-style ``(415) 555-2671`` / ``1-800-555-0199``, national numbers
+                   with their trunk 0 (``07700 900123``, ``0151 23456789``,
+                   ``06 12 34 56 78``, ``090-1234-5678``); after a phone word also
+                   ``415 555 2671``, 8-digit HK/SG numbers and compact national ones
 ``cn_landline``    mainland-China landlines without a country code: ``010-12345678``,
                    ``0755-1234567``, ``(021) 6123 4567``, extensions; 11 contiguous
-                   digits (``01012345678``) only after a phone word (电话/座机/tel)
+                   digits (``01012345678``) only after a phone word (电话/座机/tel);
+                   ``020 7946 0958`` (London's shape too) only in a text with Chinese
 ``passport``       passport and HK/Macau permit numbers after 护照/通行证/passport
-                   (``E12345678``, ``G1234567``, 6-9 digits), JSON keys included
+                   (``E12345678``, ``G1234567``, 6-9 digits, ``C01X00T47``), JSON keys
 ``ip_address``     IPv4 (octets 0-255, no leading zeros) and IPv6 (validated)
 ``password``       the value after 密码/口令/password/passwd/pwd and ``:``, ``：``,
                    ``=``, ``是``, ``为``, ``is``/``was`` (quoted values whole, CJK
                    included), or after only a space when it has a digit
-                   (``wifi密码 12345678``); 4-12 digits after PIN/PIN码
+                   (``wifi密码 12345678``); 4-12 digits after PIN/PIN码; one-time
+                   and door codes (验证码 583920, ``OTP: 482913``, ``552031 is your
+                   code``), CVVs, the password in ``scheme://user:password@host``
 ``api_key``        the value after api key/token/secret/密钥/令牌..., and known
                    formats: ``sk-``, ``sk-proj-``, ``ghp_``, ``github_pat_``, ``AKIA``,
-                   ``xoxb-``/``xoxp-``, ``AIza``, JWTs, ``Bearer <token>``,
-                   ``Authorization: Basic <base64>``
+                   ``xoxb-``/``xoxp-``, ``AIza``, ``glpat-``, ``hf_``, ``npm_``,
+                   SendGrid ``SG.``, Stripe-style ``sk_live_``, JWTs,
+                   ``Bearer <token>``, ``Authorization: Basic <base64>``
 =================  ===============================================================
 
 Hard negatives are kept on purpose: order and tracking numbers (a number whose
-clause starts with 订单号/运单号/order/tracking ... is not a phone or a card,
-unless a word such as 电话/phone/card follows), dates, prices, model numbers,
-version strings (``v1.2.3.4`` is not an IP), an 18-digit string whose check
-character is wrong, a 16-digit number failing Luhn, prose such as "the
-password is incorrect", a landline-shaped group inside a longer digit
-sequence, a passport-shaped code without its keyword, a 15-digit number in an
-order/IMEI clause. Not detected: social-security numbers, secrets that look
-like ordinary words.
+clause starts with 订单号/运单号/order/tracking/meeting ... is not a phone or a
+card, unless a word such as 电话/phone/card follows), dates, prices, model
+numbers, version and section strings (``v1.2.3.4``, "Chapter 12.3.4.5" are not
+IPs), an 18-digit string whose check character is wrong, a 16-digit number
+failing Luhn, prose such as "the password is incorrect", a landline-shaped
+group inside a longer digit sequence, a passport-shaped code without its
+keyword, a 15-digit number in an order/IMEI clause, lottery draws and number
+lists, numeric promo codes, pickup codes, subnet masks. Not detected: street addresses,
+licence plates, names, secrets that look like ordinary words.
 
-Full-width digits and letters (``１３８``) are folded to ASCII before matching;
-finding offsets always index the original text.
+Full-width digits and letters (``１３８``) are folded to ASCII, and the
+Traditional characters of the keywords (密碼, 驗證碼, 護照號碼, 電話) to their
+simplified forms, before matching; finding offsets always index the original
+text. Password words of other languages count too (Passwort, mot de passe,
+パスワード, 暗証番号, 비밀번호), as do ``pw:``/``pass:`` with a value holding a digit,
+JSON keys (``"password": "..."``), a clause between keyword and value ("the token I
+use is ...", 密码发你：...), "my ... key is <generated>", AK/SK labels and session ids;
+a value inside a URL query ends at the next ``&name=``; hedges before 是 count
+(密码应该是 ...), and so do ``mysql -pSECRET`` and Slack/Discord webhook URLs.
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
@@ -55,14 +78,33 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import ipaddress
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final
 
+from langgraph_memory._checksums import (
+    is_valid_hkid,
+    is_valid_iban,
+    is_valid_nric,
+    is_valid_resident_id,
+    is_valid_ssn,
+    is_valid_taiwan_id,
+    luhn_valid,
+    resident_id_check_char,
+)
+from langgraph_memory._redact_ids import (
+    _detect_bank_card,
+    _detect_ip,
+    _detect_national_id,
+    _detect_passport,
+    _detect_resident_id,
+    _detect_resident_id_15,
+    is_valid_legacy_resident_id,
+)
+from langgraph_memory._redact_phones import _detect_cn_landline, _detect_cn_mobile, _detect_phone
+from langgraph_memory._redact_secrets import _detect_api_key, _detect_email, _detect_password
+from langgraph_memory._redact_text import _DIGIT, _FOLD_WIDTH, _Candidate, _Detector
 from langgraph_memory.config import IDENTIFIER_KINDS, PrivacyPolicy, RedactionAction
 from langgraph_memory.errors import (
     ConfigurationError,
@@ -84,10 +126,19 @@ __all__ = [
     "Redactor",
     "fingerprint_user_id",
     "is_instruction_override",
+    "is_valid_hkid",
+    "is_valid_iban",
+    "is_valid_legacy_resident_id",
+    "is_valid_nric",
+    "is_valid_resident_id",
+    "is_valid_ssn",
+    "is_valid_taiwan_id",
+    "luhn_valid",
     "neutralize_markup",
     "redact",
     "redact_for_log",
     "redact_messages",
+    "resident_id_check_char",
 ]
 
 # Placeholder label per kind: ``[PHONE]`` when masked, ``[PHONE:3f9a1c2b]`` when hashed.
@@ -103,6 +154,8 @@ PLACEHOLDER_LABELS: Final[Mapping[str, str]] = {
     "api_key": "API_KEY",
     "cn_landline": "PHONE",
     "passport": "PASSPORT",
+    # Same label as the mainland ID: "forget my ID number" reaches both.
+    "national_id": "ID_NUMBER",
 }
 
 # When two candidates overlap, the longer one wins; on equal length the kind
@@ -114,6 +167,7 @@ _SPECIFICITY: Final[Mapping[str, int]] = {
             "api_key",
             "email",
             "cn_resident_id",
+            "national_id",
             "passport",
             "bank_card",
             "cn_mobile",
@@ -167,604 +221,23 @@ class RedactionResult:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
-    kind: str
-    start: int
-    end: int
-    # Canonical form used only for the salted digest, so that
-    # "+86 138-0013-8000" and "13800138000" hash alike. Never leaves this module.
-    canonical: str
-
-
-# --- text preparation -------------------------------------------------------
-
-# Full-width ASCII (U+FF01-U+FF5E) and the ideographic space map 1:1 to ASCII,
-# so offsets in the folded text are offsets in the original.
-_FOLD_WIDTH: Final[dict[int, int]] = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
-_FOLD_WIDTH[0x3000] = 0x20
-
-# A number touching a letter, digit or underscore is part of a longer token
-# (SF1234567890123, order_13800138000); one glued to a decimal point is a
-# decimal (3.14159265358979, coordinates).
-_NUM_LEFT: Final = r"(?<![0-9A-Za-z_])(?<![0-9][.,])"
-_NUM_RIGHT: Final = r"(?![0-9A-Za-z_])(?![.,][0-9])"
-
-# The clause before a number that says it is not personal (checked back to the
-# last clause break, and only if no "this is a phone/card" word comes later).
-_NEGATIVE_CONTEXT: Final = re.compile(
-    r"订单|单号|运单|快递|物流|包裹|发票|流水|编号|序列号|工单|交易号|批次|型号|条码|条形码|票号|航班|车次|"
-    r"\b(?:order|tracking|track|invoice|serial|ticket|ref|reference|confirmation|"
-    r"transaction|txn|sku|isbn|batch|shipment|parcel|waybill|booking|model|part|imei|meid)\b|串号",
-    re.IGNORECASE,
-)
-_POSITIVE_CONTEXT: Final = re.compile(
-    r"电话|手机|座机|传真|联系|致电|打给|卡号|银行卡|信用卡|储蓄卡|身份证|"
-    r"\b(?:phone|mobile|cell|tel|fax|landline|call|text|whatsapp|card|visa|mastercard|amex)\b",
-    re.IGNORECASE,
-)
-_CLAUSE_BREAK: Final = re.compile(r"[。；;！？!?\n,，、]")
-_CONTEXT_WINDOW: Final = 24
-
-
-def _clause_before(folded: str, start: int) -> str:
-    window = folded[max(0, start - _CONTEXT_WINDOW) : start]
-    breaks = list(_CLAUSE_BREAK.finditer(window))
-    return window[breaks[-1].end() :] if breaks else window
-
-
-def _in_positive_context(folded: str, start: int) -> bool:
-    return _POSITIVE_CONTEXT.search(_clause_before(folded, start)) is not None
-
-
-def _in_negative_context(folded: str, start: int) -> bool:
-    window = _clause_before(folded, start)
-    negatives = list(_NEGATIVE_CONTEXT.finditer(window))
-    if not negatives:
-        return False
-    last_negative = negatives[-1].end()
-    return not any(m.start() >= last_negative for m in _POSITIVE_CONTEXT.finditer(window))
-
-
-def _digits(value: str) -> str:
-    return "".join(ch for ch in value if ch.isdigit())
-
-
-# --- checksums --------------------------------------------------------------
-
-_ID_WEIGHTS: Final = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
-_ID_CHECK_CHARS: Final = "10X98765432"
-
-
-def resident_id_check_char(first17: str) -> str:
-    """The GB 11643-1999 check character for the first 17 digits of an ID."""
-    total = sum(int(d) * w for d, w in zip(first17, _ID_WEIGHTS, strict=True))
-    return _ID_CHECK_CHARS[total % 11]
-
-
-def _valid_birth_date(digits8: str) -> bool:
-    try:
-        born = date(int(digits8[:4]), int(digits8[4:6]), int(digits8[6:8]))
-    except ValueError:
-        return False
-    return date(1900, 1, 1) <= born <= date.today()
-
-
-def is_valid_resident_id(value: str) -> bool:
-    """True for an 18-character resident ID with a real birth date and check char.
-
-    Example:
-        >>> is_valid_resident_id("11010519491231002X"), is_valid_resident_id("110105194912310021")
-        (True, False)
-    """
-    compact = value.replace(" ", "").upper()
-    if len(compact) != 18 or not compact[:17].isdigit() or compact[0] == "0":
-        return False
-    if not _valid_birth_date(compact[6:14]):
-        return False
-    return resident_id_check_char(compact[:17]) == compact[17]
-
-
-def luhn_valid(digits: str) -> bool:
-    """True when the digit string passes the Luhn (mod 10) check.
-
-    Example:
-        >>> luhn_valid("4111111111111111"), luhn_valid("4111111111111112")
-        (True, False)
-    """
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = int(char)
-        if position % 2 == 1:
-            value *= 2
-            if value > 9:
-                value -= 9
-        total += value
-    return total % 10 == 0
-
-
 # --- detectors ----------------------------------------------------------------
-# Each detector scans the width-folded text and yields candidates; overlaps are
-# resolved afterwards, so a detector never needs to know about the others.
-
-_Detector = Callable[[str], Iterator[_Candidate]]
-
-_CN_MOBILE: Final = re.compile(
-    _NUM_LEFT
-    + r"(?:(?:\+|00)\s?86[ \-]?|\(\+?86\)\s?)?"
-    + r"1[3-9][0-9](?:[0-9]{8}|[ \-][0-9]{4}[ \-][0-9]{4}|[0-9]{4}[ \-][0-9]{4}|[ \-][0-9]{8})"
-    + _NUM_RIGHT
-)
-
-
-def _detect_cn_mobile(folded: str) -> Iterator[_Candidate]:
-    for m in _CN_MOBILE.finditer(folded):
-        has_country_code = "86" in folded[m.start() : m.end() - 11] or folded[m.start()] in "+0("
-        if not has_country_code and _in_negative_context(folded, m.start()):
-            continue
-        yield _Candidate("cn_mobile", m.start(), m.end(), _digits(m.group())[-11:])
-
-
-_RESIDENT_ID: Final = re.compile(
-    _NUM_LEFT
-    + r"[1-9][0-9]{5} ?(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
-    + r" ?[0-9]{3}[0-9Xx]"
-    + r"(?![0-9A-Za-z_])"
-)
-
-
-def _detect_resident_id(folded: str) -> Iterator[_Candidate]:
-    for m in _RESIDENT_ID.finditer(folded):
-        if is_valid_resident_id(m.group()):
-            yield _Candidate(
-                "cn_resident_id", m.start(), m.end(), m.group().replace(" ", "").upper()
-            )
-
-
-# Legacy 15-digit ID numbers (issued until 1999): 6-digit region, YYMMDD birth
-# date in the 1900s, 3-digit sequence, no check character. Without a checksum
-# the evidence is weaker, so the region must start with a real province code,
-# the date must exist, and an order/tracking/IMEI clause vetoes it.
-_RESIDENT_ID_15: Final = re.compile(
-    _NUM_LEFT
-    + r"[1-8][0-9]{5}[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}"
-    + _NUM_RIGHT
-)
-_PROVINCE_CODES: Final = frozenset(
-    [
-        "11",
-        "12",
-        "13",
-        "14",
-        "15",
-        "21",
-        "22",
-        "23",
-        "31",
-        "32",
-        "33",
-        "34",
-        "35",
-        "36",
-        "37",
-        "41",
-        "42",
-        "43",
-        "44",
-        "45",
-        "46",
-        "50",
-        "51",
-        "52",
-        "53",
-        "54",
-        "61",
-        "62",
-        "63",
-        "64",
-        "65",
-        "71",
-        "81",
-        "82",
-    ]
-)
-
-
-def is_valid_legacy_resident_id(value: str) -> bool:
-    """True for a 15-digit (pre-1999) resident ID: a province code and a real 19YY birth date.
-
-    Example:
-        >>> is_valid_legacy_resident_id("110105491231002"), is_valid_legacy_resident_id("990105491231002")
-        (True, False)
-    """
-    return (
-        len(value) == 15
-        and value.isdigit()
-        and value[:2] in _PROVINCE_CODES
-        # IDs carry a county-level code: neither the city nor the county part is "00".
-        and value[2:4] != "00"
-        and value[4:6] != "00"
-        and _valid_birth_date("19" + value[6:12])
-    )
-
-
-def _detect_resident_id_15(folded: str) -> Iterator[_Candidate]:
-    for m in _RESIDENT_ID_15.finditer(folded):
-        if is_valid_legacy_resident_id(m.group()) and not _in_negative_context(folded, m.start()):
-            yield _Candidate("cn_resident_id", m.start(), m.end(), m.group())
-
-
-_BANK_CARD: Final = re.compile(
-    _NUM_LEFT
-    + r"(?:[1-9][0-9]{12,18}"  # contiguous
-    + r"|[1-9][0-9]{3}([ \-])[0-9]{4}(?:\1[0-9]{4}){1,2}(?:\1[0-9]{1,4})?"  # 4-4-4-4(-n)
-    + r"|3[47][0-9]{2}([ \-])[0-9]{6}\2[0-9]{5})"  # American Express 4-6-5
-    + _NUM_RIGHT
-)
-# Shape of a resident ID (6-digit region + plausible birth date); used to keep
-# an 18-digit ID with a wrong check character from being re-read as a card.
-_ID_SHAPE: Final = re.compile(r"[1-9][0-9]{5}(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])[0-3][0-9]")
-
-
-def _detect_bank_card(folded: str) -> Iterator[_Candidate]:
-    for m in _BANK_CARD.finditer(folded):
-        digits = _digits(m.group())
-        if not 13 <= len(digits) <= 19 or len(set(digits)) == 1 or not luhn_valid(digits):
-            continue
-        if len(digits) == 18 and _ID_SHAPE.match(digits) and _valid_birth_date(digits[6:14]):
-            continue
-        if _in_negative_context(folded, m.start()):
-            continue
-        yield _Candidate("bank_card", m.start(), m.end(), digits)
-
-
-# Landlines without a country code: 0 + area code (010 and 020-029 take an
-# 8-digit local number, 0[3-9]xx takes 7 or 8), as "010-12345678",
-# "0755 1234567", "(021) 6123 4567", with an optional extension. A number
-# glued to further digit groups ("4111 0755 1234 5678") is part of something
-# longer, so neighbouring "digit + space/dash" on either side vetoes it.
-_CN_LANDLINE: Final = re.compile(
-    _NUM_LEFT
-    + r"(?<![0-9][ \-])"
-    + r"(?:\((?P<paren>0(?:10|2[0-9]|[3-9][0-9]{2}))\)\s?"
-    + r"|(?P<area>0(?:10|2[0-9]|[3-9][0-9]{2}))(?P<sep>[ \-]?))"
-    + r"(?P<local>[1-9][0-9]{2,3}[ \-]?[0-9]{4})"
-    + r"(?:(?:-|转|ext\.?\s?)[0-9]{1,5})?"
-    + _NUM_RIGHT
-    + r"(?![ \-][0-9])"
-)
-
-
-def _detect_cn_landline(folded: str) -> Iterator[_Candidate]:
-    for m in _CN_LANDLINE.finditer(folded):
-        area = m.group("paren") or m.group("area")
-        local = _digits(m.group("local"))
-        if len(local) != 8 and (len(area) == 3 or len(local) != 7):
-            continue
-        # "01012345678" alone is any 11-digit number; it needs a phone word.
-        contiguous = m.group("paren") is None and not m.group("sep")
-        if contiguous and not _in_positive_context(folded, m.start()):
-            continue
-        if _in_negative_context(folded, m.start()):
-            continue
-        yield _Candidate("cn_landline", m.start(), m.end(), area + local)
-
-
-# Passport (and HK/Macau travel permit) numbers: only after the keyword, as
-# the bare shape (a letter and 8 digits) is also a product or order code.
-_PASSPORT: Final = re.compile(
-    r"(?:护照|通行证|(?<![A-Za-z])passport(?![A-Za-z]))"
-    r"(?:[\s_]*(?:号码|号|编号|(?<![A-Za-z])(?:no\.?|number|num|#)))?"
-    # JSON and key=value forms too: "passport_no": "E12345678".
-    r"[\"']?\s*(?:[:：=]|是|为|(?<![A-Za-z])is(?![A-Za-z]))?\s*[\"'“「]?"
-    r"(?<![0-9A-Za-z])(?P<value>[A-Za-z]{0,2}[0-9]{6,9})(?![0-9A-Za-z])",
-    re.IGNORECASE,
-)
-
-
-def _detect_passport(folded: str) -> Iterator[_Candidate]:
-    for m in _PASSPORT.finditer(folded):
-        yield _Candidate("passport", m.start("value"), m.end("value"), m.group("value").upper())
-
-
-_EMAIL: Final = re.compile(
-    r"(?<![A-Za-z0-9._%+\-])"
-    r"[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@"
-    r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}"
-    r"(?![A-Za-z0-9\-])"
-)
-
-
-def _detect_email(folded: str) -> Iterator[_Candidate]:
-    for m in _EMAIL.finditer(folded):
-        yield _Candidate("email", m.start(), m.end(), m.group().lower())
-
-
-# International: "+" or "00", a country code, then digit groups joined by one
-# space/dash, optionally a parenthesised area code. 8-15 digits in all (E.164).
-_INTL_PHONE: Final = re.compile(
-    r"(?<![0-9A-Za-z_+])(?:\+|\b00)[1-9][0-9]{0,2}"
-    # Atomic groups: a long digit run must not be re-split every possible way.
-    r"(?>[ \-]?\(?0?[0-9]{1,5}\)?)?"
-    r"(?>[ \-]?[0-9]{1,8}){1,5}" + _NUM_RIGHT
-)
-_US_PHONE: Final = re.compile(
-    r"(?<![0-9A-Za-z_])(?:\([2-9][0-9]{2}\)\s?|[2-9][0-9]{2}[\-.])[0-9]{3}[\-.][0-9]{4}"
-    + _NUM_RIGHT
-)
-
-
-def _detect_phone(folded: str) -> Iterator[_Candidate]:
-    for m in _INTL_PHONE.finditer(folded):
-        digits = _digits(m.group())
-        if folded.startswith("00", m.start()):
-            digits = digits[2:]
-        if 8 <= len(digits) <= 15 and not _in_negative_context(folded, m.start()):
-            yield _Candidate("phone", m.start(), m.end(), digits)
-    for m in _US_PHONE.finditer(folded):
-        if not _in_negative_context(folded, m.start()):
-            yield _Candidate("phone", m.start(), m.end(), "1" + _digits(m.group()))
-
-
-_OCTET: Final = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-_IPV4: Final = re.compile(
-    r"(?<![0-9A-Za-z_.])" + rf"(?:{_OCTET}\.){{3}}{_OCTET}" + r"(?![0-9A-Za-z_])(?!\.[0-9])"
-)
-_IPV6_CANDIDATE: Final = re.compile(r"(?<![0-9A-Za-z_:.])[0-9A-Fa-f:][0-9A-Fa-f:.]{2,44}")
-# Word-bounded: "ver" must not match the end of "server".
-_VERSION_CONTEXT: Final = re.compile(
-    r"(?:版本号?|固件|(?<![A-Za-z])(?:version|ver\.?|release|build))\s*[:：]?\s*$", re.I
-)
-
-
-def _detect_ip(folded: str) -> Iterator[_Candidate]:
-    for m in _IPV4.finditer(folded):
-        if _VERSION_CONTEXT.search(folded[max(0, m.start() - 12) : m.start()]):
-            continue
-        yield _Candidate("ip_address", m.start(), m.end(), m.group())
-    for m in _IPV6_CANDIDATE.finditer(folded):
-        raw = m.group()
-        # A sentence may end right after the address: drop a trailing "." or ":".
-        while raw.endswith(".") or (raw.endswith(":") and not raw.endswith("::")):
-            raw = raw[:-1]
-        if raw.count(":") < 2:
-            continue
-        end = m.start() + len(raw)
-        if end < len(folded) and (folded[end].isalnum() or folded[end] == "_"):
-            continue
-        try:
-            address = ipaddress.IPv6Address(raw)
-        except ValueError:
-            continue
-        # "::1"-like strings carry nothing personal and collide with prose.
-        if sum(1 for group in raw.split(":") if group) < 2:
-            continue
-        yield _Candidate("ip_address", m.start(), end, address.compressed)
-
-
-# Words that follow "password is" / "token is" in prose and are not secrets.
-_PROSE_WORDS: Final = """
-    a an the my your his her our their its this that it not no none null n/a na blank empty
-    incorrect wrong correct invalid valid expired required optional mandatory needed missing
-    weak strong secure insecure long short too very also still now here there below above
-    same different changed reset set saved stored sent hidden encrypted protected forgotten
-    updated unknown ok okay fine case-sensitive sensitive being correctly just stuck
-    what which where when why how mine yours safe unsafe easy hard simple complex new old
-"""
-_NOT_A_SECRET: Final = frozenset(_PROSE_WORDS.split())
-_PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
-
-# The separator between a keyword and its value: 是/为/：/=/is/was, with a few
-# Chinese adverbs (密码一直是 ...) and English "for <account>" (password for gmail is ...).
-_SEPARATOR: Final = (
-    r"(?:\s+for\s+(?:[^\s:=]{1,30}\s+){0,3}?[^\s:=]{1,30})?"
-    r"\s*(?:"
-    r"(?:都|也|还|一直|仍然|现在|已经|已|就)?(?:是|为|為|(?:改|重置|重设|换|设|设置|更新|变)(?:成|为|為)了?)\s*[:]?"
-    r"|[:=]"
-    r"|\s(?P<prose>is|was)(?:\s*:)?(?=\s)"
-    r")\s*"
-)
-_SECRET_VALUE: Final = (
-    r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|“(?P<cq>[^”\n]{1,200})”"
-    r"|「(?P<jq>[^」\n]{1,200})」|`(?P<bq>[^`\n]{1,200})`|(?P<bare>[!-~]{1,200}))"
-)
-_PASSWORD_KEYWORD: Final = (
-    r"(?:密码|口令|(?<![A-Za-z])(?:password|passwd|passcode|passphrase|pwd)(?![A-Za-z]))"
-)
-_PASSWORD: Final = re.compile(_PASSWORD_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
-# "wifi密码 12345678": only a space between keyword and value. Accepted only
-# when the value has a digit, so "password reset" stays prose.
-_PASSWORD_SPACED: Final = re.compile(
-    _PASSWORD_KEYWORD + r"[ \t]+(?P<bare>[!-~]*[0-9][!-~]*)", re.IGNORECASE
-)
-# "邮箱密码Zx9!kLm2", "pwd2024!x": the value glued to its keyword. After a
-# Chinese keyword any printable-ASCII run with a digit (密码学 stays a word);
-# after an English one the value must start with a digit ("passwords",
-# "password-protected" stay prose) and have 4+ characters ("password123"
-# named as an example has 3).
-_PASSWORD_GLUED: Final = re.compile(
-    r"(?:密码|口令)(?![:=])(?P<bare>[!-~]{0,100}[0-9][!-~]{0,100})"
-    r"|(?<![A-Za-z])(?:password|passwd|passcode|pwd)(?P<latin>[0-9][!-~]{3,199})",
-    re.IGNORECASE,
-)
-# "PIN4921", "PIN码0912", "pin码 1379": 4-12 digits right after the keyword
-# ("PIN1", "GPIO pin17" are pin labels, too short to be a PIN).
-_PIN_GLUED: Final = re.compile(
-    r"(?<![A-Za-z])PIN(?:码)?[ \t]*(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])", re.IGNORECASE
-)
-# A PIN is digits only, so "PIN is stuck in the machine" stays prose.
-_PIN: Final = re.compile(
-    r"(?<![A-Za-z])PIN(?:码|\s?code)?(?![A-Za-z])"
-    + _SEPARATOR
-    + r"(?P<pin>[0-9]{4,12})(?![0-9A-Za-z])",
-    re.IGNORECASE,
-)
-_KEYED_KEYWORD: Final = (
-    r"(?:密钥|秘钥|私钥|令牌|(?<![A-Za-z])(?:api[\s_\-]?key|apikey|access[\s_\-]?key(?:[\s_\-]?id)?"
-    r"|secret[\s_\-]?access[\s_\-]?key|secret(?:[\s_\-]?key)?|client[\s_\-]?secret"
-    r"|app[\s_\-]?secret|(?:access|auth|refresh|api|bearer|session)?[\s_\-]?token)(?![A-Za-z]))"
-)
-_KEYED_SECRET: Final = re.compile(_KEYED_KEYWORD + _SEPARATOR + _SECRET_VALUE, re.IGNORECASE)
-# "use the token 9f8e7d6c5b4a3928 to log in": a key named in prose with only
-# a space before it. Accepted when the value looks generated: 12+ characters
-# with a letter and a digit ("token count 1200", "secret santa" stay prose).
-_KEYED_SPACED: Final = re.compile(
-    _KEYED_KEYWORD + r"[ \t]+(?P<bare>[!-+\--~]{12,200})", re.IGNORECASE
-)
-# Cloud access key ids; the secret that travels with one (AWS: 40 base64
-# characters) is redacted too when it follows within a short span, whatever
-# joins them ("AKIA... / wJalr...", "AKIA...:wJalr...", "... with secret ...").
-_ACCESS_KEY_ID: Final = re.compile(
-    r"(?<![A-Za-z0-9])(?:(?:AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,24})(?![A-Za-z0-9])"
-)
-_PAIRED_SECRET: Final = re.compile(
-    r"(?<![A-Za-z0-9/+=_\-])[A-Za-z0-9/+]{24,64}={0,2}(?![A-Za-z0-9/+=_\-])"
-)
-_PAIR_WINDOW = 80
-_KNOWN_KEY_FORMATS: Final = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?:"
-    r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"
-    # Stripe-style live/test keys: "sk_live_...", "pk_test_...", "tk_live_...", "whsec_..."
-    r"|[a-z]{2,6}_(?:live|test|prod)_[A-Za-z0-9]{10,}"
-    r"|whsec_[A-Za-z0-9]{16,}"
-    r"|github_pat_[A-Za-z0-9_]{22,}"
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-    r"|LTAI[0-9A-Za-z]{12,24}"
-    r"|xox[bpoars]-[A-Za-z0-9\-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{35}"
-    r"|eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*"
-    r")(?![A-Za-z0-9_\-])"
-)
-_BEARER: Final = re.compile(
-    r"(?<![A-Za-z])Bearer\s+(?P<token>[A-Za-z0-9\-._~+/]{16,}=*)"
-    # HTTP Basic credentials are base64("user:password").
-    r"|Authorization\s*[:=]\s*Basic\s+(?P<basic>[A-Za-z0-9+/]{8,}={0,2})",
-    re.IGNORECASE,
-)
-
-
-def _secret_span(m: re.Match[str]) -> tuple[int, int] | None:
-    for group in ("dq", "sq", "cq", "jq", "bq"):
-        if group in m.re.groupindex and m.group(group) is not None:
-            return m.start(group), m.end(group)
-    start, end = m.start("bare"), m.end("bare")
-    value = m.group("bare")
-    # Sentence punctuation after the value is not part of it; a closing
-    # bracket is, unless it closes nothing.
-    while value and (
-        value[-1] in ".,;"
-        or (value[-1] == ")" and value.count(")") > value.count("("))
-        or (value[-1] == "]" and value.count("]") > value.count("["))
-    ):
-        value = value[:-1]
-        end -= 1
-    return (start, end) if value else None
-
-
-def _is_filler(value: str) -> bool:
-    return (
-        value.lower() in _NOT_A_SECRET
-        or _PLACEHOLDER.fullmatch(value) is not None
-        or set(value) <= set("*•x·.")
-    )
-
-
-def _is_prose_word(m: re.Match[str], value: str) -> bool:
-    # "my password was stolen": after English "is"/"was", an unquoted
-    # lower-case word is prose. Quote it, or use ":", to have it redacted.
-    return (
-        m.group("prose") is not None
-        and m.group("bare") is not None
-        and value.isalpha()
-        and value.islower()
-    )
-
-
-def _detect_password(folded: str) -> Iterator[_Candidate]:
-    for m in _PASSWORD.finditer(folded):
-        span = _secret_span(m)
-        if span is None:
-            continue
-        value = folded[span[0] : span[1]]
-        if len(value) < 3 or _is_filler(value) or _is_prose_word(m, value):
-            continue
-        yield _Candidate("password", span[0], span[1], value)
-    for m in _PASSWORD_GLUED.finditer(folded):
-        group = "bare" if m.group("bare") is not None else "latin"
-        value = m.group(group).rstrip(".,;)]")
-        if len(value) >= 4 and not _is_filler(value):
-            yield _Candidate("password", m.start(group), m.start(group) + len(value), value)
-    for m in _PASSWORD_SPACED.finditer(folded):
-        span = _secret_span(m)
-        if span is None or span[1] - span[0] < 4:
-            continue
-        yield _Candidate("password", span[0], span[1], folded[span[0] : span[1]])
-    for m in _PIN_GLUED.finditer(folded):
-        yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
-    for m in _PIN.finditer(folded):
-        yield _Candidate("password", m.start("pin"), m.end("pin"), m.group("pin"))
-
-
-def _looks_like_key(value: str) -> bool:
-    # A key has digits or mixed case, or is long; "token is expired" is prose.
-    has_digit = any(ch.isdigit() for ch in value)
-    mixed_case = any(ch.isupper() for ch in value) and any(ch.islower() for ch in value)
-    return len(value) >= 8 and (has_digit or mixed_case or len(value) >= 20)
-
-
-def _generated(value: str) -> bool:
-    return (
-        len(value) >= 12 and any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)
-    )
-
-
-def _detect_api_key(folded: str) -> Iterator[_Candidate]:
-    for m in _KNOWN_KEY_FORMATS.finditer(folded):
-        yield _Candidate("api_key", m.start(), m.end(), m.group())
-    for m in _ACCESS_KEY_ID.finditer(folded):
-        window = folded[m.end() : m.end() + _PAIR_WINDOW]
-        paired = _PAIRED_SECRET.search(window)
-        if (
-            paired is not None
-            and _generated(paired.group())
-            and not _ACCESS_KEY_ID.match(paired.group())
-        ):
-            start = m.end() + paired.start()
-            yield _Candidate("api_key", start, start + len(paired.group()), paired.group())
-    for m in _KEYED_SPACED.finditer(folded):
-        span = _secret_span(m)
-        if span is None:
-            continue
-        value = folded[span[0] : span[1]]
-        if _generated(value) and not _is_filler(value):
-            yield _Candidate("api_key", span[0], span[1], value)
-    for m in _BEARER.finditer(folded):
-        group = "token" if m.group("token") is not None else "basic"
-        yield _Candidate("api_key", m.start(group), m.end(group), m.group(group))
-    for m in _KEYED_SECRET.finditer(folded):
-        span = _secret_span(m)
-        if span is None:
-            continue
-        value = folded[span[0] : span[1]]
-        if _is_filler(value) or not _looks_like_key(value):
-            continue
-        yield _Candidate("api_key", span[0], span[1], value)
-
-
-_DETECTORS: Final[tuple[_Detector, ...]] = (
-    _detect_api_key,
-    _detect_email,
+# In _redact_phones.py, _redact_ids.py and _redact_secrets.py (shared text
+# handling in _redact_text.py, check digits in _checksums.py). The number
+# detectors only run on a text with a digit in it (IPv6 included: an address
+# with no decimal digit is not reported); most conversation turns have none, and
+# then only the key and password detectors run, and the e-mail one on an "@".
+_DETECTORS: Final[tuple[_Detector, ...]] = (_detect_api_key, _detect_password)
+_DIGIT_DETECTORS: Final[tuple[_Detector, ...]] = (
     _detect_resident_id,
     _detect_resident_id_15,
+    _detect_national_id,
     _detect_passport,
     _detect_bank_card,
     _detect_cn_mobile,
     _detect_cn_landline,
     _detect_ip,
     _detect_phone,
-    _detect_password,
 )
 
 
@@ -989,7 +462,10 @@ class Redactor:
         if not text:
             return []
         folded = text.translate(_FOLD_WIDTH)
-        candidates = [c for detect in _DETECTORS for c in detect(folded)]
+        detectors = _DETECTORS + _DIGIT_DETECTORS if _DIGIT.search(folded) else _DETECTORS
+        candidates = [c for detect in detectors for c in detect(folded)]
+        if "@" in folded:
+            candidates.extend(_detect_email(folded))
         return _resolve_overlaps(candidates) if candidates else []
 
 

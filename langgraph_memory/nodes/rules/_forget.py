@@ -123,12 +123,12 @@ def bare_forget(segment: str) -> bool:
 # The redactor's placeholders a topic refers to: "delete that card number" covers every
 # memory holding a masked card, whatever its wording ("User's Mastercard is [BANK_CARD]").
 _PLACEHOLDER_TOPICS: Final[tuple[tuple[str, str], ...]] = (
-    (r"card|卡号|银行卡|信用卡", "[BANK_CARD"),
+    (r"card|卡号|银行卡|信用卡|iban|bank account|银行账号|银行账户", "[BANK_CARD"),
     (r"phone|mobile|电话|号码|手机", "[PHONE"),
     (r"e-?mail|邮箱", "[EMAIL"),
     (r"address|地址|住址", "[ADDRESS"),
-    (r"\bid\b|passport|身份证|证件", "[ID_NUMBER"),
-    (r"password|pin|passcode|密码", "[PASSWORD"),
+    (r"\bid\b|passport|身份证|证件|\bssn\b|social security|hkid|nric", "[ID_NUMBER"),
+    (r"password|pin|passcode|密码|验证码|\botp\b", "[PASSWORD"),
 )
 
 
