@@ -140,7 +140,8 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
     return query or None
 
 
-def _clean_memory_text(text: str) -> str:
+def clean_memory_text(text: str) -> str:
+    """A memory's text as its line renders it (what ``nodes/recall_erasure.py`` matches)."""
     # Look-alike tags (fullwidth, spaced, zero-width joined, entity-encoded) and
     # fake provenance tags are neutralised too (privacy.neutralize_markup).
     return _WHITESPACE.sub(" ", neutralize_markup(text)).strip()
@@ -160,7 +161,7 @@ def render_memory_line(record: MemoryRecord, prompt: RecallPrompt = DEFAULT_RECA
 def _memory_line(record: MemoryRecord, prompt: RecallPrompt) -> str:
     source = record.source.value if isinstance(record.source, MemorySource) else str(record.source)
     return prompt.line.format(
-        text=_clean_memory_text(record.text),
+        text=clean_memory_text(record.text),
         source=source,
         date=_memory_date(record),
         key=record.key or "",
@@ -401,7 +402,7 @@ def explain_recall(packed: PackedRecall) -> str:
         mark = "+" if d.injected else "-"
         note = f" [{d.note}]" if d.note else ""
         lines.append(
-            f"{mark} {d.memory_id} {d.part} ({d.reason}): {_clean_memory_text(d.text)}{note}"
+            f"{mark} {d.memory_id} {d.part} ({d.reason}): {clean_memory_text(d.text)}{note}"
         )
     return "\n".join(lines)
 

@@ -53,6 +53,7 @@ from langgraph_memory.errors import (
 from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
 from langgraph_memory.nodes.reconcile import Reconciler
+from langgraph_memory.nodes.recall_erasure import check_rewritable
 from langgraph_memory.pipeline.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.privacy import Redactor, redact_for_log
@@ -95,6 +96,11 @@ class MemoryWriter:
         sweep: When to apply expiry and decay (``MemorySweepPolicy``); ``None`` (default) is
             ``MemorySweepPolicy()`` (every hour of memory time), ``False`` turns the
             scheduled sweep off (``sweep()`` still works).
+        checkpointer: The graph's saver (one of this package's). A memory the writer
+            deletes (the user asked to forget it) is then also taken out of the recall
+            blocks saved in the user's threads, and its queue jobs
+            (``store.delete_memory(..., checkpointer=, memory_queue=)``); the sweep
+            applies the saver's pending erasure on Postgres (``erase_pending``).
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -129,6 +135,7 @@ class MemoryWriter:
         worker_id: str | None = None,
         clock: Clock | None = None,
         sweep: MemorySweepPolicy | Literal[False] | None = None,
+        checkpointer: Any = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -145,6 +152,10 @@ class MemoryWriter:
         self.extractor = as_extractor(extractor)
         self.clock = clock
         self.reconciler = Reconciler(store, model=model_for_reconcile, policy=policy, clock=clock)
+        self.checkpointer = checkpointer
+        if checkpointer is not None:
+            check_rewritable(checkpointer)
+            self.reconciler.delete_options = {"checkpointer": checkpointer, "memory_queue": queue}
         self.mode: WriterMode = mode
         self.queue = queue
         self.policy = policy
@@ -167,7 +178,10 @@ class MemoryWriter:
                 "default policy, or False to turn the scheduled sweep off."
             )
         self.sweeper = Sweeper(
-            store, None if sweep is False else (sweep or MemorySweepPolicy()), clock=clock
+            store,
+            None if sweep is False else (sweep or MemorySweepPolicy()),
+            clock=clock,
+            checkpointer=checkpointer,
         )
 
     # sweeping (expiry and decay) --------------------------------------------------

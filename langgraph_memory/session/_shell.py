@@ -58,6 +58,7 @@ from langgraph_memory.session._core import (
     PutOutcome,
     SaverCore,
     Txn,
+    ValueRewrite,
 )
 from langgraph_memory.session._owner import check_owner_id
 from langgraph_memory.session._redaction import message_redactor
@@ -357,6 +358,36 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
 
+    def rewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
+        """Rewrite the thread's stored values in place (every checkpoint's channel
+        values, list items and pending writes, sealed ones included); returns the rows
+        changed. ``store.delete_memory(..., checkpointer=saver)`` uses it to take a
+        deleted memory out of the recall blocks this thread saved
+        (``langgraph_memory.nodes.recall_erasure``).
+
+        Nothing of the old values stays in the files: SQLite's ``secure_delete``
+        overwrites them and the WAL is truncated; on Postgres the old row versions
+        are dead tuples until :meth:`erase_pending` (README, "Erasure on Postgres").
+        """
+        done = self._write(
+            self._thread_locked(
+                thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+            )
+        )
+        self._core.cache.discard_thread(str(thread_id))
+        if done:
+            self._after_erase()
+        return done
+
+    def erase_pending(self) -> int:
+        """Take what deletes and rewrites left behind off the files; returns the
+        tables rewritten. SQLite erases at once (``secure_delete``, WAL truncated),
+        so here there is nothing pending and this returns 0."""
+        return 0
+
+    def _after_erase(self) -> None:
+        """After a rewrite that erased rows (SQLite: truncate the WAL)."""
+
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
         self._write_once(
@@ -526,6 +557,25 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._write(
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
+
+    async def arewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
+        """Async :meth:`SqliteSaver.rewrite_thread_values`."""
+        done = await self._write(
+            self._thread_locked(
+                thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+            )
+        )
+        self._core.cache.discard_thread(str(thread_id))
+        if done:
+            await self._after_erase()
+        return done
+
+    async def aerase_pending(self) -> int:
+        """Async :meth:`SqliteSaver.erase_pending` (0 on SQLite: nothing is deferred)."""
+        return 0
+
+    async def _after_erase(self) -> None:
+        """After a rewrite that erased rows (SQLite: truncate the WAL)."""
 
     async def aundelete_thread(self, thread_id: str) -> None:
         await self._write(lambda: self._core.undelete_thread_txn(thread_id))
