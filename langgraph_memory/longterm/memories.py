@@ -27,12 +27,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
-from langgraph_memory.longterm.erasure import (
-    Erasure,
-    aerase_recalled,
-    check_rewritable,
-    erase_recalled,
-)
+from langgraph_memory.longterm.erasure import Erasure, aerase_recalled, erase_recalled
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import row_to_record, seal_value, to_ts
 from langgraph_memory.longterm.where import (
@@ -40,6 +35,7 @@ from langgraph_memory.longterm.where import (
     encode_namespace,
     validate_user_id,
 )
+from langgraph_memory.nodes.recall_erasure import check_rewritable
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
 

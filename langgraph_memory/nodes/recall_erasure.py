@@ -8,7 +8,7 @@ does the node's pending write; a later turn replaces it in the live state, not
 in the history. Deleting the memory from the store leaves those copies.
 
 :class:`RecallScrub` is the rewrite the savers apply to a thread's stored values
-(``saver.rewrite_thread_values``; ``store.delete_memory(..., checkpointer=saver)``
+(``saver.rewrite_threads``; ``store.delete_memory(..., checkpointer=saver)``
 drives it over the user's threads, ``longterm/erasure.py``). In each recall
 message that names a deleted id or quotes a deleted text:
 
@@ -59,7 +59,9 @@ __all__ = ["DELETED_BLOCK", "DELETED_LINE", "RecallScrub", "check_rewritable"]
 # What stands where a deleted memory's line was: the model reading an old block
 # (a fork, a replay) sees that something was there and is gone, never the text.
 DELETED_LINE = "- [memory deleted]"
-DELETED_BLOCK = "<long_term_memory>\n[this block quoted a memory that was deleted]\n</long_term_memory>"
+DELETED_BLOCK = (
+    "<long_term_memory>\n[this block quoted a memory that was deleted]\n</long_term_memory>"
+)
 # Values nest messages this deep at most: a write's list, a ``__start__`` dict's list.
 _MAX_DEPTH = 4
 _RECALL_ID_BYTES = RECALL_MESSAGE_ID.encode()
@@ -77,9 +79,7 @@ class RecallScrub:
     def __init__(self, memory_ids: Iterable[str], texts: Iterable[str] = ()) -> None:
         self.memory_ids = frozenset(str(m) for m in memory_ids)
         self.lines = tuple(dict.fromkeys(c for t in texts if (c := clean_memory_text(t))))
-        self._needles = tuple(
-            n.encode() for n in (*self.memory_ids, *self.lines) if n
-        )
+        self._needles = tuple(n.encode() for n in (*self.memory_ids, *self.lines) if n)
 
     def __repr__(self) -> str:  # never the texts: reprs reach logs and errors
         return f"RecallScrub({len(self.memory_ids)} ids, {len(self.lines)} texts)"
@@ -112,9 +112,7 @@ class RecallScrub:
         content = message.content
         if isinstance(content, str):
             lines = content.split("\n")
-            kept = [
-                DELETED_LINE if any(t in line for t in self.lines) else line for line in lines
-            ]
+            kept = [DELETED_LINE if any(t in line for t in self.lines) else line for line in lines]
             quoted = kept != lines
             text = "\n".join(kept)
         else:  # content blocks: not what the recall node writes; erase the whole block
@@ -144,7 +142,7 @@ class RecallScrub:
 
 def check_rewritable(checkpointer: Any) -> None:
     """Refuse, before anything is deleted, a checkpointer that cannot rewrite its rows."""
-    if not callable(getattr(checkpointer, "rewrite_thread_values", None)):
+    if not callable(getattr(checkpointer, "rewrite_threads", None)):
         raise ConfigurationError(
             f"checkpointer={type(checkpointer).__name__}: erasing a memory from saved "
             "recall blocks needs a langgraph_memory saver (SqliteSaver, AsyncSqliteSaver, "

@@ -52,8 +52,8 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
-from langgraph_memory.nodes.reconcile import Reconciler
 from langgraph_memory.nodes.recall_erasure import check_rewritable
+from langgraph_memory.nodes.reconcile import Reconciler
 from langgraph_memory.pipeline.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
 from langgraph_memory.privacy import Redactor, redact_for_log

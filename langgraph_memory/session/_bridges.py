@@ -89,7 +89,7 @@ class ThreadedAsyncTwins(_SaverBase):
         def storage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         def vacuum(self, *, full: bool = False) -> int: ...
         def threads_of_user(self, user_id: str) -> list[str]: ...
-        def rewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int: ...
+        def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int: ...
         def erase_pending(self) -> int: ...
         def reencrypt(
             self,
@@ -173,8 +173,8 @@ class ThreadedAsyncTwins(_SaverBase):
     async def athreads_of_user(self, user_id: str) -> list[str]:
         return await asyncio.to_thread(self.threads_of_user, user_id)
 
-    async def arewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
-        return await asyncio.to_thread(self.rewrite_thread_values, thread_id, rewrite)
+    async def arewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        return await asyncio.to_thread(self.rewrite_threads, thread_ids, rewrite)
 
     async def aerase_pending(self) -> int:
         return await asyncio.to_thread(self.erase_pending)
@@ -207,7 +207,9 @@ class LoopSyncTwins(_SaverBase):
         async def astorage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         async def avacuum(self, *, full: bool = False) -> int: ...
         async def athreads_of_user(self, user_id: str) -> list[str]: ...
-        async def arewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int: ...
+        async def arewrite_threads(
+            self, thread_ids: Sequence[str], rewrite: ValueRewrite
+        ) -> int: ...
         async def aerase_pending(self) -> int: ...
         async def areencrypt(
             self,
@@ -298,8 +300,8 @@ class LoopSyncTwins(_SaverBase):
     def threads_of_user(self, user_id: str) -> builtins.list[str]:
         return self._sync(self.athreads_of_user(user_id))
 
-    def rewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
-        return self._sync(self.arewrite_thread_values(thread_id, rewrite))
+    def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        return self._sync(self.arewrite_threads(thread_ids, rewrite))
 
     def erase_pending(self) -> int:
         return self._sync(self.aerase_pending())

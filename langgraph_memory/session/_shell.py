@@ -358,23 +358,27 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
 
-    def rewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
-        """Rewrite the thread's stored values in place (every checkpoint's channel
-        values, list items and pending writes, sealed ones included); returns the rows
-        changed. ``store.delete_memory(..., checkpointer=saver)`` uses it to take a
-        deleted memory out of the recall blocks this thread saved
+    def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        """Rewrite these threads' stored values in place (every checkpoint's channel
+        values, list items and pending writes, sealed ones included), one short
+        transaction per thread; returns the rows changed.
+        ``store.delete_memory(..., checkpointer=saver)`` uses it to take a deleted
+        memory out of the recall blocks the user's threads saved
         (``langgraph_memory.nodes.recall_erasure``).
 
         Nothing of the old values stays in the files: SQLite's ``secure_delete``
-        overwrites them and the WAL is truncated; on Postgres the old row versions
-        are dead tuples until :meth:`erase_pending` (README, "Erasure on Postgres").
+        overwrites them and the WAL is truncated once at the end; on Postgres the
+        old row versions are dead tuples until :meth:`erase_pending` (README,
+        "Erasure on Postgres").
         """
-        done = self._write(
-            self._thread_locked(
-                thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+        done = 0
+        for thread_id in thread_ids:
+            done += self._write(
+                self._thread_locked(
+                    thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                )
             )
-        )
-        self._core.cache.discard_thread(str(thread_id))
+            self._core.cache.discard_thread(str(thread_id))
         if done:
             self._after_erase()
         return done
@@ -558,14 +562,16 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
 
-    async def arewrite_thread_values(self, thread_id: str, rewrite: ValueRewrite) -> int:
-        """Async :meth:`SqliteSaver.rewrite_thread_values`."""
-        done = await self._write(
-            self._thread_locked(
-                thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+    async def arewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        """Async :meth:`SqliteSaver.rewrite_threads`."""
+        done = 0
+        for thread_id in thread_ids:
+            done += await self._write(
+                self._thread_locked(
+                    thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                )
             )
-        )
-        self._core.cache.discard_thread(str(thread_id))
+            self._core.cache.discard_thread(str(thread_id))
         if done:
             await self._after_erase()
         return done

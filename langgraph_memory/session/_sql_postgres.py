@@ -613,9 +613,7 @@ MIGRATIONS = (
 MARK_ERASE_PENDING = """
 INSERT INTO lgm_erase_pending (relation, generation, since) VALUES (%s, 1, %s)
 ON CONFLICT (relation) DO UPDATE SET generation = lgm_erase_pending.generation + 1"""
-SELECT_ERASE_PENDING = (
-    "SELECT relation, generation, since FROM lgm_erase_pending ORDER BY relation"
-)
+SELECT_ERASE_PENDING = "SELECT relation, generation, since FROM lgm_erase_pending ORDER BY relation"
 CLEAR_ERASE_PENDING = "DELETE FROM lgm_erase_pending WHERE relation = %s AND generation = %s"
 # What a thread's deletion, and a rewrite of its values, leave dead tuples in.
 THREAD_RELATIONS = (

@@ -33,8 +33,8 @@ from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.rows import item_id_for
 from langgraph_memory.nodes.recall import create_recall_node
 from langgraph_memory.nodes.recall_erasure import DELETED_LINE
-from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID as RECALL_ID
 from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID as RECALL_ID
 from langgraph_memory.session import SqliteSaver
 from langgraph_memory.types import CandidateMemory, MemoryOp, MemoryRecord
 
