@@ -26,13 +26,13 @@ conversation turns only (``nodes/_messages.split_header`` sets our blocks apart)
 
 Example:
     >>> from langchain_core.messages import HumanMessage
-    >>> from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.nodes.recall import pack_memories, recall_update
+    >>> from langgraph_memory.nodes.recall import pack_memories, recall_update
     >>> from langgraph_memory.types import MemoryRecord, ScoredMemory
     >>> pet = MemoryRecord("User's pet is a zebra finch", id="m1")
     >>> tea = MemoryRecord("User drinks green tea", id="m2")
     >>> packed = pack_memories([ScoredMemory(pet, 0.9), ScoredMemory(tea, 0.8)], budget_tokens=400)
-    >>> block = recall_update([HumanMessage("hi", id="h")], packed)["messages"][-1]
+    >>> update = recall_update([HumanMessage("hi", id="h")], packed)
+    >>> block = next(m for m in update["messages"] if m.id == RECALL_MESSAGE_ID)
     >>> scrub = RecallScrub(["m1"], [pet.text])
     >>> [clean] = scrub([block])
     >>> "zebra" in clean.content, "green tea" in clean.content, DELETED_LINE in clean.content

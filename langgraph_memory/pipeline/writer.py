@@ -27,6 +27,7 @@ after turns or from a scheduler, or ``sweep()`` from a cron-style job.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -155,6 +156,12 @@ class MemoryWriter:
         self.checkpointer = checkpointer
         if checkpointer is not None:
             check_rewritable(checkpointer)
+            if "checkpointer" not in inspect.signature(store.delete_memory).parameters:
+                raise ConfigurationError(
+                    f"MemoryWriter(checkpointer=...): {type(store).__name__}.delete_memory "
+                    "takes no checkpointer=, so a deleted memory would stay in the saved "
+                    "recall blocks; use ChromaMemoryStore, or leave checkpointer out."
+                )
             self.reconciler.delete_options = {"checkpointer": checkpointer, "memory_queue": queue}
         self.mode: WriterMode = mode
         self.queue = queue

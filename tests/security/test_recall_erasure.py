@@ -267,3 +267,37 @@ def test_recall_scrub_byte_prefilter() -> None:
     assert not scrub.may_touch(b"User has a pet gecko")  # no recall message in it
     assert not scrub.may_touch(RECALL_MESSAGE_ID.encode() + b"other memories")
     assert "gecko" not in repr(scrub)
+
+
+def test_a_rewrite_that_changes_a_list_length_is_refused(tmp_path: Path) -> None:
+    """Chunks are addressed by item numbers: a rewrite may change items, never their count."""
+
+    class DropAll:
+        def may_touch(self, blob: bytes) -> bool:
+            return True
+
+        def __call__(self, value: Any) -> Any:
+            return [] if isinstance(value, list) and value else value
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "cp.sqlite")) as cp:
+        cp.setup()
+        builder = StateGraph(MessagesState)
+        builder.add_node("reply", lambda state: {"messages": [("ai", "noted")]})
+        builder.add_edge(START, "reply")
+        graph = builder.compile(checkpointer=cp)
+        cfg = {"configurable": {"thread_id": "t1"}}
+        graph.invoke({"messages": [("user", "hello")]}, cfg)
+        with pytest.raises(ConfigurationError, match="changed the length"):
+            cp.rewrite_threads(["t1"], DropAll())
+        assert len(graph.get_state(cfg).values["messages"]) == 2  # rolled back
+
+
+@pytest.mark.parametrize(
+    "name", ["langgraph_memory.nodes.recall_erasure", "langgraph_memory.longterm.erasure"]
+)
+def test_the_docstring_examples_run(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
