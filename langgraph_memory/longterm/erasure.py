@@ -40,7 +40,8 @@ directory removes the rest (dropped segment directories, free pages).
   (``threads_of_user``, as ``forget_user`` finds them) is rewritten in place by
   :class:`~langgraph_memory.nodes.recall_erasure.RecallScrub`: the memory's line
   becomes ``[memory deleted]`` and its id leaves the block's metadata
-  (``saver.rewrite_threads``, one transaction per thread). SQLite savers
+  (``saver.rewrite_threads``, one transaction per thread; for an hour the saver
+  also rewrites what a run in progress on those threads stores). SQLite savers
   overwrite the old rows at once; Postgres savers mark the tables for
   ``saver.erase_pending()`` (README, "Erasure on Postgres").
 """

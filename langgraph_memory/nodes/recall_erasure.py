@@ -12,7 +12,10 @@ in the history. Deleting the memory from the store leaves those copies.
 drives it over the user's threads, ``longterm/erasure.py``). In each recall
 message that names a deleted id or quotes a deleted text:
 
-* every line quoting the memory (its text as rendered) becomes ``DELETED_LINE``;
+* every line quoting the memory (its text as rendered) becomes ``DELETED_LINE``
+  (a block whose metadata lists other ids only is left alone: the same words
+  there are another memory; a block without metadata, from an older version, is
+  matched on the text alone);
 * its id leaves ``memory_ids``, ``profile_ids`` and the ``explain`` rows;
 * a block that names the id but has no line quoting it (the text was
   overwritten since, or the caller passed only ids) is replaced whole by
@@ -106,9 +109,12 @@ class RecallScrub:
 
     def _message(self, message: BaseMessage) -> BaseMessage:
         metadata = message.additional_kwargs.get(RECALL_METADATA_KEY)
-        named = isinstance(metadata, dict) and bool(
-            self.memory_ids & {str(i) for i in metadata.get("memory_ids") or ()}
-        )
+        listed = metadata.get("memory_ids") if isinstance(metadata, dict) else None
+        named = isinstance(listed, list) and bool(self.memory_ids & {str(i) for i in listed})
+        if isinstance(listed, list) and not named:
+            # The block says what it holds, and not these: a line with the same
+            # words is another memory (the fact said again later, under a new id).
+            return message
         content = message.content
         if isinstance(content, str):
             lines = content.split("\n")

@@ -116,6 +116,56 @@ class ValueRewrite(Protocol):
         ...
 
 
+# A run in progress when a thread's values are rewritten still holds the old
+# values in memory, and its next put would store them again (the rewrite drops
+# the thread's list cache, so that put stores every item afresh): a memory the
+# writer deletes from inside a turn (sync mode) came back in the same run's next
+# checkpoint. So, in this process, the thread's puts and writes pass through the
+# rewrite for a while after it ran; a run longer than this, or in another
+# process, is not covered (README, "Recall blocks already saved").
+RECENT_REWRITE_SECONDS = 3600.0
+RECENT_REWRITE_THREADS = 10_000
+
+
+class RecentRewrites:
+    """The rewrites applied to each thread lately, re-applied to what is stored next."""
+
+    def __init__(self) -> None:
+        self._by_thread: OrderedDict[str, list[tuple[float, ValueRewrite]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self._by_thread)
+
+    def add(self, thread_id: str, rewrite: ValueRewrite) -> None:
+        now = time.monotonic()
+        with self._lock:
+            kept = [e for e in self._by_thread.pop(thread_id, []) if e[0] > now]
+            self._by_thread[thread_id] = [*kept, (now + RECENT_REWRITE_SECONDS, rewrite)]
+            while len(self._by_thread) > RECENT_REWRITE_THREADS:
+                self._by_thread.popitem(last=False)
+
+    def apply(self, thread_id: str, value: Any) -> Any:
+        with self._lock:
+            entries = self._by_thread.get(thread_id)
+            if not entries:
+                return value
+            now = time.monotonic()
+            live = [rewrite for until, rewrite in entries if until > now]
+            if len(live) < len(entries):
+                if live:
+                    self._by_thread[thread_id] = [e for e in entries if e[0] > now]
+                else:
+                    del self._by_thread[thread_id]
+        for rewrite in live:
+            value = rewrite(value)
+        return value
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._by_thread.pop(thread_id, None)
+
+
 # ------------------------------------------------------------------ statements
 
 
@@ -585,6 +635,7 @@ class SaverCore:
         self.activity = ThreadActivity()
         self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
+        self.recent_rewrites = RecentRewrites()
         # Dialects whose write lock covers the whole database may skip the
         # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
         self._single_writer = bool(getattr(sql, "SINGLE_WRITER", False))
@@ -656,6 +707,8 @@ class SaverCore:
         values = checkpoint.get("channel_values") or {}
         if self.redactor is not None:
             values = {ch: self.redactor.value(v) for ch, v in values.items()}
+        if self.recent_rewrites:
+            values = {ch: self.recent_rewrites.apply(key.thread_id, v) for ch, v in values.items()}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions") or {}
         inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
@@ -994,6 +1047,8 @@ class SaverCore:
         for idx, (channel, value) in enumerate(writes):
             if self.redactor is not None:
                 value = self.redactor.value(value)
+            if self.recent_rewrites:
+                value = self.recent_rewrites.apply(key.thread_id, value)
             try:
                 w_type, w_blob = self.serde.dumps_typed(value)
             except (TypeError, ValueError) as exc:
@@ -1468,6 +1523,7 @@ class SaverCore:
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
         self.owners.forget(tid)
+        self.recent_rewrites.forget(tid)
         for stmt in (
             sql.DELETE_THREAD_CHECKPOINTS,
             sql.DELETE_THREAD_WRITES,
@@ -1517,6 +1573,8 @@ class SaverCore:
         sql = self.sql
         tid = parse_thread_id(thread_id)
         sealer, serde = self.sealer, self.serde
+        # Before the rows: a put of a run in progress, from now on, is rewritten too.
+        self.recent_rewrites.add(tid, rewrite)
 
         def redo(type_: Any, blob: Any, kind: str, *ident: Any) -> tuple[str, bytes] | None:
             c_type, c_blob = sealer.open(type_, blob, kind, *ident)

@@ -927,7 +927,10 @@ class PostgresSaver(SyncShell):
         pending = self._read(self._core.erase_pending_txn)
         if not pending:
             return 0
-        self._vacuum([SQL.FULL_VACUUM_RELATION[r] for r, _, _ in pending], full=True)
+        # Names come from the table but only ours are spliced into SQL.
+        self._vacuum(
+            [v for r, _, _ in pending if (v := SQL.FULL_VACUUM_RELATION.get(r))], full=True
+        )
         self._write(partial(self._core.clear_erase_pending_txn, pending))
         return len(pending)
 

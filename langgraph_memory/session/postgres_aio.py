@@ -710,7 +710,9 @@ class AsyncPostgresSaver(AsyncShell):
         pending = await self._read(self._core.erase_pending_txn)
         if not pending:
             return 0
-        await self._vacuum([SQL.FULL_VACUUM_RELATION[r] for r, _, _ in pending], full=True)
+        await self._vacuum(
+            [v for r, _, _ in pending if (v := SQL.FULL_VACUUM_RELATION.get(r))], full=True
+        )
         await self._write(partial(self._core.clear_erase_pending_txn, pending))
         return len(pending)
 

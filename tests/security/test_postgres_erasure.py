@@ -233,3 +233,17 @@ def test_a_delete_during_the_pass_keeps_its_mark(pg_dsn: str) -> None:
         assert len(saver._read(saver._core.erase_pending_txn)) == 5
         assert saver.erase_pending() == 5
         assert saver._read(saver._core.erase_pending_txn) == []
+
+
+def test_the_cli_runs_the_pass(pg_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from langgraph_memory.cli import main as cli_main
+
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        saver.delete_thread("t-1")
+    assert cli_main(["erase-pending", "--db", pg_dsn, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"tables_rewritten": 5}
+    assert cli_main(["erase-pending", "--db", pg_dsn, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"tables_rewritten": 0}

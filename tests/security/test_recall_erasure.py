@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from langgraph_memory.embeddings import HashingEmbeddings
@@ -212,6 +213,63 @@ def test_a_memory_the_writer_forgets_leaves_the_saved_recall_blocks(tmp_path: Pa
     store.close()
 
 
+def test_a_memory_forgotten_inside_a_turn_is_not_stored_again_by_that_run(
+    tmp_path: Path,
+) -> None:
+    """A sync writer deletes the memory from inside the turn (its extract node); the
+    run still holds the turn's recall block in memory, and its next checkpoint would
+    store it again. The saver passes the thread's next puts through the rewrite."""
+    from langgraph_memory.nodes.rules import RuleBasedExtractor
+    from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+    from langgraph_memory.pipeline.writer import MemoryWriter
+
+    store = ChromaMemoryStore.embedded(tmp_path / "store", embeddings=HashingEmbeddings())
+    path = tmp_path / "cp.sqlite"
+    with (
+        SqliteSaver.from_conn_string(str(path)) as cp,
+        SqliteMemoryQueue.from_conn_string(path, debounce_seconds=0) as queue,
+    ):
+        cp.setup()
+        writer = MemoryWriter(
+            store, extractor=RuleBasedExtractor(), mode="sync", queue=queue, checkpointer=cp
+        )
+
+        def extract(state: Any, config: RunnableConfig) -> dict[str, Any]:
+            ids = config["configurable"]
+            said = [m for m in state["messages"] if isinstance(m, HumanMessage)][-1]
+            writer.submit(ids["user_id"], ids["thread_id"], [said])
+            return {}
+
+        builder = StateGraph(MessagesState)
+        builder.add_node("recall", create_recall_node(store=store, update_access_stats=False))
+        builder.add_node("reply", lambda state: {"messages": [("ai", "noted")]})
+        builder.add_node("extract", extract)
+        builder.add_node("after", lambda state: {"messages": [("ai", "done")]})
+        for a, b in (
+            (START, "recall"),
+            ("recall", "reply"),
+            ("reply", "extract"),
+            ("extract", "after"),
+            ("after", END),
+        ):
+            builder.add_edge(a, b)
+        graph = builder.compile(checkpointer=cp)
+        cfg = {"configurable": {"thread_id": "t1", "user_id": "u1"}}
+        for n, text in enumerate(("My address is 12 Elm Street. I'm vegan.", "what's my address?")):
+            graph.invoke({"messages": [HumanMessage(text, id=f"h{n}")]}, cfg)
+        assert "Elm Street" in str(graph.get_state(cfg).values["messages"])
+        graph.invoke({"messages": [HumanMessage("Please forget my address", id="h9")]}, cfg)
+        assert [m.text for m in store.list_memories("u1")] == ["User is vegan"]
+        quoting = [
+            s.config["configurable"]["checkpoint_id"]
+            for s in graph.get_state_history(cfg)
+            for m in s.values.get("messages", [])
+            if m.id == RECALL_MESSAGE_ID and "Elm Street" in m.content
+        ]
+        assert quoting == []
+    store.close()
+
+
 # ------------------------------------------------------------------ the pure rewrite
 
 
@@ -258,6 +316,13 @@ def test_recall_scrub_replaces_a_block_that_names_the_id_without_its_line() -> N
     assert out.additional_kwargs["langgraph_memory"]["memory_ids"] == ["b"]
     untouched = _block(["- User likes tea"], ["b"])
     assert RecallScrub(["a"], ["User has a pet gecko"])(untouched) is untouched
+    # The same words under another id (said again after the delete) are another memory.
+    again = _block(["- User has a pet gecko [user_stated, 2026-02-01]"], ["c"])
+    assert RecallScrub(["a"], ["User has a pet gecko"])(again) is again
+    # A block from before the metadata existed is matched on its text.
+    legacy = SystemMessage("- User has a pet gecko\n- User likes tea", id=RECALL_MESSAGE_ID)
+    out = RecallScrub(["a"], ["User has a pet gecko"])(legacy)
+    assert out.content == f"{DELETED_LINE}\n- User likes tea"
 
 
 def test_recall_scrub_byte_prefilter() -> None:
