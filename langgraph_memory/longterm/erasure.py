@@ -170,7 +170,7 @@ def erase_recalled_steps(
     # user's, since the run's first write claims it. forget_user also scans the
     # checkpoints' metadata for threads written before owners were recorded; that
     # scan reads every checkpoint of every user (125 of 177 ms for 10 threads of 5
-    # turns, measured), too much for each delete.
+    # turns, under cProfile), too much for each delete.
     threads: list[str] = yield Call(checkpointer, "threads_of_user", (user_id,))
     rows = yield Call(checkpointer, "rewrite_threads", (sorted(threads), scrub))
     return RecallErasure(len(threads), int(rows))

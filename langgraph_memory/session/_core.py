@@ -161,6 +161,15 @@ class RecentRewrites:
             value = rewrite(value)
         return value
 
+    def discard(self, thread_id: str, rewrite: ValueRewrite) -> None:
+        """Take back a rewrite whose transaction failed."""
+        with self._lock:
+            entries = [e for e in self._by_thread.get(thread_id, []) if e[1] is not rewrite]
+            if entries:
+                self._by_thread[thread_id] = entries
+            else:
+                self._by_thread.pop(thread_id, None)
+
     def forget(self, thread_id: str) -> None:
         with self._lock:
             self._by_thread.pop(thread_id, None)
@@ -1573,8 +1582,6 @@ class SaverCore:
         sql = self.sql
         tid = parse_thread_id(thread_id)
         sealer, serde = self.sealer, self.serde
-        # Before the rows: a put of a run in progress, from now on, is rewritten too.
-        self.recent_rewrites.add(tid, rewrite)
 
         def redo(type_: Any, blob: Any, kind: str, *ident: Any) -> tuple[str, bytes] | None:
             c_type, c_blob = sealer.open(type_, blob, kind, *ident)

@@ -372,12 +372,19 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
         "Erasure on Postgres").
         """
         done = 0
+        recent = self._core.recent_rewrites
         for thread_id in thread_ids:
-            done += self._write(
-                self._thread_locked(
-                    thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+            # Before the rows: what a run in progress stores from now on is rewritten too.
+            recent.add(str(thread_id), rewrite)
+            try:
+                done += self._write(
+                    self._thread_locked(
+                        thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                    )
                 )
-            )
+            except BaseException:
+                recent.discard(str(thread_id), rewrite)
+                raise
             self._core.cache.discard_thread(str(thread_id))
         if done:
             self._after_erase()
@@ -565,12 +572,18 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
     async def arewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
         """Async :meth:`SqliteSaver.rewrite_threads`."""
         done = 0
+        recent = self._core.recent_rewrites
         for thread_id in thread_ids:
-            done += await self._write(
-                self._thread_locked(
-                    thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+            recent.add(str(thread_id), rewrite)  # see SyncShell.rewrite_threads
+            try:
+                done += await self._write(
+                    self._thread_locked(
+                        thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                    )
                 )
-            )
+            except BaseException:
+                recent.discard(str(thread_id), rewrite)
+                raise
             self._core.cache.discard_thread(str(thread_id))
         if done:
             await self._after_erase()

@@ -355,6 +355,8 @@ def test_a_rewrite_that_changes_a_list_length_is_refused(tmp_path: Path) -> None
         with pytest.raises(ConfigurationError, match="changed the length"):
             cp.rewrite_threads(["t1"], DropAll())
         assert len(graph.get_state(cfg).values["messages"]) == 2  # rolled back
+        graph.invoke({"messages": [("user", "again")]}, cfg)  # and not applied to later puts
+        assert len(graph.get_state(cfg).values["messages"]) == 4
 
 
 @pytest.mark.parametrize(
