@@ -22,6 +22,13 @@ message that names a deleted id or quotes a deleted text:
   ``DELETED_BLOCK``: the block is history, a turn that already ran, so losing
   its other lines costs nothing later turns use (each turn renders afresh).
 
+No separate ledger of "which memory was injected on which thread" is kept: the
+block itself lists its ids, and the saver's thread owners (an indexed column)
+say which threads are the user's, so nothing can fall out of step with what the
+checkpoints hold, and a turn pays no extra write. The price is that a delete
+reads all of the user's threads, skipping undecoded every blob whose bytes hold
+neither the recall message's id nor the memory (``may_touch``).
+
 Other messages are left alone: what the user or the model *said* about the
 memory is the conversation, which goes with the thread (``delete_thread``).
 The summary block never holds a recall block: compress summarises the
