@@ -14,6 +14,7 @@ Errors print one line saying what was wrong and how to fix it, and exit 1.
     langgraph-memory memories USER --store memory/ [--query "..."]
     langgraph-memory forget --user USER --store memory/ --db ... --yes
     langgraph-memory sweep --db ... --keep-last 20 --dry-run
+    langgraph-memory erase-pending --db postgresql://...   # VACUUM FULL what deletes left
     langgraph-memory export --user USER --store memory/ -o user.jsonl
     langgraph-memory import user.jsonl --store memory/
     langgraph-memory stats --db ...
@@ -191,6 +192,13 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         _emit(args, _session.sweep(saver, args.dry_run, args.keep_last))
 
 
+def _cmd_erase_pending(args: argparse.Namespace) -> None:
+    from langgraph_memory.cli import _open
+
+    with _open.open_saver(_open.require_db(args.db)) as saver:
+        _emit(args, {"tables_rewritten": saver.erase_pending()})
+
+
 def _cmd_stats(args: argparse.Namespace) -> None:
     from langgraph_memory.cli import _open, _session
 
@@ -348,6 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file")
     p.add_argument("--user", help="memories: store them under this user instead")
     p.add_argument("--thread-id", help="thread: import it under this id instead")
+
+    add(
+        "erase-pending",
+        _cmd_erase_pending,
+        "Postgres: VACUUM FULL the tables single deletes left rows in (a no-op on SQLite)",
+        db,
+    )
 
     add("stats", _cmd_stats, "database size, threads, checkpoints, payload", db)
 

@@ -423,6 +423,15 @@ INSERT_META_IF_ABSENT: Final = (
     "INSERT INTO lt_meta (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
 )
 VACUUM: Final = "VACUUM lt_items, lt_keywords, lt_postings, lt_partitions"
+# A delete marks, in its own transaction, that the next VACUUM FULL owes an
+# erasure (a DELETE leaves the row as a dead tuple); ``erase_pending()`` runs it
+# only when marked, and clears the mark only if no delete renewed it meanwhile.
+MARK_ERASE_PENDING: Final = (
+    "INSERT INTO lt_meta (name, value) VALUES ('erase_pending', '1') ON CONFLICT (name) "
+    "DO UPDATE SET value = (lt_meta.value::bigint + 1)::text"
+)
+SELECT_ERASE_PENDING: Final = "SELECT value FROM lt_meta WHERE name = 'erase_pending'"
+CLEAR_ERASE_PENDING: Final = "DELETE FROM lt_meta WHERE name = 'erase_pending' AND value = ?"
 # forget_user's scrub: a plain VACUUM leaves a deleted row's bytes in the page's
 # free space and its lexemes in the GIN index (measured on PG 15); FULL rewrites
 # the tables and their indexes, under an exclusive lock on each meanwhile.

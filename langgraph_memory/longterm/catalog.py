@@ -100,6 +100,14 @@ class Catalog(Protocol):
         commits (never after a rollback); at once when none is open."""
         ...
 
+    def mark_erased(self, conn: Any) -> None:
+        """In a transaction that deleted rows, record what ``erase_pending`` owes."""
+        ...
+
+    def erase_pending(self) -> int:
+        """Erase what deletes left for later (Postgres: ``VACUUM FULL``); 1 if it ran."""
+        ...
+
 
 class CatalogHelpers:
     """What every dialect derives from its ``query``/``transaction`` the same way."""
@@ -290,3 +298,10 @@ class SqliteCatalog(CatalogHelpers):
             if vacuum:
                 self.conn.execute(_sql.VACUUM)
             self.conn.execute(_sql.WAL_TRUNCATE)
+
+    def mark_erased(self, conn: Any) -> None:
+        """Nothing to record: a delete's text leaves the file at once (``scrub``)."""
+
+    def erase_pending(self) -> int:
+        """0: deletes scrub the file at once here (Postgres defers to a ``VACUUM FULL``)."""
+        return 0

@@ -232,12 +232,30 @@ class PostgresCatalog(CatalogHelpers):
 
         A deleted row's bytes stay in its page's free space, and its lexemes in
         the GIN index, after a plain ``VACUUM``; ``FULL`` rewrites the tables and
-        indexes into new files (it locks each table meanwhile: forget_user only).
-        ``vacuum=False`` (after a single delete) does nothing: the row stays in
-        dead tuples until a ``scrub()`` (README, "Privacy": Postgres).
+        indexes into new files (it locks each table meanwhile: forget_user, and
+        :meth:`erase_pending` when a delete marked it). ``vacuum=False`` (after a
+        single delete) does nothing: the delete marked the catalog
+        (:meth:`mark_erased`) and the row stays in dead tuples until the next
+        ``erase_pending()`` or ``scrub()`` (README, "Erasure on Postgres").
         """
         if not vacuum:
             return
+        pending = self.query(_sql.SELECT_ERASE_PENDING)
         with self.pool.connection() as raw:
             wait_for_older_snapshots(raw)  # else the rewrite keeps rows they can see
             raw.execute(_sql.VACUUM_FULL)
+        if pending:
+            with self.transaction() as conn:
+                conn.execute(_sql.CLEAR_ERASE_PENDING, (pending[0][0],))
+
+    def mark_erased(self, conn: Any) -> None:
+        """In a transaction that deleted rows: the next ``erase_pending()`` owes them."""
+        conn.execute(_sql.MARK_ERASE_PENDING)
+
+    def erase_pending(self) -> int:
+        """``scrub()`` if a delete since the last one marked the catalog; 1 if it ran.
+        With nothing marked it reads one row and locks nothing."""
+        if not self.query(_sql.SELECT_ERASE_PENDING):
+            return 0
+        self.scrub()
+        return 1

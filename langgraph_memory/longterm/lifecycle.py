@@ -17,7 +17,7 @@ from typing import Any
 from langgraph_memory._drive import Blocking, Call, Steps, arun, run
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.errors import ConfigurationError
-from langgraph_memory.longterm.erasure import Erasure
+from langgraph_memory.longterm.erasure import Erasure, _has_async_api, _Threads
 from langgraph_memory.longterm.rows import ItemRow, row_to_record, to_ts
 from langgraph_memory.longterm.where import validate_user_id
 from langgraph_memory.privacy import fingerprint_user_id
@@ -170,6 +170,8 @@ class Lifecycle(Erasure):
                     conn.execute(sql.DELETE_FTS_ROW, (rowid,))
                     # Another instance's sweep may have deleted it first.
                     if conn.execute(sql.DELETE_ITEM, (rowid, partition)).rowcount:
+                        if not deleted:
+                            self.catalog.mark_erased(conn)  # Postgres: VACUUM FULL owed
                         deleted += 1
                         self.record_cache.drop(partition)
                         if has_vector:
@@ -294,56 +296,3 @@ class Lifecycle(Erasure):
             vectors_rewritten=rewritten,
             server_compaction_needed=rebuilt > 0 and not self.vectors.is_local,
         )
-
-
-class _Threads:
-    """A checkpointer's thread listing and vacuum, in the sync/async pairs ``Call`` expects.
-
-    A user's threads: those the user owns (our savers record the owner at the first
-    write, whether the id came from ``configurable`` or the Runtime ``context=``), plus
-    any other saver's threads whose checkpoint metadata names the user.
-    """
-
-    def __init__(self, checkpointer: Any) -> None:
-        self.checkpointer = checkpointer
-
-    def thread_ids(self, user_id: str) -> set[str]:
-        owned = getattr(self.checkpointer, "threads_of_user", None)
-        found = set(owned(user_id)) if callable(owned) else set()
-        return found | {
-            t.config["configurable"]["thread_id"]
-            for t in self.checkpointer.list(None, filter={"user_id": user_id})
-        }
-
-    async def athread_ids(self, user_id: str) -> set[str]:
-        owned = getattr(self.checkpointer, "athreads_of_user", None)
-        found = set(await owned(user_id)) if callable(owned) else set()
-        return found | {
-            t.config["configurable"]["thread_id"]
-            async for t in self.checkpointer.alist(None, filter={"user_id": user_id})
-        }
-
-    # SQLite savers zero freed pages (secure_delete), so their incremental vacuum
-    # is enough; on Postgres only VACUUM FULL takes deleted rows off the pages.
-    def _full(self) -> dict[str, bool]:
-        return {"full": True} if getattr(self.checkpointer, "erase_with_full_vacuum", False) else {}
-
-    def vacuum(self) -> None:
-        if callable(getattr(self.checkpointer, "vacuum", None)):
-            self.checkpointer.vacuum(**self._full())
-
-    async def avacuum(self) -> None:
-        vacuum = getattr(self.checkpointer, "avacuum", None)
-        if callable(vacuum):
-            await vacuum(**self._full())
-
-
-def _has_async_api(checkpointer: Any) -> bool:
-    """Whether ``alist``/``adelete_thread`` are implemented (not BaseCheckpointSaver's stubs)."""
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-
-    cls = type(checkpointer)
-    return all(
-        getattr(cls, name, None) is not getattr(BaseCheckpointSaver, name)
-        for name in ("alist", "adelete_thread")
-    )

@@ -27,7 +27,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.limits import check_memory_id
 from langgraph_memory.longterm._state import PreparedPut, RecalledMemories
-from langgraph_memory.longterm.erasure import Erasure
+from langgraph_memory.longterm.erasure import Erasure, aerase_recalled, erase_recalled
 from langgraph_memory.longterm.retrieval import Retrieval
 from langgraph_memory.longterm.rows import row_to_record, seal_value, to_ts
 from langgraph_memory.longterm.where import (
@@ -35,6 +35,7 @@ from langgraph_memory.longterm.where import (
     encode_namespace,
     validate_user_id,
 )
+from langgraph_memory.nodes.recall_erasure import check_rewritable
 from langgraph_memory.types import MemoryRecord, MemoryType, ScoredMemory
 
 
@@ -85,11 +86,14 @@ class TypedMemories(Retrieval, Erasure):
         )
 
     async def adelete_memory(
-        self, user_id: str, memory_id: str, *, memory_queue: Any = None
+        self, user_id: str, memory_id: str, *, memory_queue: Any = None, checkpointer: Any = None
     ) -> None:
-        await asyncio.to_thread(
-            lambda: self.delete_memory(user_id, memory_id, memory_queue=memory_queue)
-        )
+        """Async :meth:`delete_memory` (an async saver's ``a*`` methods for the threads)."""
+        if checkpointer is not None:
+            check_rewritable(checkpointer)
+        record = await asyncio.to_thread(self._delete_memory, user_id, memory_id, memory_queue)
+        if checkpointer is not None:
+            await aerase_recalled(checkpointer, user_id, [record.id], [record.text])
 
     async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         await asyncio.to_thread(self.touch, user_id, list(memory_ids))
@@ -421,7 +425,9 @@ class TypedMemories(Retrieval, Erasure):
         )
         return [row_to_record(r) for r in rows]
 
-    def delete_memory(self, user_id: str, memory_id: str, *, memory_queue: Any = None) -> None:
+    def delete_memory(
+        self, user_id: str, memory_id: str, *, memory_queue: Any = None, checkpointer: Any = None
+    ) -> None:
         """Delete one memory, leaving no copy of its text or vector in the store's files.
 
         Its row and keyword entry are deleted, the keyword index is scrubbed
@@ -432,14 +438,26 @@ class TypedMemories(Retrieval, Erasure):
         (:meth:`MemoryQueue.forget_memory`); finished jobs and the audit log hold
         no text anyway.
 
-        Not touched: recall blocks already saved in the user's checkpoints, which
-        quote the memories recalled on earlier turns. They go with the thread
-        (``delete_thread``, retention, ``forget_user``); see the README's "Trust and
-        privacy".
+        Given the checkpointer (``checkpointer=saver``), the recall blocks already
+        saved in the user's threads, which quote the memories recalled on earlier
+        turns, are rewritten too: its line becomes ``[memory deleted]`` and its id
+        leaves their metadata (:func:`~langgraph_memory.longterm.erasure.erase_recalled`).
+        Without it they stay until the thread is deleted (``delete_thread``,
+        retention, ``forget_user``); see the README's "Trust and privacy".
 
         Raises:
             MemoryNotFoundError: no memory with that id for this user.
+            ConfigurationError: ``checkpointer`` cannot rewrite its rows (not one of
+                this package's savers); raised before anything is deleted.
         """
+        if checkpointer is not None:
+            check_rewritable(checkpointer)
+        record = self._delete_memory(user_id, memory_id, memory_queue)
+        if checkpointer is not None:
+            erase_recalled(checkpointer, user_id, [record.id], [record.text])
+
+    def _delete_memory(self, user_id: str, memory_id: str, memory_queue: Any) -> MemoryRecord:
+        """The store's part of :meth:`delete_memory`; returns the deleted record."""
         user_id = validate_user_id(user_id)
         record = self.get_memory(user_id, memory_id)
         if record is None:
@@ -451,6 +469,7 @@ class TypedMemories(Retrieval, Erasure):
         self._erase_deleted([self._apply_puts([PreparedPut(user_id, namespace, memory_id, None)])])
         if memory_queue is not None:
             memory_queue.forget_memory(user_id, memory_id, [record.text])
+        return record
 
     def touch(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Record that these memories were recalled (``last_accessed_at``, ``access_count``).

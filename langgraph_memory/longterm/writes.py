@@ -141,6 +141,8 @@ class Writes(StoreState):
                     conn.execute(sql.DELETE_FTS_ROW, (old.rowid,))
                     conn.execute(sql.DELETE_ITEM, (old.rowid, put.partition))
                     self.record_cache.drop(put.partition)
+                    if not deleted_rows:
+                        self.catalog.mark_erased(conn)  # Postgres: VACUUM FULL owed
                     deleted_rows += 1
                     has_vector = False
                 else:

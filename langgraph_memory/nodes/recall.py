@@ -62,8 +62,8 @@ from langgraph_memory.prompts.recall import (
 from langgraph_memory.tokens import (
     TokenCounter,
     count_message_tokens,
-    estimate_tokens,
     default_token_counter,
+    estimate_tokens,
     text_token_counter,
 )
 from langgraph_memory.types import (
@@ -148,8 +148,9 @@ def build_recall_query(messages: Sequence[AnyMessage], *, context_messages: int 
 
 
 @lru_cache(maxsize=16384)
-def _clean_memory_text(text: str) -> str:
-    # Cached by text: the line cache above misses whenever a record's access
+def clean_memory_text(text: str) -> str:
+    """A memory's text as its line renders it (what ``nodes/recall_erasure.py`` matches)."""
+    # Cached by text: the line cache below misses whenever a record's access
     # statistics change (every turn it is recalled), the text rarely does.
     # Look-alike tags (fullwidth, spaced, zero-width joined, entity-encoded) and
     # fake provenance tags are neutralised too (privacy.neutralize_markup).
@@ -170,7 +171,7 @@ def render_memory_line(record: MemoryRecord, prompt: RecallPrompt = DEFAULT_RECA
 def _memory_line(record: MemoryRecord, prompt: RecallPrompt) -> str:
     source = record.source.value if isinstance(record.source, MemorySource) else str(record.source)
     return prompt.line.format(
-        text=_clean_memory_text(record.text),
+        text=clean_memory_text(record.text),
         source=source,
         date=_memory_date(record),
         key=record.key or "",
@@ -411,7 +412,7 @@ def explain_recall(packed: PackedRecall) -> str:
         mark = "+" if d.injected else "-"
         note = f" [{d.note}]" if d.note else ""
         lines.append(
-            f"{mark} {d.memory_id} {d.part} ({d.reason}): {_clean_memory_text(d.text)}{note}"
+            f"{mark} {d.memory_id} {d.part} ({d.reason}): {clean_memory_text(d.text)}{note}"
         )
     return "\n".join(lines)
 

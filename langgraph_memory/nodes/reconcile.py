@@ -944,6 +944,9 @@ class Reconciler:
                 raise ConfigurationError(f"Reconciler({name}={value!r}); use a value in (0, 1].")
         self.store = store
         self.model = model
+        # Passed to store.delete_memory (MemoryWriter(checkpointer=...): the recall
+        # blocks and queue jobs that quote a deleted memory are erased with it).
+        self.delete_options: dict[str, Any] = {}
         self.prompts = prompts or ReconcilePrompts()
         self.policy = policy
         self.neighbours = neighbours
@@ -1134,7 +1137,7 @@ class Reconciler:
                 try:
                     if (yield Call(store, "get_memory", (user_id, target))) is None:
                         continue
-                    yield Call(store, "delete_memory", (user_id, target))
+                    yield Call(store, "delete_memory", (user_id, target), self.delete_options)
                     changed = True
                 except MemoryNotFoundError:
                     continue

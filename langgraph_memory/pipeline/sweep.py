@@ -69,7 +69,13 @@ class MemorySweepPolicy:
             days) would archive an unrecalled allergy after four months.
         scrub_keyword_index: push overwritten values' old tokens out of the
             keyword index (FTS5 ``optimize`` + WAL truncate on a SQLite catalog;
-            nothing to do on Postgres, whose erasure is ``forget_user``'s VACUUM FULL).
+            nothing to do on Postgres, see ``erase_pending``).
+        erase_pending: on Postgres, ``VACUUM FULL`` the tables that deletes since
+            the last sweep left dead tuples in: the store's catalog
+            (``store.erase_pending()``) and, given ``MemoryWriter(checkpointer=...)``,
+            the saver's (``saver.erase_pending()``). One rewrite per interval for any
+            number of deletes, none when nothing was deleted; a no-op on SQLite,
+            which erases at once (default ``True``).
 
     Example:
         >>> from datetime import timedelta
@@ -88,6 +94,7 @@ class MemorySweepPolicy:
     archive_min_idle_days: float = 90.0
     archive_half_life_days: float = 180.0
     scrub_keyword_index: bool = True
+    erase_pending: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.interval, timedelta) or self.interval <= timedelta(0):
@@ -114,12 +121,14 @@ class MemorySweepPolicy:
 @dataclass(frozen=True, slots=True)
 class MemorySweepReport:
     """What one sweep did: when (memory time), how many memories it expired /
-    archived, and whether it scrubbed the keyword index."""
+    archived, whether it scrubbed the keyword index, and how many Postgres
+    relations (the catalog counts as one) it rewrote to erase deleted rows."""
 
     at: datetime
     expired: int = 0
     archived: int = 0
     keyword_index_scrubbed: bool = False
+    erased_relations: int = 0
 
 
 class Sweeper:
@@ -130,10 +139,19 @@ class Sweeper:
         policy: the schedule and decay settings; ``None`` disables ``maybe_sweep``
             (``sweep`` still runs, with the default settings).
         clock: memory time (``langgraph_memory.clock``; default the UTC wall clock).
+        checkpointer: a saver whose pending erasure (``erase_pending``) the sweep applies too.
     """
 
-    def __init__(self, store: Any, policy: MemorySweepPolicy | None, *, clock: Clock | None = None):
+    def __init__(
+        self,
+        store: Any,
+        policy: MemorySweepPolicy | None,
+        *,
+        clock: Clock | None = None,
+        checkpointer: Any = None,
+    ):
         self.store = store
+        self.checkpointer = checkpointer
         self.policy = policy
         self.clock = clock
         self.last: MemorySweepReport | None = None
@@ -161,7 +179,12 @@ class Sweeper:
         scrubbed = policy.scrub_keyword_index and callable(scrub)
         if scrubbed:
             scrub(vacuum=False)  # type: ignore[misc]
-        report = MemorySweepReport(at, int(expired), int(archived), scrubbed)
+        erased = 0
+        if policy.erase_pending:
+            for owner in (self.store, self.checkpointer):
+                erase = getattr(owner, "erase_pending", None)
+                erased += int(erase()) if callable(erase) else 0
+        report = MemorySweepReport(at, int(expired), int(archived), scrubbed, erased)
         self.last = report
         if expired or archived:
             logger.info("memory sweep: expired %d and archived %d memories", expired, archived)

@@ -27,6 +27,7 @@ after turns or from a scheduler, or ``sweep()`` from a cron-style job.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
@@ -52,6 +53,7 @@ from langgraph_memory.errors import (
 )
 from langgraph_memory.nodes._messages import message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
+from langgraph_memory.nodes.recall_erasure import check_rewritable
 from langgraph_memory.nodes.reconcile import Reconciler
 from langgraph_memory.pipeline.queue import AuditEntry, Job, MemoryQueue
 from langgraph_memory.pipeline.sweep import MemorySweepPolicy, MemorySweepReport, Sweeper
@@ -95,6 +97,11 @@ class MemoryWriter:
         sweep: When to apply expiry and decay (``MemorySweepPolicy``); ``None`` (default) is
             ``MemorySweepPolicy()`` (every hour of memory time), ``False`` turns the
             scheduled sweep off (``sweep()`` still works).
+        checkpointer: The graph's saver (one of this package's). A memory the writer
+            deletes (the user asked to forget it) is then also taken out of the recall
+            blocks saved in the user's threads, and its queue jobs
+            (``store.delete_memory(..., checkpointer=, memory_queue=)``); the sweep
+            applies the saver's pending erasure on Postgres (``erase_pending``).
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -129,6 +136,7 @@ class MemoryWriter:
         worker_id: str | None = None,
         clock: Clock | None = None,
         sweep: MemorySweepPolicy | Literal[False] | None = None,
+        checkpointer: Any = None,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -145,6 +153,16 @@ class MemoryWriter:
         self.extractor = as_extractor(extractor)
         self.clock = clock
         self.reconciler = Reconciler(store, model=model_for_reconcile, policy=policy, clock=clock)
+        self.checkpointer = checkpointer
+        if checkpointer is not None:
+            check_rewritable(checkpointer)
+            if "checkpointer" not in inspect.signature(store.delete_memory).parameters:
+                raise ConfigurationError(
+                    f"MemoryWriter(checkpointer=...): {type(store).__name__}.delete_memory "
+                    "takes no checkpointer=, so a deleted memory would stay in the saved "
+                    "recall blocks; use ChromaMemoryStore, or leave checkpointer out."
+                )
+            self.reconciler.delete_options = {"checkpointer": checkpointer, "memory_queue": queue}
         self.mode: WriterMode = mode
         self.queue = queue
         self.policy = policy
@@ -167,7 +185,10 @@ class MemoryWriter:
                 "default policy, or False to turn the scheduled sweep off."
             )
         self.sweeper = Sweeper(
-            store, None if sweep is False else (sweep or MemorySweepPolicy()), clock=clock
+            store,
+            None if sweep is False else (sweep or MemorySweepPolicy()),
+            clock=clock,
+            checkpointer=checkpointer,
         )
 
     # sweeping (expiry and decay) --------------------------------------------------

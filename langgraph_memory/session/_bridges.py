@@ -38,7 +38,7 @@ from langgraph.checkpoint.base import (
 )
 
 from langgraph_memory.encryption import ReencryptReport
-from langgraph_memory.session._core import ListPager, ListQuery, SaverCore
+from langgraph_memory.session._core import ListPager, ListQuery, SaverCore, ValueRewrite
 from langgraph_memory.session._retention import StorageStats, SweepReport
 
 T = TypeVar("T")
@@ -89,6 +89,8 @@ class ThreadedAsyncTwins(_SaverBase):
         def storage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         def vacuum(self, *, full: bool = False) -> int: ...
         def threads_of_user(self, user_id: str) -> list[str]: ...
+        def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int: ...
+        def erase_pending(self) -> int: ...
         def reencrypt(
             self,
             *,
@@ -171,6 +173,12 @@ class ThreadedAsyncTwins(_SaverBase):
     async def athreads_of_user(self, user_id: str) -> list[str]:
         return await asyncio.to_thread(self.threads_of_user, user_id)
 
+    async def arewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        return await asyncio.to_thread(self.rewrite_threads, thread_ids, rewrite)
+
+    async def aerase_pending(self) -> int:
+        return await asyncio.to_thread(self.erase_pending)
+
     async def areencrypt(
         self, *, after: str | None = None, batch_size: int = 100, encrypt_plaintext: bool = False
     ) -> ReencryptReport:
@@ -199,6 +207,10 @@ class LoopSyncTwins(_SaverBase):
         async def astorage_stats(self, thread_id: str | None = None) -> StorageStats: ...
         async def avacuum(self, *, full: bool = False) -> int: ...
         async def athreads_of_user(self, user_id: str) -> list[str]: ...
+        async def arewrite_threads(
+            self, thread_ids: Sequence[str], rewrite: ValueRewrite
+        ) -> int: ...
+        async def aerase_pending(self) -> int: ...
         async def areencrypt(
             self,
             *,
@@ -287,6 +299,12 @@ class LoopSyncTwins(_SaverBase):
 
     def threads_of_user(self, user_id: str) -> builtins.list[str]:
         return self._sync(self.athreads_of_user(user_id))
+
+    def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        return self._sync(self.arewrite_threads(thread_ids, rewrite))
+
+    def erase_pending(self) -> int:
+        return self._sync(self.aerase_pending())
 
     def reencrypt(
         self, *, after: str | None = None, batch_size: int = 100, encrypt_plaintext: bool = False

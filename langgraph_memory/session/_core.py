@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -101,6 +101,79 @@ from langgraph_memory.session._retention import (
 from langgraph_memory.session._sealing import RowSealer
 
 T = TypeVar("T")
+
+
+class ValueRewrite(Protocol):
+    """What :meth:`SaverCore.rewrite_values_txn` applies to a thread's stored values."""
+
+    def may_touch(self, blob: bytes) -> bool:
+        """Whether a plain msgpack blob may hold something to rewrite (a cheap
+        byte test; ``False`` skips decoding it)."""
+        ...
+
+    def __call__(self, value: Any) -> Any:
+        """The rewritten value, or ``value`` itself (the same object) when unchanged."""
+        ...
+
+
+# A run in progress when a thread's values are rewritten still holds the old
+# values in memory, and its next put would store them again (the rewrite drops
+# the thread's list cache, so that put stores every item afresh): a memory the
+# writer deletes from inside a turn (sync mode) came back in the same run's next
+# checkpoint. So, in this process, the thread's puts and writes pass through the
+# rewrite for a while after it ran; a run longer than this, or in another
+# process, is not covered (README, "Recall blocks already saved").
+RECENT_REWRITE_SECONDS = 3600.0
+RECENT_REWRITE_THREADS = 10_000
+
+
+class RecentRewrites:
+    """The rewrites applied to each thread lately, re-applied to what is stored next."""
+
+    def __init__(self) -> None:
+        self._by_thread: OrderedDict[str, list[tuple[float, ValueRewrite]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __bool__(self) -> bool:
+        return bool(self._by_thread)
+
+    def add(self, thread_id: str, rewrite: ValueRewrite) -> None:
+        now = time.monotonic()
+        with self._lock:
+            kept = [e for e in self._by_thread.pop(thread_id, []) if e[0] > now]
+            self._by_thread[thread_id] = [*kept, (now + RECENT_REWRITE_SECONDS, rewrite)]
+            while len(self._by_thread) > RECENT_REWRITE_THREADS:
+                self._by_thread.popitem(last=False)
+
+    def apply(self, thread_id: str, value: Any) -> Any:
+        with self._lock:
+            entries = self._by_thread.get(thread_id)
+            if not entries:
+                return value
+            now = time.monotonic()
+            live = [rewrite for until, rewrite in entries if until > now]
+            if len(live) < len(entries):
+                if live:
+                    self._by_thread[thread_id] = [e for e in entries if e[0] > now]
+                else:
+                    del self._by_thread[thread_id]
+        for rewrite in live:
+            value = rewrite(value)
+        return value
+
+    def discard(self, thread_id: str, rewrite: ValueRewrite) -> None:
+        """Take back a rewrite whose transaction failed."""
+        with self._lock:
+            entries = [e for e in self._by_thread.get(thread_id, []) if e[1] is not rewrite]
+            if entries:
+                self._by_thread[thread_id] = entries
+            else:
+                self._by_thread.pop(thread_id, None)
+
+    def forget(self, thread_id: str) -> None:
+        with self._lock:
+            self._by_thread.pop(thread_id, None)
+
 
 # ------------------------------------------------------------------ statements
 
@@ -571,6 +644,7 @@ class SaverCore:
         self.activity = ThreadActivity()
         self.owners = OwnerCache()
         self.ended_steps = EndedSteps()
+        self.recent_rewrites = RecentRewrites()
         # Dialects whose write lock covers the whole database may skip the
         # thread-row write on most puts (it doubles as a per-thread lock elsewhere).
         self._single_writer = bool(getattr(sql, "SINGLE_WRITER", False))
@@ -642,6 +716,8 @@ class SaverCore:
         values = checkpoint.get("channel_values") or {}
         if self.redactor is not None:
             values = {ch: self.redactor.value(v) for ch, v in values.items()}
+        if self.recent_rewrites:
+            values = {ch: self.recent_rewrites.apply(key.thread_id, v) for ch, v in values.items()}
         body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         versions = checkpoint.get("channel_versions") or {}
         inline = {ch: v for ch, v in values.items() if ch in versions and is_inline_value(v)}
@@ -980,6 +1056,8 @@ class SaverCore:
         for idx, (channel, value) in enumerate(writes):
             if self.redactor is not None:
                 value = self.redactor.value(value)
+            if self.recent_rewrites:
+                value = self.recent_rewrites.apply(key.thread_id, value)
             try:
                 w_type, w_blob = self.serde.dumps_typed(value)
             except (TypeError, ValueError) as exc:
@@ -1454,6 +1532,7 @@ class SaverCore:
         tid = parse_thread_id(thread_id)
         self.activity.forget(tid)
         self.owners.forget(tid)
+        self.recent_rewrites.forget(tid)
         for stmt in (
             sql.DELETE_THREAD_CHECKPOINTS,
             sql.DELETE_THREAD_WRITES,
@@ -1461,9 +1540,96 @@ class SaverCore:
             sql.DELETE_THREAD_CHUNKS,
         ):
             yield Execute(stmt, (tid,))
+        now = time.time()
         if tombstone:
-            now = time.time()
             yield Execute(sql.TOMBSTONE_THREAD, (tid, now, now, now))
+        yield from self._mark_erase_pending(sql.THREAD_RELATIONS, now)
+
+    def _mark_erase_pending(self, relations: Sequence[str], now: float) -> Txn[None]:
+        """Record, in the erasing transaction, the relations whose dead tuples a
+        later ``erase_pending()`` must rewrite (Postgres; SQLite erases at once)."""
+        mark = self.sql.MARK_ERASE_PENDING
+        if mark is not None and relations:
+            yield ExecuteMany(mark, [(relation, now) for relation in relations])
+
+    def erase_pending_txn(self) -> Txn[list[tuple[str, int, float]]]:
+        """The marked relations as ``(relation, generation, since)``."""
+        if self.sql.MARK_ERASE_PENDING is None:
+            return []
+        rows = yield Fetch(self.sql.SELECT_ERASE_PENDING)
+        return [(str(r), int(g), float(t)) for r, g, t in rows]
+
+    def clear_erase_pending_txn(self, done: Sequence[tuple[str, int, float]]) -> Txn[None]:
+        """Clear the marks a rewrite served (a mark renewed meanwhile stays)."""
+        if done:
+            yield ExecuteMany(self.sql.CLEAR_ERASE_PENDING, [(r, g) for r, g, _ in done])
+
+    # ---------------------------------------------------------------- rewriting values
+
+    def rewrite_values_txn(self, thread_id: str, rewrite: ValueRewrite) -> Txn[int]:
+        """Rewrite the thread's stored values in place with ``rewrite``; returns the rows
+        changed. Used to erase one deleted memory from the recall blocks a thread's
+        checkpoints keep (``nodes/recall_erasure.py``).
+
+        Every channel value, list chunk and pending write of the thread is opened
+        (sealed rows too) and decoded, unless it is plain msgpack and
+        ``rewrite.may_touch`` says its bytes cannot hold what is erased; a value
+        ``rewrite`` returns unchanged (the same object) is not written. A chunk
+        keeps its item count: chunks are addressed by item numbers. Checkpoint
+        bodies are not read: they carry only versions and scalars of up to 256
+        characters, never a message.
+        """
+        sql = self.sql
+        tid = parse_thread_id(thread_id)
+        sealer, serde = self.sealer, self.serde
+
+        def redo(type_: Any, blob: Any, kind: str, *ident: Any) -> tuple[str, bytes] | None:
+            c_type, c_blob = sealer.open(type_, blob, kind, *ident)
+            raw = bytes(c_blob)
+            if c_type == "msgpack" and not rewrite.may_touch(raw):
+                return None
+            value = serde.loads_typed((c_type, raw))
+            new = rewrite(value)
+            if new is value:
+                return None
+            if kind == "chunk" and (type(new) is not list or len(new) != len(value)):
+                raise ConfigurationError(
+                    f"rewrite {rewrite!r} changed the length of a stored list (thread "
+                    f"{tid!r}); a rewrite must map each item to one item."
+                )
+            n_type, n_blob = serde.dumps_typed(new)
+            return sealer.seal(n_type, n_blob, kind, *ident)
+
+        count = 0
+        updates: list[tuple[Any, ...]] = []
+        for ns, ch, ver, v_type, blob in (yield Fetch(sql.SELECT_THREAD_VALUE_BLOBS, (tid,))):
+            done = redo(v_type, blob, "value", tid, ns, ch, ver)
+            if done is not None:
+                updates.append((*done, tid, ns, ch, ver))
+        if updates:
+            yield ExecuteMany(sql.UPDATE_VALUE_BLOB, updates)
+        count += len(updates)
+        updates = []
+        for ns, ch, seq_lo, c_type, blob in (yield Fetch(sql.SELECT_THREAD_CHUNK_BLOBS, (tid,))):
+            done = redo(c_type, blob, "chunk", tid, ns, ch)
+            if done is not None:
+                updates.append((*done, tid, ns, ch, seq_lo))
+        if updates:
+            yield ExecuteMany(sql.UPDATE_CHUNK_BLOB, updates)
+        count += len(updates)
+        updates = []
+        rows = yield Fetch(sql.SELECT_THREAD_WRITE_BLOBS, (tid,))
+        for ns, cid, task_id, idx, ch, w_type, blob in rows:
+            done = redo(w_type, blob, "write", tid, ns, cid, task_id, idx, ch)
+            if done is not None:
+                updates.append((*done, tid, ns, cid, task_id, idx))
+        if updates:
+            yield ExecuteMany(sql.UPDATE_WRITE_BLOB, updates)
+        count += len(updates)
+        if count:
+            self.cache.discard_thread(tid)  # reads must not serve the old items
+            yield from self._mark_erase_pending(sql.REWRITE_RELATIONS, time.time())
+        return count
 
     def undelete_thread_txn(self, thread_id: str) -> Txn[None]:
         tid = parse_thread_id(thread_id)

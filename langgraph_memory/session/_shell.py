@@ -58,6 +58,7 @@ from langgraph_memory.session._core import (
     PutOutcome,
     SaverCore,
     Txn,
+    ValueRewrite,
 )
 from langgraph_memory.session._owner import check_owner_id
 from langgraph_memory.session._redaction import message_redactor
@@ -357,6 +358,47 @@ class SyncShell(_DialectHooks, ThreadedAsyncTwins, BaseCheckpointSaver[str]):
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
 
+    def rewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        """Rewrite these threads' stored values in place (every checkpoint's channel
+        values, list items and pending writes, sealed ones included), one short
+        transaction per thread; returns the rows changed.
+        ``store.delete_memory(..., checkpointer=saver)`` uses it to take a deleted
+        memory out of the recall blocks the user's threads saved
+        (``langgraph_memory.nodes.recall_erasure``).
+
+        Nothing of the old values stays in the files: SQLite's ``secure_delete``
+        overwrites them and the WAL is truncated once at the end; on Postgres the
+        old row versions are dead tuples until :meth:`erase_pending` (README,
+        "Erasure on Postgres").
+        """
+        done = 0
+        recent = self._core.recent_rewrites
+        for thread_id in thread_ids:
+            # Before the rows: what a run in progress stores from now on is rewritten too.
+            recent.add(str(thread_id), rewrite)
+            try:
+                done += self._write(
+                    self._thread_locked(
+                        thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                    )
+                )
+            except BaseException:
+                recent.discard(str(thread_id), rewrite)
+                raise
+            self._core.cache.discard_thread(str(thread_id))
+        if done:
+            self._after_erase()
+        return done
+
+    def erase_pending(self) -> int:
+        """Take what deletes and rewrites left behind off the files; returns the
+        tables rewritten. SQLite erases at once (``secure_delete``, WAL truncated),
+        so here there is nothing pending and this returns 0."""
+        return 0
+
+    def _after_erase(self) -> None:
+        """After a rewrite that erased rows (SQLite: truncate the WAL)."""
+
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread's complete history (checkpoints, writes, values) to a new thread id."""
         self._write_once(
@@ -526,6 +568,33 @@ class AsyncShell(_DialectHooks, LoopSyncTwins, BaseCheckpointSaver[str]):
         await self._write(
             self._thread_locked(thread_id, lambda: self._core.keep_last_txn(thread_id, keep))
         )
+
+    async def arewrite_threads(self, thread_ids: Sequence[str], rewrite: ValueRewrite) -> int:
+        """Async :meth:`SqliteSaver.rewrite_threads`."""
+        done = 0
+        recent = self._core.recent_rewrites
+        for thread_id in thread_ids:
+            recent.add(str(thread_id), rewrite)  # see SyncShell.rewrite_threads
+            try:
+                done += await self._write(
+                    self._thread_locked(
+                        thread_id, partial(self._core.rewrite_values_txn, thread_id, rewrite)
+                    )
+                )
+            except BaseException:
+                recent.discard(str(thread_id), rewrite)
+                raise
+            self._core.cache.discard_thread(str(thread_id))
+        if done:
+            await self._after_erase()
+        return done
+
+    async def aerase_pending(self) -> int:
+        """Async :meth:`SqliteSaver.erase_pending` (0 on SQLite: nothing is deferred)."""
+        return 0
+
+    async def _after_erase(self) -> None:
+        """After a rewrite that erased rows (SQLite: truncate the WAL)."""
 
     async def aundelete_thread(self, thread_id: str) -> None:
         await self._write(lambda: self._core.undelete_thread_txn(thread_id))

@@ -346,6 +346,13 @@ MIGRATIONS = (
     ),
 )
 
+# Deletes erase at once here (secure_delete zeroes the rows and freed pages,
+# the shell truncates the WAL), so nothing is left for a later VACUUM to owe;
+# the Postgres dialect records what its next VACUUM FULL owes instead.
+MARK_ERASE_PENDING = None
+THREAD_RELATIONS: tuple[str, ...] = ()
+REWRITE_RELATIONS: tuple[str, ...] = ()
+
 # ------------------------------------------------------------------ one-statement writes
 
 # A put or put_writes as rows of `lgm_write_rows` (migration 2; columns per

@@ -659,6 +659,9 @@ class AsyncSqliteSaver(AsyncShell):
         self._core.cache.discard_thread(str(thread_id))
         await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
+    async def _after_erase(self) -> None:
+        await self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)  # older WAL frames hold the old rows
+
     def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> AsyncSqliteSaver:
         """A clone whose serializer accepts ``extra_allowlist``; shares connection,
         cache and commit queue with this saver."""

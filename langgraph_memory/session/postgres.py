@@ -905,7 +905,36 @@ class PostgresSaver(SyncShell):
         """
         self._ensure_setup()
         self._store_deferred()
-        statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
+        pending = self._read(self._core.erase_pending_txn) if full else []
+        self._vacuum(SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES, full=full)
+        self._write(partial(self._core.clear_erase_pending_txn, pending))
+        return self._read(self._core.size_txn)
+
+    def erase_pending(self) -> int:
+        """``VACUUM FULL`` the tables that deletes left dead tuples in; returns how many.
+
+        A ``delete_thread`` (retention's too) or a rewrite of a thread's values
+        leaves the old rows on the pages until a ``VACUUM FULL``, which locks the
+        table while it runs, so each marks the tables it touched instead
+        (``lgm_erase_pending``, in its own transaction). This rewrites only those,
+        once for all the deletes since the last pass, after waiting (<= 10 s) for
+        older snapshots; with nothing marked it reads one small table and locks
+        nothing. Run it from the memory writer's sweep
+        (``MemoryWriter(checkpointer=saver)``), a scheduled job, or right after a
+        delete that must be gone now (README, "Erasure on Postgres").
+        """
+        self._ensure_setup()
+        pending = self._read(self._core.erase_pending_txn)
+        if not pending:
+            return 0
+        # Names come from the table but only ours are spliced into SQL.
+        self._vacuum(
+            [v for r, _, _ in pending if (v := SQL.FULL_VACUUM_RELATION.get(r))], full=True
+        )
+        self._write(partial(self._core.clear_erase_pending_txn, pending))
+        return len(pending)
+
+    def _vacuum(self, statements: Sequence[str], *, full: bool) -> None:
         with self._connections.connection() as conn:
             was_autocommit = conn.autocommit
             conn.autocommit = True  # VACUUM cannot run inside a transaction
@@ -916,4 +945,3 @@ class PostgresSaver(SyncShell):
                     conn.execute(statement)
             finally:
                 conn.autocommit = was_autocommit
-        return self._read(self._core.size_txn)

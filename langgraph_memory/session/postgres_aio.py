@@ -699,7 +699,24 @@ class AsyncPostgresSaver(AsyncShell):
     async def avacuum(self, *, full: bool = False) -> int:
         await self._ensure_setup()
         await self._store_deferred()
-        statements = SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES
+        pending = await self._read(self._core.erase_pending_txn) if full else []
+        await self._vacuum(SQL.FULL_VACUUM_TABLES if full else SQL.VACUUM_TABLES, full=full)
+        await self._write(partial(self._core.clear_erase_pending_txn, pending))
+        return await self._read(self._core.size_txn)
+
+    async def aerase_pending(self) -> int:
+        """Async :meth:`PostgresSaver.erase_pending`: ``VACUUM FULL`` the marked tables."""
+        await self._ensure_setup()
+        pending = await self._read(self._core.erase_pending_txn)
+        if not pending:
+            return 0
+        await self._vacuum(
+            [v for r, _, _ in pending if (v := SQL.FULL_VACUUM_RELATION.get(r))], full=True
+        )
+        await self._write(partial(self._core.clear_erase_pending_txn, pending))
+        return len(pending)
+
+    async def _vacuum(self, statements: Sequence[str], *, full: bool) -> None:
         async with self._connections.connection() as conn:
             was_autocommit = conn.autocommit
             await conn.set_autocommit(True)  # VACUUM cannot run inside a transaction
@@ -710,4 +727,3 @@ class AsyncPostgresSaver(AsyncShell):
                     await conn.execute(statement)
             finally:
                 await conn.set_autocommit(was_autocommit)
-        return await self._read(self._core.size_txn)

@@ -1031,6 +1031,9 @@ class SqliteSaver(SyncShell):
         self._core.cache.discard_thread(str(thread_id))
         self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)
 
+    def _after_erase(self) -> None:
+        self._plain(SQL.WAL_CHECKPOINT_TRUNCATE)  # older WAL frames hold the old rows
+
     def undelete_thread(self, thread_id: str) -> None:
         """Remove a deleted thread's tombstone so the id can be used again (starting
         empty), by any write, including one whose run began before the delete.

@@ -525,7 +525,7 @@ def test_released_migrations_are_unchanged() -> None:
     assert released == "3fb3a0b96c84a9383b4b87c966e1834349ff5744127545a66ccf4e9e786deae1"
     released = hashlib.sha256(repr(SQL.MIGRATIONS[:4]).encode()).hexdigest()
     assert released == "6c221a23c740d56e005d378ee746617abe4868cd77dd6d93311373d2836697ba"
-    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7]
+    assert [m[0] for m in SQL.MIGRATIONS] == [1, 2, 3, 4, 5, 6, 7, 8]
 
 
 @pytest.mark.parametrize("autocommit", [True, False])

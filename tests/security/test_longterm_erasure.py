@@ -32,7 +32,9 @@ from langgraph_memory.cli import main as cli_main
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.rows import item_id_for
 from langgraph_memory.nodes.recall import create_recall_node
+from langgraph_memory.nodes.recall_erasure import DELETED_LINE
 from langgraph_memory.pipeline.queue import SqliteMemoryQueue
+from langgraph_memory.prompts.recall import RECALL_MESSAGE_ID as RECALL_ID
 from langgraph_memory.session import SqliteSaver
 from langgraph_memory.types import CandidateMemory, MemoryOp, MemoryRecord
 
@@ -309,6 +311,52 @@ def test_one_deleted_memory_leaves_no_byte(world: dict[str, Any]) -> None:
     assert_all_present(roots, keep_trace)
     assert store.get_memory(user, record.id) is None
     assert len(store.search_memories(user, "gardens", limit=10)) == 3
+
+
+def test_one_deleted_memory_leaves_no_byte_in_saved_recall_blocks(world: dict[str, Any]) -> None:
+    """The memory was recalled on earlier turns of two threads, so their checkpoints
+    (and the recall node's pending writes) quote it. ``delete_memory(...,
+    checkpointer=saver)`` rewrites those blocks: no byte of its text or id stays in
+    any file, the other memories' lines and the conversation stay, and the threads
+    keep working."""
+    store, saver, roots = world["store"], world["saver"], world["roots"]
+    user, keep_trace, _ = _fill_user(world, "fern", facts=2)
+    marker = f"axolotl{uuid.uuid4().hex[:6]}"
+    text = f"{marker} is the name of my gardens pond"
+    gone = Trace()
+    _memory_trace(store, user, [text], gone)
+    record = next(m for m in store.list_memories(user) if m.text == text)
+    gone.ids.append(record.id)  # the raw id: the blocks' metadata lists it
+    said = f"heron{uuid.uuid4().hex[:6]}"
+    graph = _graph(saver, store)
+    threads = [f"t-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    for thread in threads:
+        for turn in range(2):
+            graph.invoke(
+                {"messages": [("user", f"gardens pond {said} {turn}?")]},
+                {"configurable": {"thread_id": thread, "user_id": user}},
+            )
+    cfg = {"configurable": {"thread_id": threads[0], "user_id": user}}
+    history = list(graph.get_state_history(cfg))
+    assert sum(marker in str(s.values.get("messages")) for s in history) >= 2
+    assert_all_present(roots, gone)  # the positive control: blocks quote it
+
+    store.delete_memory(user, record.id, checkpointer=saver)
+    _compact_if_server(world)
+    assert_gone(roots, gone)
+    chat = Trace()
+    chat.texts = [said, "fact 0 about gardens"]  # the conversation, the other memories
+    assert_all_present(roots, chat)
+    assert_all_present(roots, keep_trace)
+    for state in graph.get_state_history(cfg):
+        block = next((m for m in state.values.get("messages", []) if m.id == RECALL_ID), None)
+        if block is not None and DELETED_LINE in block.content:
+            assert record.id not in block.additional_kwargs["langgraph_memory"]["memory_ids"]
+    # The thread goes on: the next turn's block no longer has it, and says nothing deleted.
+    out = graph.invoke({"messages": [("user", "gardens pond again?")]}, cfg)
+    latest = next(m for m in out["messages"] if m.id == RECALL_ID)
+    assert marker not in latest.content and "fact 0 about gardens" in latest.content
+    assert DELETED_LINE not in latest.content
 
 
 def test_one_basestore_delete_and_one_deleted_thread_leave_no_byte(world: dict[str, Any]) -> None:

@@ -106,6 +106,7 @@ def test_forget_user_leaves_no_bytes_in_the_postgres_files(tmp_path: Path, pg_ds
         assert receipt.queue_rows_deleted >= 2
         left = holding(pg_dsn, [said, alice])
         assert left == {}, f"left in the Postgres files after forget_user: {left}"
+        assert saver.erase_pending() == 0  # its VACUUM FULL served the deletes' marks
         # Bob is intact and still works.
         assert set(holding(pg_dsn, [kept, bob])) == {kept, bob}
         assert [r.text for r in store.list_memories(bob)] == [f"{bob} keeps a pet {kept}"]
@@ -147,3 +148,102 @@ async def test_the_async_saver_full_vacuum_waits_and_runs(pg_dsn: str) -> None:
         await saver.asetup()
         assert saver.erase_with_full_vacuum
         assert await saver.avacuum(full=True) > 0
+
+
+def _recall_graph(saver: Any, store: ChromaMemoryStore) -> Any:
+    from langgraph_memory.nodes.recall import create_recall_node
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("recall", create_recall_node(store=store, update_access_stats=False))
+    builder.add_node("reply", lambda state: {"messages": [("ai", "noted")]})
+    builder.add_edge(START, "recall")
+    builder.add_edge("recall", "reply")
+    return builder.compile(checkpointer=saver)
+
+
+def test_single_deletes_wait_for_erase_pending_then_leave_no_bytes(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """One deleted memory (catalog row, and the recall blocks saved in a thread)
+    and one deleted thread: each marks the tables it left dead tuples in; the
+    rows stay in the files until ``erase_pending()`` (here the writer's sweep),
+    which rewrites only the marked tables, and leaves nothing."""
+    from langgraph_memory.pipeline.sweep import MemorySweepPolicy, Sweeper
+
+    user, other = f"dora{uuid.uuid4().hex[:6]}", f"eve{uuid.uuid4().hex[:6]}"
+    pet, said = "AXOLOTL" + uuid.uuid4().hex[:6].upper(), "HERON" + uuid.uuid4().hex[:6].upper()
+    kept = "GECKO" + uuid.uuid4().hex[:6].upper()
+    client = chromadb.PersistentClient(
+        path=str(tmp_path / "chroma"), settings=Settings(anonymized_telemetry=False)
+    )
+    store = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=HashingEmbeddings())
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        graph = _recall_graph(saver, store)
+        gone = store.put_memory(MemoryRecord(f"my pet is {pet}", user_id=user))
+        store.put_memory(MemoryRecord(f"my other pet is {kept}", user_id=user))
+        thread, doomed = uuid.uuid4().hex, uuid.uuid4().hex
+        for turn in range(2):
+            graph.invoke(
+                {"messages": [("user", f"tell me about my pet, turn {turn}")]},
+                {"configurable": {"thread_id": thread, "user_id": user}},
+            )
+        graph.invoke(
+            {"messages": [("user", f"I saw a {said} today")]},
+            {"configurable": {"thread_id": doomed, "user_id": other}},
+        )
+        assert saver.erase_pending() == 0 and store.erase_pending() == 0  # nothing marked
+        assert set(holding(pg_dsn, [pet, said, kept])) == {pet, said, kept}
+
+        store.delete_memory(user, gone.id, checkpointer=saver)
+        saver.delete_thread(doomed)
+        left = holding(pg_dsn, [pet, said])
+        # Deferred: dead tuples in the catalog and in the saver's tables, until the pass.
+        assert any(f.startswith("lt_") for f in left.get(pet, [])), left
+        assert any(f.startswith("lgm_") for f in left.get(pet, [])), left
+        assert any(f.startswith("lgm_") for f in left.get(said, [])), left
+        # ...while every read already goes without them.
+        state = graph.get_state({"configurable": {"thread_id": thread, "user_id": user}})
+        assert pet not in str(state.values["messages"]) and kept in str(state.values["messages"])
+
+        report = Sweeper(store, MemorySweepPolicy(), checkpointer=saver).sweep()
+        assert report.erased_relations == 1 + 5  # the catalog, and five of the saver's tables
+        left = holding(pg_dsn, [pet, said, gone.id])
+        assert left == {}, f"left in the Postgres files after erase_pending: {left}"
+        assert set(holding(pg_dsn, [kept])) == {kept}  # the other memory, and its blocks
+        assert saver.erase_pending() == 0 and store.erase_pending() == 0  # marks cleared
+    store.close()
+
+
+def test_a_delete_during_the_pass_keeps_its_mark(pg_dsn: str) -> None:
+    """A mark renewed while the VACUUM FULL ran is not cleared by that pass."""
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        saver.delete_thread("t-1")
+        pending = saver._read(saver._core.erase_pending_txn)
+        assert {r for r, _, _ in pending} == {
+            "lgm_threads",
+            "lgm_checkpoints",
+            "lgm_channel_values",
+            "lgm_channel_chunks",
+            "lgm_writes",
+        }
+        saver.delete_thread("t-2")  # renews every mark: generation 2
+        saver._write(lambda: saver._core.clear_erase_pending_txn(pending))  # a pass of gen 1
+        assert len(saver._read(saver._core.erase_pending_txn)) == 5
+        assert saver.erase_pending() == 5
+        assert saver._read(saver._core.erase_pending_txn) == []
+
+
+def test_the_cli_runs_the_pass(pg_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from langgraph_memory.cli import main as cli_main
+
+    with PostgresSaver.from_conn_string(pg_dsn) as saver:
+        saver.setup()
+        saver.delete_thread("t-1")
+    assert cli_main(["erase-pending", "--db", pg_dsn, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"tables_rewritten": 5}
+    assert cli_main(["erase-pending", "--db", pg_dsn, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"tables_rewritten": 0}
