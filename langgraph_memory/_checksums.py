@@ -30,21 +30,24 @@ def valid_birth_date(digits8: str) -> bool:
     return date(1900, 1, 1) <= born <= date.today()
 
 
-def is_valid_resident_id(value: str) -> bool:
+def is_valid_resident_id(value: str, *, check_char: bool = True) -> bool:
     """True for an 18-character resident ID with a real birth date and check char.
 
-    Spaces and dashes between the groups are ignored.
+    Spaces and dashes between the groups are ignored. ``check_char=False`` skips the
+    check character (an ID right after its keyword: a mistyped digit is still the ID).
 
     Example:
         >>> is_valid_resident_id("11010519491231002X"), is_valid_resident_id("110105194912310021")
         (True, False)
+        >>> is_valid_resident_id("110105194912310021", check_char=False)
+        True
     """
     compact = value.replace(" ", "").replace("-", "").upper()
     if len(compact) != 18 or not compact[:17].isdigit() or compact[0] == "0":
         return False
     if not valid_birth_date(compact[6:14]):
         return False
-    return resident_id_check_char(compact[:17]) == compact[17]
+    return not check_char or resident_id_check_char(compact[:17]) == compact[17]
 
 
 def luhn_valid(digits: str) -> bool:

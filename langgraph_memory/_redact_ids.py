@@ -35,9 +35,19 @@ _RESIDENT_ID: Final = re.compile(
 )
 
 
+# Right after its keyword an 18-character ID is taken without its check digit:
+# people mistype one digit, and what they typed is still their ID number.
+_ID_KEYWORD: Final = re.compile(
+    r"(?:身份证|身份證|证件|證件|居民身份|ID\s?(?:card|number|no\.?|#))(?:号码|號碼|号|號)?"
+    r"(?:\s*(?:是|为|為|系|:|：|=|is)\s*|\s*)$",
+    re.IGNORECASE,
+)
+
+
 def _detect_resident_id(folded: str) -> Iterator[_Candidate]:
     for m in _RESIDENT_ID.finditer(folded):
-        if is_valid_resident_id(m.group()):
+        keyed = _ID_KEYWORD.search(folded[max(0, m.start() - 16) : m.start()]) is not None
+        if is_valid_resident_id(m.group(), check_char=not keyed):
             yield _Candidate(
                 "cn_resident_id",
                 m.start(),

@@ -171,12 +171,13 @@ _KNOWN_KEY_FORMATS: Final = re.compile(
     r"https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}"
     r"|https://(?:discord|discordapp)\.com/api/webhooks/[0-9]{10,}/[A-Za-z0-9_\-]{30,}|"
     r"sk-(?:proj-|ant-[a-z0-9]{2,8}-|live_|test_)?[A-Za-z0-9_\-]{20,}"
-    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    # A distinctive prefix is evidence enough: tokens pasted in chat are often cut short.
+    r"|gh[pousr]_[A-Za-z0-9]{16,}"
     # Stripe-style live/test keys: "sk_live_...", "pk_test_...", "tk_live_...", "whsec_..."
     r"|[a-z]{2,6}_(?:live|test|prod)_[A-Za-z0-9]{10,}"
     r"|whsec_[A-Za-z0-9]{16,}"
     # GitLab, Hugging Face, npm, PyPI, SendGrid, DigitalOcean, Shopify, Slack app tokens
-    r"|glpat-[A-Za-z0-9_\-]{20,}|hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}"
+    r"|glpat-[A-Za-z0-9_\-]{16,}|hf_[A-Za-z0-9]{16,}|npm_[A-Za-z0-9]{16,}"
     r"|pypi-[A-Za-z0-9_\-]{50,}|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
     r"|do[por]_v1_[a-f0-9]{64}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}|xapp-[0-9A-Za-z\-]{20,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
@@ -257,6 +258,17 @@ _ONE_TIME_CODE: Final = re.compile(
     + r"|[ \t]*)[\"'“「]?(?P<code>[0-9]{4,8}[#*]?)(?![0-9A-Za-z])",
     re.IGNORECASE,
 )
+# Door-entry codes may mix letters and digits ("call box code is K9-3317"): after an
+# entry word, a 3-12 character value with at least three digits.
+_ENTRY_CODE: Final = re.compile(
+    r"(?<![A-Za-z])(?:(?:call|lock|key)\s?box|buzzer|intercom|keypad|key\s?safe|door|gate"
+    r"|entry|garage|building|alarm)\s?(?:access\s)?(?:code|pin|passcode)"
+    + r"(?:"
+    + _SEPARATOR
+    + r"|[ \t]*)[\"'“「]?"
+    r"(?P<code>(?=(?:[A-Za-z#*\-]*[0-9]){3})[A-Za-z0-9][A-Za-z0-9#*\-]{2,11})(?![0-9A-Za-z])",
+    re.IGNORECASE,
+)
 _CVV: Final = re.compile(
     r"(?<![A-Za-z])(?:cvv2?|cvc2?|安全码)(?:"
     + _SEPARATOR
@@ -284,7 +296,7 @@ _KEY_HINT: Final = re.compile(r"密钥|秘钥|私钥|令牌|key|secret|token|ses
 
 def _detect_password(folded: str) -> Iterator[_Candidate]:
     if _DIGIT.search(folded) and _CODE_HINT.search(folded):
-        for pattern in (_ONE_TIME_CODE, _CVV):
+        for pattern in (_ONE_TIME_CODE, _ENTRY_CODE, _CVV):
             for m in pattern.finditer(folded):
                 yield _Candidate("password", m.start("code"), m.end("code"), m.group("code"))
         for m in _CODE_SMS.finditer(folded):

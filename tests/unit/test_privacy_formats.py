@@ -411,3 +411,36 @@ def test_forget_topics_reach_the_placeholders_of_the_new_formats(topic: str, tex
     # The memory as stored: redacted, so only the placeholder's kind is left to match.
     stored = redact(text).text
     assert "[" in stored and forget_reaches(topic, stored)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("pasted my github token by mistake ghp_8fK2mQx91LzR4tYw0pNc ignore", "api_key",
+         "ghp_8fK2mQx91LzR4tYw0pNc"),
+        ("hf token hf_Ab12Cd34Ef56Gh78 for the space", "api_key", "hf_Ab12Cd34Ef56Gh78"),
+        ("the call box code is K9-3317 so couriers can buzz", "password", "K9-3317"),
+        ("Lockbox code: 4B7-22#", "password", "4B7-22#"),
+        ("garage pin 7781", "password", "7781"),
+        ("身份证号是110105194912310021，麻烦登记", "cn_resident_id", "110105194912310021"),
+        ("my ID number is 440305199102190741", "cn_resident_id", "440305199102190741"),
+    ],
+)  # fmt: skip
+def test_prefixed_tokens_entry_codes_and_keyed_ids(text: str, kind: str, value: str) -> None:
+    """A distinctive vendor prefix with a short body, a door-entry code with letters,
+    and an ID number right after its keyword even with a mistyped check digit."""
+    assert (kind, value) in kinds_and_spans(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the building code of 1998 was strict",
+        "door code is open until 5pm",
+        "gh_pages deploys from the docs branch",
+        "order 110105194912310021 shipped yesterday",  # no keyword: the check digit decides
+        "room 1203, gate B12",
+    ],
+)
+def test_entry_code_and_keyed_id_negatives(text: str) -> None:
+    assert kinds_and_spans(text) == []
