@@ -73,9 +73,13 @@ class SharedBackends:
             chroma_url = f"http://127.0.0.1:{port}"
         self.chroma_url = chroma_url
 
-    def database(self, label: str, *, keep: bool = False) -> tuple[str, bool]:
-        """``(DSN, created)``: a new, empty database (dropped by :meth:`close`), or
-        with ``keep`` and a ``keep`` directory the one named after it, if it exists."""
+    def database(self, label: str) -> str:
+        """DSN of a new, empty database (dropped by :meth:`close`)."""
+        return self.kept_database(label, keep=False)[0]
+
+    def kept_database(self, label: str, *, keep: bool = True) -> tuple[str, bool]:
+        """``(DSN, created)``: with a ``keep`` directory the database named after it
+        (created if missing, never dropped), else a new one as :meth:`database`."""
         import psycopg
 
         kept = keep and self.keep is not None
@@ -145,7 +149,7 @@ def write_throughput(
     """Writes/s of ``instances`` processes calling ``put_memory`` at once (embedding
     included: ``HashingEmbeddings``), a quarter of them superseding a shared key."""
     ctx = multiprocessing.get_context("spawn")
-    dsn, _ = backends.database("writes")
+    dsn = backends.database("writes")
     ready = [ctx.Event() for _ in range(instances)]
     go = ctx.Event()
     out = ctx.Queue()

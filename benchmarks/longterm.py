@@ -151,7 +151,7 @@ def run_scenario(
     embeddings = LookupEmbeddings(dims)
 
     # One database per scenario: the cache-off instance reads what the warm one wrote.
-    catalog, fresh = shared.database(f"scenario{name}", keep=True) if shared else (None, False)
+    catalog, fresh = shared.kept_database(f"scenario{name}") if shared else (None, False)
 
     def open_store(**kwargs: Any) -> ChromaMemoryStore:
         if shared is None:
