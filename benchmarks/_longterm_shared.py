@@ -8,6 +8,7 @@ app instances (separate processes) writing and reconciling at once.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
@@ -29,16 +30,29 @@ def _free_port() -> int:
 
 
 class SharedBackends:
-    """A Chroma server and fresh Postgres databases for one benchmark run."""
+    """A Chroma server and fresh Postgres databases for one benchmark run.
 
-    def __init__(self, admin_dsn: str, chroma_url: str | None = None) -> None:
+    ``keep``: a directory (``--data-dir``) whose Chroma server data, and
+    databases named after it, outlive the run, so a built scenario is reused.
+    """
+
+    def __init__(
+        self, admin_dsn: str, chroma_url: str | None = None, keep: Path | None = None
+    ) -> None:
         self.admin_dsn = admin_dsn
+        self.keep = keep
         self._databases: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
         self._data: str | None = None
         if chroma_url is None:
             port = _free_port()
-            self._data = tempfile.mkdtemp(prefix="lgm-bench-chroma-")
+            if keep is not None:
+                (keep / "chroma-server").mkdir(parents=True, exist_ok=True)
+            self._data = (
+                str(keep / "chroma-server")
+                if keep is not None
+                else tempfile.mkdtemp(prefix="lgm-bench-chroma-")
+            )
             exe = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
             env = dict(os.environ, ANONYMIZED_TELEMETRY="False", MALLOC_PERTURB_="165")
             self._proc = subprocess.Popen(
@@ -61,14 +75,28 @@ class SharedBackends:
 
     def database(self, label: str) -> str:
         """DSN of a new, empty database (dropped by :meth:`close`)."""
+        return self.kept_database(label, keep=False)[0]
+
+    def kept_database(self, label: str, *, keep: bool = True) -> tuple[str, bool]:
+        """``(DSN, created)``: with a ``keep`` directory the database named after it
+        (created if missing, never dropped), else a new one as :meth:`database`."""
         import psycopg
 
-        name = f"lgm_bench_{label.lower()}_{uuid.uuid4().hex[:8]}"
+        kept = keep and self.keep is not None
+        if kept:
+            digest = hashlib.sha1(str(self.keep).encode()).hexdigest()[:8]
+            name = f"lgm_bench_keep_{label.lower()}_{digest}"
+        else:
+            name = f"lgm_bench_{label.lower()}_{uuid.uuid4().hex[:8]}"
         with psycopg.connect(self.admin_dsn, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
-        self._databases.append(name)
+            exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            created = exists.fetchone() is None
+            if created:
+                admin.execute(f'CREATE DATABASE "{name}"')
+        if not kept:
+            self._databases.append(name)
         base, _, _ = self.admin_dsn.rpartition("/")
-        return f"{base}/{name}"
+        return f"{base}/{name}", created
 
     def close(self) -> None:
         import psycopg
@@ -79,7 +107,7 @@ class SharedBackends:
         if self._proc is not None:
             self._proc.terminate()
             self._proc.wait(timeout=20)
-        if self._data is not None:
+        if self._data is not None and self.keep is None:
             shutil.rmtree(self._data, ignore_errors=True)
 
 

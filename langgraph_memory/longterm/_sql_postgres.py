@@ -11,9 +11,9 @@ turns them into psycopg's ``%s`` once per statement. What differs:
   row, tf, length) under a covering B-tree, which queries read. BM25 is computed in SQL
   with FTS5's formula and constants (k1 = 1.2, b = 0.75, IDF clamped to 1e-6,
   N and average length over the whole index, kept by triggers in
-  ``lt_keyword_stats``), so scores equal the embedded ones (tested). A match
-  parameter is the planned terms as a tsquery text, ``'a' | 'b'``
-  (``PostgresCatalog.match_expression``).
+  ``lt_keyword_stats``), so scores equal the embedded ones (tested). The match
+  parameters are the planned terms and their document frequencies
+  (``PostgresCatalog.match_params``).
 * **Cache versions never repeat.** A partition's ``version`` comes from a
   sequence: another instance's in-process vector cache keyed by (partition,
   version) can never mistake a re-created partition (after ``forget_user``)
@@ -121,6 +121,12 @@ from langgraph_memory.longterm._sql_common import (
 from langgraph_memory.longterm._sql_common import (
     UPSERT_META as UPSERT_META,
 )
+
+# Run on each pooled connection when it opens. No JIT: every statement here is a
+# short index lookup, and a bad estimate (tables not analysed yet, as after a bulk
+# load before autovacuum) pushed the keyword statement past jit_above_cost: 80 ms
+# of compiling for a 2 ms query.
+SESSION_SETTINGS: Final = ("SET jit = off",)
 
 _BM25_K1 = 1.2
 _BM25_B = 0.75
@@ -314,27 +320,28 @@ GROUP BY r.id, r.len
 # idf = max(ln((N - n + 0.5) / (n + 0.5)), 1e-6), then
 # idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg_len)), summed. ``n`` is
 # the term's document frequency over the whole index; since terms are
-# partition-scoped that is this partition's count, as in FTS5.
+# partition-scoped that is this partition's count, as in FTS5. The two leading
+# parameters are ``PostgresCatalog.match_params``: the planned terms and their
+# document frequencies, as the plan read them (each term's postings are then one
+# index-only range of the primary key, no counting pass). float8 all the way
+# (``0.75 * doc_len`` was numeric arithmetic). 2,000 postings: 2.4 -> ~1.3 ms.
 _SCORED = f"""
 stats AS (
     SELECT greatest(docs, 1)::float8 AS n, greatest(tokens, 1)::float8 / greatest(docs, 1) AS avg_len
     FROM lt_keyword_stats WHERE id = 1
 ),
-postings AS (
-    -- lt_query_terms of the bound tsquery folds to a constant array, so this is an
-    -- index-only scan of the terms' postings, in term order: the window counts
-    -- each term's rows (its document frequency) without a sort.
-    SELECT p.rowid AS hit, p.doc_len, p.tf::float8 AS tf,
-           count(*) OVER (PARTITION BY p.term)::float8 AS docs
-    FROM lt_postings p WHERE p.term = ANY (lt_query_terms(?::tsquery))
+terms AS (
+    SELECT q.term, greatest(ln((s.n - q.docs + 0.5) / (q.docs + 0.5)), 1e-6) AS idf, s.avg_len
+    FROM unnest(?::text[], ?::float8[]) AS q(term, docs) CROSS JOIN stats s
 ),
 scored AS (
-    SELECT p.hit,
-           sum(greatest(ln((s.n - p.docs + 0.5) / (p.docs + 0.5)), 1e-6)
-               * p.tf * {_BM25_K1 + 1} / (p.tf + {_BM25_K1} * (1 - {_BM25_B}
-               + {_BM25_B} * p.doc_len / s.avg_len))) AS score
-    FROM postings p CROSS JOIN stats s
-    GROUP BY p.hit
+    SELECT p.rowid AS hit,
+           sum(t.idf * p.tf::float8 * {_BM25_K1 + 1} / (p.tf::float8 + {_BM25_K1} * (1 - {_BM25_B}
+               + {_BM25_B} * p.doc_len::float8 / t.avg_len))) AS score
+    FROM terms t CROSS JOIN LATERAL (
+        SELECT rowid, tf, doc_len FROM lt_postings WHERE term = t.term OFFSET 0
+    ) p
+    GROUP BY p.rowid
 )"""
 
 # Ties on score go to the older row (``hit``), as FTS5's ascending-rowid scan
@@ -401,20 +408,18 @@ ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
     "version = nextval('lt_partition_versions') WHERE partition = ?"
 )
-# Term statistics for query planning (catalog.plan_terms): document frequency of
-# each scoped term, and the change counter that invalidates the cache.
-# One index-only pass over the planned terms' postings (a correlated count per
-# term over the tsvectors seq-scanned the index table once per term: ~20 ms for
-# 8 terms at 5k rows).
-SELECT_TERM_DOC_FREQ: Final = (
-    "SELECT term, count(*) FROM lt_postings WHERE term = ANY (lt_query_terms(?::tsquery)) "
-    "GROUP BY term"
-)
-DATA_VERSION: Final = "SELECT changes FROM lt_keyword_stats WHERE id = 1"
-# A search's first round trip: the change counter and SELECT_PARTITION's columns
-# (NULLs before the partition's first write).
-SELECT_CHANGES_AND_PARTITION: Final = (
-    "SELECT s.changes, p.collection, p.dedicated, p.vector_count, p.version "
+# Term statistics for query planning (catalog.plan_terms) and the change counter
+# that invalidates their cache come with the layout, in one statement. The
+# document frequencies are one index-only pass over the terms' postings.
+# A search's first round trip (PostgresCatalog.plan_query): the change counter,
+# SELECT_PARTITION's columns (NULLs before the partition's first write), the
+# partition's item count if asked (first ``?``) and a JSON object of the given
+# terms' document frequencies (those found; NULL for an empty list).
+SELECT_PLAN: Final = (
+    "SELECT s.changes, p.collection, p.dedicated, p.vector_count, p.version, "
+    "CASE WHEN ?::boolean THEN (SELECT count(*) FROM lt_items i WHERE i.partition = ?) END, "
+    "(SELECT json_object_agg(d.term, d.n) FROM (SELECT term, count(*) AS n FROM lt_postings "
+    "WHERE term = ANY (?::text[]) GROUP BY term) d) "
     "FROM lt_keyword_stats s LEFT JOIN lt_partitions p ON p.partition = ? WHERE s.id = 1"
 )
 

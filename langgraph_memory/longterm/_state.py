@@ -100,10 +100,11 @@ class RankedKeywords:
 
 @dataclass(slots=True)
 class QueryPlan:
-    """One query's shared inputs: planned FTS5 expression, layout, query vector."""
+    """One query's shared inputs: planned keyword terms, layout, query vector."""
 
     partition: str
-    match: str | None
+    # The keyword templates' leading parameters (``Catalog.match_params``): None = no terms.
+    match_params: tuple[Any, ...] | None
     vector: Sequence[float] | None
     layout: Layout | None
     # (ids, id -> row, cosine per row) of a cached partition, filled on first use.

@@ -67,8 +67,9 @@ class Catalog(Protocol):
 
     def close(self) -> None: ...
 
-    def match_expression(self, scoped_terms: list[str]) -> str | None:
-        """The keyword templates' match parameter for these planned terms."""
+    def match_params(self, scoped_terms: list[str]) -> tuple[Any, ...] | None:
+        """The keyword templates' leading parameters for these planned terms
+        (``None``: no terms, no keyword side)."""
         ...
 
     def transaction(self, *, changes_terms: bool = True) -> Any: ...
@@ -76,6 +77,10 @@ class Catalog(Protocol):
     def reading(self) -> Any: ...
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    def query_many(self, reads: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
+        """Independent reads, each one's rows (one round trip where the dialect can)."""
+        ...
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]: ...
 
@@ -121,6 +126,9 @@ class CatalogHelpers:
 
     def transaction(self, *, changes_terms: bool = True) -> Any:
         raise NotImplementedError
+
+    def query_many(self, reads: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
+        return [self.query(sql, params) for sql, params in reads]
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
         return [ItemRow.from_tuple(r, self.encryption) for r in self.query(sql, params)]
@@ -222,8 +230,10 @@ class SqliteCatalog(CatalogHelpers):
                 return
         callback()
 
-    def match_expression(self, scoped_terms: list[str]) -> str | None:
-        return match_expression(scoped_terms)
+    def match_params(self, scoped_terms: list[str]) -> tuple[Any, ...] | None:
+        """``(MATCH expression,)`` (see ``tokenize.match_expression``)."""
+        expression = match_expression(scoped_terms)
+        return None if expression is None else (expression,)
 
     @contextmanager
     def reading(self) -> Iterator[sqlite3.Connection]:

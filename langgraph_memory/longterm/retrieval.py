@@ -104,7 +104,7 @@ class Retrieval(StoreState):
         layout = None if row is None else layout_from_row(row)
         if query_vector is None or self.embeddings is None:
             query_vector = None
-        return QueryPlan(partition, self.catalog.match_expression(terms), query_vector, layout)
+        return QueryPlan(partition, self.catalog.match_params(terms), query_vector, layout)
 
     def _cached_scores(self, plan: QueryPlan) -> tuple[list[str], dict[str, int], np.ndarray]:
         """``(ids, id -> row, cosine per row)`` from the in-process cache, computed once per plan."""
@@ -125,10 +125,8 @@ class Retrieval(StoreState):
             plan.cached_scores = (ids, self.vector_cache.positions(partition, ids), sims)
         return plan.cached_scores
 
-    def _vector_scores(
-        self, plan: QueryPlan, pool: int, keyword_ids: Sequence[str]
-    ) -> tuple[dict[str, float], dict[str, float]]:
-        """``(top pool by cosine, exact cosine of the keyword hits where known)``.
+    def _vector_scores(self, plan: QueryPlan, pool: int) -> tuple[dict[str, float], bool]:
+        """``(top pool by cosine, whether from the cache)``.
 
         For dedicated partitions: the in-process cache (exact, no Chroma call) up
         to ``cache_max_vectors``, else the collection's HNSW query. Shard-tier
@@ -137,15 +135,13 @@ class Retrieval(StoreState):
         assert plan.layout is not None and plan.vector is not None
         collection, _, count, _ = plan.layout
         if self.vector_cache.max_bytes > 0 and count <= self.cache_max_vectors:
-            ids, position, sims = self._cached_scores(plan)
+            ids, _, sims = self._cached_scores(plan)
             if not ids:
-                return {}, {}
+                return {}, True
             take = min(len(ids), pool + 10)  # over-fetch: the state filter drops some
             top = np.argpartition(-sims, take - 1)[:take] if take < len(ids) else range(len(ids))
-            best = {ids[i]: float(sims[i]) for i in top}
-            known = {k: float(sims[position[k]]) for k in keyword_ids if k in position}
-            return best, known
-        return self.vectors.ann_search(collection, plan.vector, min(pool + 10, count)), {}
+            return {ids[i]: float(sims[i]) for i in top}, True
+        return self.vectors.ann_search(collection, plan.vector, min(pool + 10, count)), False
 
     def _shard_cosines(self, plan: QueryPlan, rows: Sequence[ItemRow]) -> dict[str, float]:
         """Exact cosine of each eligible row of a shard-tier partition.
@@ -162,28 +158,25 @@ class Retrieval(StoreState):
             return {}
         return {r.item_id: float(sims[position[r.item_id]]) for r in rows if r.item_id in position}
 
-    def _filter_ranked(
-        self,
-        partition: str,
-        where: str,
-        params: list[Any],
-        pool: int,
-        ranked: RankedKeywords,
-    ) -> list[Any] | None:
-        """The top ``pool`` of ``ranked`` that pass the filter, as keyword rows
-        (item columns + score); ``None`` when too few passed and more matches exist
-        beyond the cut-off (the caller then ranks after filtering)."""
-        sql = self.catalog.sql
-        if not ranked.pairs:
-            return [] if ranked.exhaustive else None
-        score = dict(ranked.pairs)
-        marks = ", ".join("?" for _ in score)
-        rows = self.catalog.query(
-            sql.SELECT_ROWS_BY_ROWID_TEMPLATE.format(marks=marks, where=where),
-            [*score, partition, *params],
+    def _filter_ranked_read(
+        self, partition: str, where: str, params: list[Any], ranked: RankedKeywords
+    ) -> tuple[str, list[Any]]:
+        """The catalog read of :meth:`_filter_ranked`: ``ranked``'s rows that pass the filter."""
+        marks = ", ".join("?" for _ in ranked.pairs)
+        return (
+            self.catalog.sql.SELECT_ROWS_BY_ROWID_TEMPLATE.format(marks=marks, where=where),
+            [*(hit for hit, _ in ranked.pairs), partition, *params],
         )
+
+    @staticmethod
+    def _filter_ranked(rows: list[Any], pool: int, ranked: RankedKeywords) -> list[Any] | None:
+        """The top ``pool`` of ``ranked`` among ``rows`` (those that passed the
+        filter), as keyword rows (item columns + score); ``None`` when too few
+        passed and more matches exist beyond the cut-off (the caller then ranks
+        after filtering)."""
         if len(rows) < pool and not ranked.exhaustive:
             return None
+        score = dict(ranked.pairs)
         rows.sort(key=lambda raw: -score[raw[0]])
         return [(*raw, score[raw[0]]) for raw in rows[:pool]]
 
@@ -205,47 +198,87 @@ class Retrieval(StoreState):
         ``ranked``: keyword matches this search's caller already ranked (recall's
         shared pass); only filtered here, with the same fallback.
 
+        The keyword read and the vector side's row read are independent: the
+        catalog answers both in one round trip where it can (``query_many``).
         Vector candidates only become hits through a catalog query bound to
         ``partition = ?`` and the caller's ``where``: an id from anywhere else
         (another user's, a superseded version) is silently dropped.
         """
         sql = self.catalog.sql
         partition = plan.partition
-        hits: dict[str, Hit] = {}
-        if plan.match is not None:
-            keyword_rows: list[Any] | None = None
-            if ranked is not None:
-                keyword_rows = self._filter_ranked(partition, where, params, pool, ranked)
-            elif rank_first:
-                ranked_limit = pool * RANK_FIRST_OVERFETCH
-                winners = self.catalog.query(
-                    sql.KEYWORD_RANK_THEN_FILTER_TEMPLATE.format(where=where),
-                    [plan.match, ranked_limit, partition, *params],
+        reads: list[tuple[str, Sequence[Any]]] = []
+        keyword_rows: list[Any] | None = None
+        keyword_kind = None
+        if plan.match_params is not None:
+            if ranked is not None and ranked.pairs:
+                keyword_kind = "ranked"
+                reads.append(self._filter_ranked_read(partition, where, params, ranked))
+            elif ranked is not None and ranked.exhaustive:
+                keyword_rows = []
+            elif ranked is None and rank_first:
+                keyword_kind = "rank_first"
+                reads.append(
+                    (
+                        sql.KEYWORD_RANK_THEN_FILTER_TEMPLATE.format(where=where),
+                        [*plan.match_params, pool * RANK_FIRST_OVERFETCH, partition, *params],
+                    )
                 )
-                # Exact unless fewer than ``pool`` winners passed the filter while
-                # more matches exist beyond the cut-off: then rank after filtering.
-                if winners and (len(winners) >= pool or winners[0][-2] < ranked_limit):
-                    winners.sort(key=lambda raw: -raw[-1])
-                    keyword_rows = winners[:pool]
-            if keyword_rows is None:
-                keyword_rows = self.catalog.query(
-                    sql.KEYWORD_SEARCH_TEMPLATE.format(where=where),
-                    [plan.match, partition, *params, pool],
+            elif ranked is None:
+                keyword_kind = "filtered"
+                reads.append(
+                    (
+                        sql.KEYWORD_SEARCH_TEMPLATE.format(where=where),
+                        [*plan.match_params, partition, *params, pool],
+                    )
                 )
-            for raw in keyword_rows:
-                row = ItemRow.from_tuple(raw, self.catalog.encryption)
-                hits[row.item_id] = Hit(row, bm25=float(raw[-1]))
         layout = plan.layout
-        if plan.vector is None or layout is None:
-            return list(hits.values())
-        if not layout[1]:
+        use_vectors = plan.vector is not None and layout is not None
+        best: dict[str, float] = {}
+        from_cache = False
+        if use_vectors and layout is not None and not layout[1]:
             # Shard tier (<= dedicated_threshold vectors): the eligible rows in one
             # query, their vectors in one get-by-id, exact cosine for all of them.
             # A random user's first query costs the same as the next one, which
             # matters with 10k users and a handful of memories each.
-            shard_rows = self.catalog.items(
-                sql.SELECT_VECTOR_ROWS_TEMPLATE.format(where=where), [partition, *params]
+            reads.append(
+                (sql.SELECT_VECTOR_ROWS_TEMPLATE.format(where=where), [partition, *params])
             )
+        elif use_vectors:
+            best, from_cache = self._vector_scores(plan, pool)
+            if best:
+                marks = ", ".join("?" for _ in best)
+                reads.append(
+                    (
+                        sql.SELECT_ROWS_BY_ITEM_ID_TEMPLATE.format(marks=marks, where=where),
+                        [partition, *best, *params],
+                    )
+                )
+        results = self.catalog.query_many(reads)
+        if keyword_kind is not None:
+            found = results.pop(0)
+            if keyword_kind == "filtered":
+                keyword_rows = found
+            elif keyword_kind == "ranked":
+                assert ranked is not None
+                keyword_rows = self._filter_ranked(found, pool, ranked)
+            # Exact unless fewer than ``pool`` winners passed the filter while
+            # more matches exist beyond the cut-off: then rank after filtering.
+            elif found and (len(found) >= pool or found[0][-2] < pool * RANK_FIRST_OVERFETCH):
+                found.sort(key=lambda raw: -raw[-1])
+                keyword_rows = found[:pool]
+        if keyword_rows is None and plan.match_params is not None:  # the exact fallback
+            keyword_rows = self.catalog.query(
+                sql.KEYWORD_SEARCH_TEMPLATE.format(where=where),
+                [*plan.match_params, partition, *params, pool],
+            )
+        hits: dict[str, Hit] = {}
+        for raw in keyword_rows or ():
+            row = ItemRow.from_tuple(raw, self.catalog.encryption)
+            hits[row.item_id] = Hit(row, bm25=float(raw[-1]))
+        if not use_vectors or layout is None:
+            return list(hits.values())
+        if not layout[1]:
+            shard_rows = [ItemRow.from_tuple(r, self.catalog.encryption) for r in results[0]]
             exact = self._shard_cosines(plan, shard_rows)
             for item_id, hit in hits.items():
                 hit.cosine = exact.get(item_id)
@@ -255,16 +288,18 @@ class Retrieval(StoreState):
             for row in scored_rows[:pool]:
                 hits.setdefault(row.item_id, Hit(row, cosine=exact[row.item_id]))
             return list(hits.values())
-        best, known = self._vector_scores(plan, pool, list(hits))
-        for item_id, cosine in known.items():
-            hits[item_id].cosine = cosine
-        missing = [i for i in best if i not in hits]
-        if missing:
-            marks = ", ".join("?" for _ in missing)
-            vector_rows = self.catalog.items(
-                sql.SELECT_ROWS_BY_ITEM_ID_TEMPLATE.format(marks=marks, where=where),
-                [partition, *missing, *params],
-            )
+        if from_cache and plan.cached_scores is not None:
+            # Exact cosine of the keyword hits, wherever they rank by vector.
+            _, position, sims = plan.cached_scores
+            for item_id, hit in hits.items():
+                if item_id in position:
+                    hit.cosine = float(sims[position[item_id]])
+        if best:
+            vector_rows = [
+                row
+                for row in (ItemRow.from_tuple(r, self.catalog.encryption) for r in results[0])
+                if row.item_id not in hits
+            ]
             ranked_rows = sorted(vector_rows, key=lambda r: -best[r.item_id])[:pool]
             for row in ranked_rows:
                 hits[row.item_id] = Hit(row, cosine=best[row.item_id])
@@ -307,7 +342,7 @@ class Retrieval(StoreState):
         rows): each search then ranks on its own.
         """
         sql = self.catalog.sql
-        if plan.match is None:
+        if plan.match_params is None:
             return None
         where, params = pinned_where
         ranked_limit = pool * RANK_FIRST_OVERFETCH
@@ -316,7 +351,7 @@ class Retrieval(StoreState):
             rows = self.catalog.query(
                 one_statement.format(where=where),
                 [
-                    plan.match,
+                    *plan.match_params,
                     plan.partition,
                     *params,
                     MAX_SHARED_PINNED_ROWS + 1,
@@ -340,7 +375,7 @@ class Retrieval(StoreState):
         marks = ", ".join("?" for _ in eligible)
         rows = self.catalog.query(
             sql.KEYWORD_RANK_SHARED_TEMPLATE.format(marks=marks),
-            [plan.match, ranked_limit, *eligible, pinned_pool],
+            [*plan.match_params, ranked_limit, *eligible, pinned_pool],
         )
         return self._shared_ranked(rows, ranked_limit)
 

@@ -96,10 +96,10 @@ def both(
 
 def _bm25_by_key(store: ChromaMemoryStore, user: str, query: str) -> dict[str, float]:
     plan = store._plan_query(user, query, None)
-    if plan.match is None:
+    if plan.match_params is None:
         return {}
     sql = store.catalog.sql.KEYWORD_SEARCH_TEMPLATE.format(where="1 = 1")
-    rows = store.catalog.query(sql, [plan.match, user, 10_000])
+    rows = store.catalog.query(sql, [*plan.match_params, user, 10_000])
     return {str(row[4]): float(row[-1]) for row in rows}
 
 
@@ -332,5 +332,47 @@ def test_a_catalog_from_before_the_postings_table_migrates_and_ranks_the_same(
         assert "new" in [m.record.id for m in store.search_memories("quinn", "matcha")]
         store.forget_user("quinn")
         assert store.catalog.query("SELECT count(*) FROM lt_postings")[0][0] == 0
+    finally:
+        store.close()
+
+
+def test_reads_in_one_round_trip_and_term_statistics_read_again_when_dropped(
+    pg_dsn: str,
+) -> None:
+    """``query_many`` (one pipeline) answers what ``query`` answers one by one, in
+    a transaction too; the keyword statement's document frequencies are the
+    index's, read again when another thread's newer change counter dropped them
+    from the cache between planning and ranking; no JIT on catalog connections."""
+    store = _pg_store(pg_dsn, HashingEmbeddings(dimensions=64))
+    try:
+        texts = ["User likes green tea", "用户对花生过敏", "User flies to Tokyo"] * 40
+        records = [MemoryRecord(text=f"{t} {i}", user_id="rae") for i, t in enumerate(texts)]
+        store.batch(PutOp(("memories", "rae"), r.id, r.to_dict()) for r in records)
+        catalog = store.catalog
+        reads = [
+            ("SELECT count(*) FROM lt_items WHERE partition = ?", ["rae"]),
+            (catalog.sql.SELECT_PARTITION, ["rae"]),
+            ("SELECT item_id FROM lt_items WHERE partition = ? ORDER BY rowid LIMIT 3", ["rae"]),
+        ]
+        expected = [catalog.query(sql, params) for sql, params in reads]
+        assert expected[0] == [(120,)]
+        assert catalog.query_many(reads) == expected
+        with catalog.transaction():
+            assert catalog.query_many(reads) == expected
+        plan = store._plan_query("rae", "green tea 花生", None)
+        assert plan.match_params is not None
+        terms, docs = plan.match_params
+        counted = dict(
+            catalog.query(
+                "SELECT term, count(*) FROM lt_postings WHERE term = ANY (?::text[]) GROUP BY term",
+                [terms],
+            )
+        )
+        assert docs == [float(counted[t]) for t in terms] and min(docs) > 0
+        ranked = _bm25_by_key(store, "rae", "green tea 花生")
+        catalog._doc_freq.clear()  # type: ignore[attr-defined]
+        assert catalog.match_params(terms) == (terms, docs)
+        assert _bm25_by_key(store, "rae", "green tea 花生") == ranked
+        assert catalog.query("SHOW jit") == [("off",)]
     finally:
         store.close()
