@@ -64,6 +64,7 @@ from langgraph_memory.nodes._messages import (
     tool_call_ids,
     tool_result_id,
 )
+from langgraph_memory.nodes._redaction_memo import RedactionMemo
 from langgraph_memory.privacy import Redactor, neutralize_markup
 from langgraph_memory.prompts.compress import (
     DEFAULT_COMPRESS_PROMPT,
@@ -498,6 +499,10 @@ class _SummaryAttempts:
 # --------------------------------------------------------------------------- the node
 
 
+# Messages a quiet turn redacts ahead for the summariser (see ``_redaction_memo``).
+_PREPARE_MESSAGES = 8
+
+
 def summariser_redactor(policy: PrivacyPolicy | None) -> Redactor:
     """The redactor for what a summary model sees: the policy's, with ``reject`` as
     ``mask`` (a turn already answered must not fail because its summary would quote
@@ -689,6 +694,7 @@ def create_compress_node(
     compress_prompt = prompt or DEFAULT_COMPRESS_PROMPT
     counter = token_counter or default_token_counter(model)
     redactor = summariser_redactor(privacy_policy) if redact_for_summariser else None
+    redacted = RedactionMemo(redactor) if redactor is not None else None
 
     def plan(
         state: Any, config: RunnableConfig | None
@@ -709,8 +715,8 @@ def create_compress_node(
 
     def attempts(previous: str, found: CompressionPlan) -> _SummaryAttempts:
         evicted: Sequence[BaseMessage] = found.evicted
-        if redactor is not None:  # the model sees placeholders, never the identifiers
-            evicted = redactor.redact_messages(evicted)
+        if redactor is not None and redacted is not None:  # placeholders, never identifiers
+            evicted = redacted.redact_messages(evicted)
             previous = redactor.redact(previous).text
         return _SummaryAttempts(
             compress_prompt,
@@ -771,10 +777,20 @@ def create_compress_node(
         user_id = resolve_user_id(config) if needs_user else None
         return user_id, resolve_thread_id(config) or "default"
 
+    def quiet_turn(state: Any) -> dict[str, Any]:
+        # Redact this turn's messages now (the last few: a turn with tool calls has
+        # several), so the turn that summarises finds them ready.
+        if redacted is not None and model is not None:
+            recent = state_messages(state)[-_PREPARE_MESSAGES:]
+            redacted.prepare(
+                [m for m in recent if isinstance(m, HumanMessage | AIMessage | ToolMessage)]
+            )
+        return {}
+
     def compress(state: Any, config: RunnableConfig) -> dict[str, Any]:
         planned = plan(state, config)
         if planned is None:
-            return {}
+            return quiet_turn(state)
         messages, found = planned
         user_id, thread_id = ids(config, writer is not None or archive_summary)
         if writer is not None and found.handover:
@@ -790,7 +806,7 @@ def create_compress_node(
     async def acompress(state: Any, config: RunnableConfig) -> dict[str, Any]:
         planned = plan(state, config)
         if planned is None:
-            return {}
+            return quiet_turn(state)
         messages, found = planned
         user_id, thread_id = ids(config, writer is not None or archive_summary)
         if writer is not None and found.handover:
