@@ -76,6 +76,7 @@ from langgraph_memory.nodes.rules._text import (
     CJK,
     HYPOTHETICAL,
     JOKE,
+    LAUGH,
     TENTATIVE,
     TRIM,
     about_someone_else,
@@ -83,6 +84,7 @@ from langgraph_memory.nodes.rules._text import (
     has_cjk,
     is_question,
     is_wrapper,
+    laughed_at,
     segments,
     sentence_case,
     sentences,
@@ -219,7 +221,21 @@ def _safety(found: Match) -> bool:
 
 
 def _only_a_joke_marker(sentence: str) -> bool:
-    return len(JOKE.sub("", sentence).strip(" ,.!~，。！哈")) <= 3
+    return len(LAUGH.sub("", JOKE.sub("", sentence)).strip(" ,.!~，。！哈")) <= 3
+
+
+def _without_laughed_clause(sentence: str) -> str:
+    """The sentence without its laughter and without the clause the laughter closes
+    ("he's 6, he's a sheep lol" -> "he's 6"); empty when nothing else is left."""
+    plain, closing = laughed_at(sentence)
+    if not closing:
+        return plain
+    pieces = segments(plain)
+    if len(pieces) > 1:
+        cut = plain.rfind(pieces[-1])
+    else:  # one segment to the splitter; a comma still closes the laughed-at clause
+        cut = max(plain.rfind(","), plain.rfind("，"))
+    return plain[:cut].strip(TRIM + " ") if cut > 0 else ""
 
 
 def read_turn(text: str, now: datetime) -> _Turn:
@@ -229,14 +245,21 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # can take back the sentence before it.
     marks: list[tuple[int, int]] = []
     previous_sentence: str | None = None
+    # Once the turn is about the user ("hey we moved!"), its subjectless sentences are
+    # too ("its a house now, ground floor").
+    about_user = False
     for sentence in sentences(text):
-        if JOKE.search(sentence):
+        if JOKE.search(sentence) or (LAUGH.search(sentence) and _only_a_joke_marker(sentence)):
             if _only_a_joke_marker(sentence) and marks:
                 facts_at, residue_at = marks[-1]
                 del turn.facts[facts_at:], turn.residue[residue_at:]
             marks.append((len(turn.facts), len(turn.residue)))
             continue
         marks.append((len(turn.facts), len(turn.residue)))
+        if LAUGH.search(sentence):
+            sentence = _without_laughed_clause(sentence)
+            if not sentence:
+                continue
         if HYPOTHETICAL.search(sentence):
             continue
         whole = match_sentence(sentence)
@@ -274,9 +297,16 @@ def read_turn(text: str, now: datetime) -> _Turn:
             # thing to forget.
             turn.facts.extend(forgets)
             continue
-        about_user = False
         for segment, clause in zip(pieces, matched, strict=True):
-            if is_question(segment, sentence) or TENTATIVE.search(segment):
+            if TENTATIVE.search(segment):
+                continue
+            if is_question(segment, sentence):
+                # "where is my order #FN-22841?", "the lamp i ordered, #LX-2210, says
+                # delayed?": the question asks, but the detail it carries is the user's.
+                if clause is not None and _is_record(clause):
+                    turn.facts.append(replace(clause, segment=segment))
+                elif _carries_own_detail(segment):
+                    turn.residue.append((_untagged(segment), sentence))
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(clause, segment, now)
@@ -298,6 +328,32 @@ def read_turn(text: str, now: datetime) -> _Turn:
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
                 turn.residue.append((plain, sentence))
     return turn
+
+
+def _is_record(found: Match) -> bool:
+    """An identifier the user gave: order, ticket, booking or tracking number."""
+    return found.key is not None and found.key.split(".")[0] in (
+        "order",
+        "ticket",
+        "case",
+        "booking",
+        "reservation",
+        "confirmation",
+        "tracking",
+    )
+
+
+# A code, an amount, a date or a masked identifier: "#FN-451077", "$249", "12月3号", "[EMAIL]".
+_DETAIL = re.compile(
+    r"#?\b[A-Z]{1,5}-?\d{3,}\b|[$¥£€]\s?\d|\d+\s?(?:元|块|号|日|月)|\d{3,}|\[[A-Z_]+(?::[0-9a-f]{8})?\]"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d",
+    re.IGNORECASE,
+)
+
+
+def _carries_own_detail(segment: str) -> bool:
+    """A question that names something of the user's by its detail ("my refund of $40?")."""
+    return first_person(segment) and bool(_DETAIL.search(segment)) and not HYPOTHETICAL.search(segment)
 
 
 def _untagged(segment: str) -> str:

@@ -77,11 +77,11 @@ _WRAPPER_ONLY: Final = re.compile(
     re.IGNORECASE,
 )
 _FILLERS: Final = re.compile(
-    r"^(?:(?:oh|ah|um|uh|hmm|well|ok|okay|so|also|and|plus|btw|by the way|anyway|hey|hi|hello|"
+    r"^(?:(?:oh|ah|um|uh|hmm|well|ok|okay|so|also|and|plus|btw|by the way|anyway|hey|hi|hello|yo|hiya|"
     r"one more thing|another thing|just so you know|fyi|just fyi|for the record|for your info|"
     r"as i said|like i said|you know)\b[,:!]?\s*)+"
     r"|^(?:(?:哦|噢|嗯|啊|呃|那个|对了|另外|还有|顺便说一下|顺便|话说|跟你说|告诉你|提醒一下|"
-    r"说一下|补充一下|你好|您好|嗨|哈喽)[，,：:！!]?\s*)+",
+    r"说一下|补充一下|你好|您好|嗨|哈喽|话你知|同你讲|讲你知|早晨|早上好)[，,：:！!]?\s*)+",
     re.IGNORECASE,
 )
 # Cantonese markers; only then is the Mandarin normalisation applied.
@@ -320,9 +320,18 @@ def is_question(segment: str, sentence_raw: str) -> bool:
         return True
     if sentence_raw.rstrip().endswith(("?", "？")) and segment == sentence_raw.strip(TRIM + "?？"):
         return True
+    if _WH_CLAUSE.match(segment):
+        return False  # "when i ask for code, give me the code first": a condition, not a question
     return bool(_QUESTION_START.match(segment)) and not re.match(
         r"^(?:do not|don't|does not|is not|isn't)\b", segment, re.IGNORECASE
     )
+
+
+# A wh-word followed by a subject, in a sentence without "?": "when I ask for code ...",
+# "whenever we travel ...", "what I need is a quiet room". "when is my flight" asks.
+_WH_CLAUSE: Final = re.compile(
+    r"^(?:when|whenever|where|what|how|if)\s+(?:i|we|you|u|my|our|the \w+)\b(?!\s*\?)", re.IGNORECASE
+)
 
 
 HYPOTHETICAL: Final = re.compile(
@@ -338,19 +347,46 @@ HYPOTHETICAL: Final = re.compile(
     r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b",
     re.IGNORECASE,
 )
+# What takes a statement back: "just kidding", "开玩笑的". The sentence is not kept.
 JOKE: Final = re.compile(
     r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
-    r"just a joke|only joking|lol|lmao|rofl|haha+|hehe|obviously not|as if)\b|/s\b|[😂🤣😜😝😆🙃]"
-    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈|嘿嘿|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛",
+    r"just a joke|only joking|obviously not|as if)\b|/s\b"
+    r"|开玩笑|逗你的?|骗你的|说着玩的|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛|做梦呢",
     re.IGNORECASE,
 )
+# Laughter is weaker: it laughs at the clause it closes ("I'm the king of England lol",
+# "他是一只羊哈哈"), not at the whole turn. Leading or mid-sentence laughter is a reaction
+# ("lol i never told u that, her name is Anjali") and says nothing about the facts.
+LAUGH: Final = re.compile(
+    r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
+    re.IGNORECASE,
+)
+_LAUGH_AT_END: Final = re.compile(
+    rf"(?:{LAUGH.pattern})[\s!！.。~…,，]*$", re.IGNORECASE
+)
+
+
+def laughed_at(sentence: str) -> tuple[str, bool]:
+    """The sentence without its laughter, and whether laughter closed its last clause.
+
+    Example:
+        >>> laughed_at("lol her name is Anjali")
+        ('her name is Anjali', False)
+        >>> laughed_at("he's 6, he's a sheep lol")
+        ("he's 6, he's a sheep", True)
+    """
+    closing = bool(_LAUGH_AT_END.search(sentence))
+    return re.sub(r"\s{2,}", " ", LAUGH.sub("", sentence)).strip(TRIM + " "), closing
+
+
 _FIRST_PERSON: Final = re.compile(
     r"\b(?:i|i'm|i've|i'll|i'd|my|mine|me|we|we're|our|us)\b|我|咱", re.IGNORECASE
 )
 _SMALL_TALK: Final = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|got it|sounds good|"
     r"good (?:morning|evening|night)|bye|see you|no problem|yes|yeah|yep|no|nope|lol|haha|"
-    r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good))\b"
+    r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good)|i agree|"
+    r"i understand|i guess|i know|i hope so|i'?m (?:fine|good|ok|okay|sorry)|we'?ll see|i'?ll wait)\b"
     r"|^(?:你好|您好|谢谢|多谢|好的|好|嗯|行|可以|没问题|哈哈|再见|拜拜|知道了|明白了|收到|不用了|算了|不知道)",
     re.IGNORECASE,
 )
@@ -402,6 +438,30 @@ _DENIAL: Final = re.compile(
 )
 
 
+_GREETING: Final = re.compile(
+    r"^(?:hi|hello|hey|yo|hiya|morning|good (?:morning|afternoon|evening))\b[\s,!.]+\S"
+    r"|^(?:你好|您好|嗨|哈喽|早晨|早上好)[\s,，!！]*[^\s,，!！]",
+    re.IGNORECASE,
+)
+_SUBJECT_START: Final = re.compile(
+    r"^(?:i|we|i'?m|we'?re|i'?ve|we'?ve|i'?ll|we'?ll|im|ive)\b|^(?:我|我们|咱们)(?!是说)", re.IGNORECASE
+)
+_DROPPED_SUBJECT: Final = re.compile(
+    r"^(?:just |finally |still |also |now |already |recently )?(?:got|bought|moved|moving|started|starting|"
+    r"switched|switching|joined|joining|quit|left|lost|booked|ordered|signed|going|heading|flying|"
+    r"travell?ing|training|working|living|staying|renting|finished|changed|applied|passed|failed|"
+    r"broke|adopted|married|retired|graduated|paid|returned|cancell?ed|upgraded|downgraded|made|"
+    r"came back|back from|off to|been|having|taking|running|trying|planning|expecting|allergic|"
+    r"pregnant|vegan|vegetarian)\b",
+    re.IGNORECASE,
+)
+_NAMED_SUBJECT: Final = re.compile(
+    r"^(?!(?:The|This|That|These|Those|It|Its|There|Here|What|Which|Who|When|Where|Why|How|Yes|"
+    r"No|Ok|Okay|Thanks|Thank|Sorry|Please|So|And|But|Also|Well|Oh|Nice|Great|Cool|Good|Fine|Sure|"
+    r"Not|Just|Any|Some|All|Your|You|Is|Are|Can|Could|Would|Will|Do|Does|Did|If|Maybe|Hope|Let|"
+    r"Looks|Sounds|Seems|Same|Still|Then|Now|Today|Tomorrow|Yesterday)\b)"
+    r"[A-Z][a-z]+(?:'s\b|\s+(?:is|was|has|had|and|got|[a-z]+s|[a-z]+ed)\b)"
+)
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
@@ -416,7 +476,11 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     ``about_user``: an earlier segment of the sentence had the user as subject
     (Chinese drops it after the first clause: "我住在北京，在医院当护士").
     """
-    if _SMALL_TALK.match(segment) and len(segment) < 30:
+    if _SMALL_TALK.match(segment) and len(segment) < 30 and not _GREETING.match(segment):
+        return False
+    # "hey we moved", "早晨，我系阿娟": the greeting says nothing, the rest may.
+    segment = strip_fillers(segment)
+    if not segment or (_SMALL_TALK.match(segment) and len(segment) < 30):
         return False
     if _DENIAL.search(segment):
         return False
@@ -426,6 +490,13 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
     if size >= 3 and (about_user or _FIRST_PERSON.search(segment)):
+        return True
+    # "we moved", "I quit": the user as subject, two words are a whole fact.
+    if size >= 2 and _SUBJECT_START.match(segment):
+        return True
+    # "got a place in Jersey City", "moving in Nov 29": English drops the "I" too;
+    # "Clive's gone veggie", "Giulia's car seat came off the belt": a named person.
+    if size >= 3 and (_DROPPED_SUBJECT.match(segment) or _NAMED_SUBJECT.match(segment)):
         return True
     # Otherwise it must carry something to remember: a number, a name, a masked
     # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
