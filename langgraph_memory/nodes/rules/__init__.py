@@ -64,10 +64,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
-from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end
+from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, zh_time_words
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
-from langgraph_memory.nodes.rules._commitments import commitment
+from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
 from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
@@ -174,7 +174,8 @@ _STARTS = re.compile(
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
 _LASTING = re.compile(
-    r"生日|满.{1,2}岁|周年|\bbirthday\b|\bturns \d+\b|\banniversary\b", re.IGNORECASE
+    r"生日|满.{1,2}岁|周年|\b(?:birthday|b-?day|bday|birthdays)\b|\bturns \d+\b|\banniversary\b",
+    re.IGNORECASE,
 )
 
 
@@ -194,21 +195,52 @@ def _inherits_bound(segment: str) -> bool:
 _ONE_DAY = re.compile(
     r"\d{1,2}\s*(?:月|号|日)|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
     r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d{4}-\d{1,2}-\d{1,2}"
-    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|明天|后天|下周|下个?星期|下个?礼拜|这周|这个?星期|本周|周末",
+    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|今早|明天|明早|明晚|后天|下周|下个?星期|下个?礼拜|这周"
+    r"|这个?星期|本周|周末",
     re.IGNORECASE,
 )
+
+
+# A report of something that happened: a past tense, "了", "过", "已经".
+_REPORT = re.compile(
+    r"\b(?:came|arrived|broke|broken|was|were|got|had|did|went|left|lost|found|happened|showed up|"
+    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b|了|过|已经|到咗|咗",
+    re.IGNORECASE,
+)
+
+
+def _next_midnight(said: datetime) -> datetime:
+    return datetime.combine(said.date() + timedelta(days=1), datetime.min.time(), tzinfo=said.tzinfo)
 
 
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
+    sentence = zh_time_words(sentence)
     bound = bound_of(sentence, said)
+    if bound is not None and _REPORT.search(sentence) and bound <= _next_midnight(said):
+        # "the sofa came today but the arm is torn": what happened stays true; only a
+        # state of today ("I'm off today") ends with it.
+        bound = None
     starts = _STARTS.search(sentence) or _LASTING.search(sentence)
     if bound is None and not starts and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
-        if moment is not None and moment > said:
+        if moment is not None and moment > said and not (
+            _REPORT.search(sentence) and moment - said > timedelta(days=180)
+        ):
+            # (A report naming a month or day that only comes round next year names the
+            # past one: "我10月份话费扣了两回" said in November.)
             bound = stated_end(sentence, said) or moment + timedelta(days=1)
     return bound if bound is not None and bound > said else None
+
+
+# A commitment about "it" ("It's valid until Nov 30") needs the question it answered.
+_REFERS_TO_IT = re.compile(r"^(?:Assistant (?:said|committed)|客服承诺)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b", re.I)
+
+
+def _valid_until(sentence: str, said: datetime) -> datetime | None:
+    end = stated_end(zh_time_words(sentence), said) or bound_of(zh_time_words(sentence), said)
+    return end if end is not None and end > said else None
 
 
 def _safety(found: Match) -> bool:
@@ -527,8 +559,10 @@ class RuleBasedExtractor:
         reply_id: str,
         said: datetime,
         seen: set[tuple[str | None, str]],
+        asked: str = "",
     ) -> list[CandidateMemory]:
-        """What the user's ``reply`` confirms of the assistant's last message."""
+        """What the user's ``reply`` confirms of the assistant's last message (which
+        answered the user's ``asked``)."""
         message, message_id = pending
         if accepts(reply):
             try:
@@ -552,28 +586,49 @@ class RuleBasedExtractor:
                 )
                 return [self._candidate(agreed, reply_id, said, text=text[:500])]
         if self.commitments == "acknowledged" and acknowledges(reply):
-            return self._commitments(message, message_id, seen)
+            return self._commitments(message, message_id, seen, asked)
         return []
 
     def _commitments(
-        self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
+        self,
+        message: AIMessage,
+        message_id: str,
+        seen: set[tuple[str | None, str]],
+        asked: str = "",
     ) -> list[CandidateMemory]:
+        """The commitments in one assistant message; ``asked`` is the user's message it
+        answered, kept beside a commitment that only says "it" ("It's valid until Nov 30")."""
         try:
             text = redact_text(message_text(message), self.policy)
         except RedactionRejectedError:
             return []
         said = message_time(message, self.clock)
-        out: list[CandidateMemory] = []
+        found_by_key: dict[str | None, tuple[Match, str]] = {}
         for sentence in sentences(text):
             found = commitment(sentence)
-            if found is None or (found.key, found.text) in seen:
+            if found is None:
+                continue
+            if found.key in found_by_key:
+                # "It ships Oct 8; delivery window Oct 12-14": one slot, one memory.
+                earlier, first = found_by_key[found.key]
+                found = replace(earlier, text=f"{earlier.text}; {sentence.strip(TRIM)}")
+                sentence = f"{first}; {sentence}"
+            found_by_key[found.key] = (found, sentence)
+        out: list[CandidateMemory] = []
+        for found, sentence in found_by_key.values():
+            if (found.key, found.text) in seen:
                 continue
             seen.add((found.key, found.text))
+            if asked and _REFERS_TO_IT.search(found.text):
+                found = replace(found, text=f"{found.text} (re: {mask_long_numbers(asked)[:120]})")
             dated = with_time(None, sentence, said)
             if dated is not None and dated.event_time is not None:
                 # A promise stays on record after its day ("when should my refund have
                 # arrived?"); its event time says when it was due.
                 found = replace(found, event_time=dated.event_time)
+            if VALIDITY.search(sentence):
+                # "valid until Nov 30", "有效期到11月30日": a voucher that lapses.
+                found = replace(found, expires_at=_valid_until(sentence, said))
             candidate = self._candidate(found, message_id, said, text=found.text[:500])
             # The assistant said it: a commitment, never a user-stated fact.
             out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))
@@ -586,10 +641,11 @@ class RuleBasedExtractor:
         seen: set[tuple[str | None, str]] = set()
         # The assistant's last message, until the user's reply shows how it was taken.
         pending: tuple[AIMessage, str] | None = None
+        asked = ""  # the user's last message: what the assistant's next one answers
         for message, message_id in zip(messages, ids, strict=True):
             if isinstance(message, AIMessage):
                 if self.commitments is True:
-                    out.extend(self._commitments(message, message_id, seen))
+                    out.extend(self._commitments(message, message_id, seen, asked))
                 pending = (message, message_id) if self.commitments else None
                 continue
             if not isinstance(message, HumanMessage):
@@ -600,8 +656,9 @@ class RuleBasedExtractor:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
             if pending is not None:
-                out.extend(self._answered(pending, text, message_id, said, seen))
+                out.extend(self._answered(pending, text, message_id, said, seen, asked))
                 pending = None
+            asked = text
             turn = read_turn(text, said)
             residue = list(turn.residue)
             for found in turn.facts:

@@ -48,6 +48,9 @@ def rule_contact(segment: str) -> Match | None:
         r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
         r"(e-?mail|phone|text|sms|wechat|whatsapp|telegram|signal)\b"
         r"|\b(e-?mail|text|message|wechat)\s+me\s+instead\b"
+        # "email me, don't call", "pls text me updates": not "email me the invoice" (an errand).
+        r"|^(?:(?:pls|please|just|only|oh and|and)\s+)*(e-?mail|text|sms|whatsapp|wechat)\s+me"
+        r"(?:\s+(?:updates?|instead|only|from now on|about (?:it|this|changes|updates))\b.*)?$"
         r"|\bi prefer (?:to be contacted )?(?:by |via )?(e-?mail|phone calls?|texts?|sms|wechat|whatsapp)\b",
         segment,
         re.IGNORECASE,

@@ -405,9 +405,12 @@ TENTATIVE: Final = re.compile(
 # month", "我同事小何下个月去冰岛". Their plans are not the user's memory; a safety fact
 # about them ("my friend is allergic to nuts, she's coming to dinner") still is.
 _OTHER_PERSON: Final = re.compile(
-    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:my |our |a )?(?:colleague|coworker|co-worker|friend|boss|manager|"
+    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:(?:my |our )?\w+ (?:says|said|told me|tells me) (?:that )?)?"
+    r"(?:my |our |a |his |her |their )?(?:colleague|coworker|co-worker|friend|boss|manager|"
     r"neighbou?r|classmate|roommate|flatmate|mate|buddy)s?\b(?![^.]*\b(?:with (?:me|us)|and i|we)\b)"
-    r"|^(?:我|我的|我们)?(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
+    # "我老公说他同事家的空调也晃": someone's report about a third person.
+    r"|^(?:我|我的|我们)?(?:[\u4e00-\u9fff]{1,4}(?:说|讲|话|讲过|说过))?(?:他|她|佢)?(?:的)?"
+    r"(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
     re.IGNORECASE,
 )
 
