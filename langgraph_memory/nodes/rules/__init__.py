@@ -88,8 +88,12 @@ from langgraph_memory.nodes.rules._text import (
     segments,
     sentence_case,
     sentences,
+    restore_script,
     states_something,
+    strip_fillers,
+    to_simplified,
     to_third_person,
+    without_request_tag,
 )
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
@@ -210,7 +214,9 @@ _REPORT = re.compile(
 
 
 def _next_midnight(said: datetime) -> datetime:
-    return datetime.combine(said.date() + timedelta(days=1), datetime.min.time(), tzinfo=said.tzinfo)
+    return datetime.combine(
+        said.date() + timedelta(days=1), datetime.min.time(), tzinfo=said.tzinfo
+    )
 
 
 def _bound(sentence: str, said: datetime) -> datetime | None:
@@ -225,8 +231,10 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
     starts = _STARTS.search(sentence) or _LASTING.search(sentence)
     if bound is None and not starts and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
-        if moment is not None and moment > said and not (
-            _REPORT.search(sentence) and moment - said > timedelta(days=180)
+        if (
+            moment is not None
+            and moment > said
+            and not (_REPORT.search(sentence) and moment - said > timedelta(days=180))
         ):
             # (A report naming a month or day that only comes round next year names the
             # past one: "我10月份话费扣了两回" said in November.)
@@ -235,7 +243,9 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
 
 
 # A commitment about "it" ("It's valid until Nov 30") needs the question it answered.
-_REFERS_TO_IT = re.compile(r"^(?:Assistant (?:said|committed)|客服承诺)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b", re.I)
+_REFERS_TO_IT = re.compile(
+    r"^(?:Assistant (?:said|committed)|客服承诺)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b", re.I
+)
 
 
 def _valid_until(sentence: str, said: datetime) -> datetime | None:
@@ -303,7 +313,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if _CORRECTION_SHAPE.search(sentence):
             # "X is not A, it's B" that no slot rule understood: keep it whole, so the
             # evidence never carries "not A" without the B that replaces it.
-            found = with_time(match_clause(sentence), sentence, now)
+            found = with_time(_clause(sentence), sentence, now)
             if found is not None:
                 turn.facts.append(found)
             elif states_something(sentence) and not is_question(sentence, sentence):
@@ -321,7 +331,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 turn.facts.append(forget_request(topic))
             previous_sentence = sentence
             continue
-        matched = [match_clause(p) for p in pieces]  # once per piece: the rules are the cost
+        pieces = [without_request_tag(p) for p in pieces]
+        matched = [_clause(p) for p in pieces]  # once per piece: the rules are the cost
         forgets = [m for m in matched if m is not None and m.forget]
         previous_sentence = sentence
         if forgets:
@@ -385,7 +396,22 @@ _DETAIL = re.compile(
 
 def _carries_own_detail(segment: str) -> bool:
     """A question that names something of the user's by its detail ("my refund of $40?")."""
-    return first_person(segment) and bool(_DETAIL.search(segment)) and not HYPOTHETICAL.search(segment)
+    return (
+        first_person(segment) and bool(_DETAIL.search(segment)) and not HYPOTHETICAL.search(segment)
+    )
+
+
+def _clause(segment: str) -> Match | None:
+    """``match_clause``, with the user's traditional characters put back into the fact
+    ("回覆請用繁體中文" -> "用户希望用繁體中文交流"): the rules read simplified."""
+    found = match_clause(segment)
+    if found is None:
+        return None
+    plain = strip_fillers(segment)
+    simple = to_simplified(plain)
+    return (
+        found if simple == plain else replace(found, text=restore_script(found.text, simple, plain))
+    )
 
 
 def _untagged(segment: str) -> str:
@@ -415,7 +441,7 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
     for segment in pieces if len(pieces) > 1 else []:
         if is_question(segment, sentence) or TENTATIVE.search(segment):
             continue
-        other = match_clause(segment)
+        other = _clause(segment)
         if other is None:
             said = to_third_person(segment).lower().strip(TRIM + " ")
             # Not a wrapper ("from now on") or a bracketed tag ("[user_stated, 2026-01-01]").

@@ -21,7 +21,7 @@ import re
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import TRIM, has_cjk, slug
+from langgraph_memory.nodes.rules._text import TRIM, has_cjk, slug, to_simplified
 from langgraph_memory.types import MemoryType
 
 _EN_COMMIT: Final = re.compile(
@@ -37,7 +37,7 @@ _EN_COMMIT: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_COMMIT: Final = re.compile(
-    r"(?:我|我们)?(?:已经?|会|将|马上|稍后|承诺|保证)(?:为您|给您|帮您|替您)?"
+    r"(?:我|我们)?(?:已经?|会|将|马上|稍后|承诺|保证)(?:重新|再次|再)?(?:为您|给您|帮您|替您)?"
     r"((?:办理|退款|退还|补发|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签|"
     r"登记|申请|提交|创建|派|赠送|加固|处理|延长|生效|到账|更新|改为|改成|修改|更改|备注|预订)"
     r"[^。！？]{0,60})"
@@ -73,7 +73,8 @@ _EN_STATUS: Final = re.compile(
 )
 # What a date of validity marks: the commitment ends then ("valid until Nov 30", "有效期到11月30日").
 VALIDITY: Final = re.compile(
-    r"\b(?:valid|validity|expires?|expiring|good (?:until|till|through))\b|有效期|有效至|到期|过期", re.IGNORECASE
+    r"\b(?:valid|validity|expires?|expiring|good (?:until|till|through))\b|有效期|有效至|到期|过期",
+    re.IGNORECASE,
 )
 _CODE: Final = re.compile(r"\b[A-Z]{1,5}-?\d{3,}\b")
 
@@ -112,8 +113,8 @@ def commitment(sentence: str) -> Match | None:
         kind = "valid" if VALIDITY.search(text) else "eta"
         key = f"promise.{kind}" + (f".{code.group(0).lower()}" if code else "")
         return Match(f"Assistant said: {text}", MemoryType.EPISODIC, key=key, importance=0.7)
-    m = _ZH_COMMIT.search(text)
-    if m and not re.search(r"如果|是否|要不要|需要我|可以吗|吗$", text):
+    m = _ZH_COMMIT.search(to_simplified(text))  # "已重新處理" reads as "已重新处理"
+    if m and not re.search(r"如果|是否|要不要|需要我|可以吗|吗$", to_simplified(text)):
         # The whole sentence ("多出的是跨区流量 $312.40，我已申请 credit 返还"), without
         # its politeness lead-in.
         what = _ZH_LEAD_IN.sub("", text)[:120]

@@ -82,7 +82,8 @@ _FIRST_PERSON_STATE: Final = re.compile(
 )
 # Recurring dates are not events: a birthday does not expire.
 _RECURRING: Final = re.compile(
-    r"\b(?:birthday|b-?day|bday)\b|\banniversary\b|生日|纪念日|\bevery\b|每周|每个?月|每天", re.IGNORECASE
+    r"\b(?:birthday|b-?day|bday)\b|\banniversary\b|生日|纪念日|\bevery\b|每周|每个?月|每天",
+    re.IGNORECASE,
 )
 
 

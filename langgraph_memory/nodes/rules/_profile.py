@@ -377,7 +377,7 @@ def rule_location(segment: str) -> Match | None:
 
 
 _LANGUAGES_EN: Final = "english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish"
-_LANGUAGES_ZH: Final = "中文|英文|英语|汉语|普通话|粤语|广东话|日语|日文|韩语|法语|德语"
+_LANGUAGES_ZH: Final = "繁体中文|简体中文|繁体字|简体字|繁体|简体|中文|英文|英语|汉语|普通话|粤语|广东话|日语|日文|韩语|法语|德语"
 
 
 def rule_language(segment: str) -> Match | None:
@@ -399,12 +399,14 @@ def rule_language(segment: str) -> Match | None:
         )
     m = re.search(
         rf"(?:用|说|讲)({_LANGUAGES_ZH})(?:来)?(?:回复|回答|跟我|和我|交流|沟通|聊天?|写)"
-        rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
+        rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})"
+        # "以后同我倾偈用广东话", "跟我聊天的时候用英文"
+        rf"|(?:跟|和|同|与)我(?:倾偈|倾|聊天?|说话|讲话|交流|沟通)?(?:的时候|时)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
         segment,
     )
     if m:
         return Match(
-            f"用户希望用{m.group(1) or m.group(2)}交流",
+            f"用户希望用{next(g for g in m.groups() if g)}交流",
             MemoryType.PROCEDURAL,
             key="preference.language",
             importance=0.85,

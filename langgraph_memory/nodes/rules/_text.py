@@ -114,6 +114,56 @@ def sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+# Traditional characters the rules meet most, one for one (so positions still line up
+# with the user's own text, ``restore_script``).
+_TRADITIONAL: Final = dict(
+    zip(
+        "們請說話電後發語體過約訂號碼單門買賣車東機會時間點這個麼來對為與員帳錢費處給謝還沒關覆週禮開從現寫歡"
+        "實際聯繫應該讓歲醫藥貓養場區線網頁視聽讀書學習業務產價據遞貨運輸換變辦預簡繁稱呼記得別"
+        "長裡裏嗎確認額華寶啟動愛喜較陳黃劉趙鄭吳張楊楊劃週歷內隻條種該將專門題問幫難點燈鐘頭髮飯麵雞魚蝦蟲藥療診護臉腳",
+        "们请说话电后发语体过约订号码单门买卖车东机会时间点这个么来对为与员账钱费处给谢还没关复周礼开从现写欢"
+        "实际联系应该让岁医药猫养场区线网页视听读书学习业务产价据递货运输换变办预简繁称呼记得别"
+        "长里里吗确认额华宝启动爱喜较陈黄刘赵郑吴张杨杨划周历内只条种该将专门题问帮难点灯钟头发饭面鸡鱼虾虫药疗诊护脸脚",
+        strict=True,
+    )
+)
+_TO_SIMPLIFIED: Final = str.maketrans(_TRADITIONAL)
+
+
+def to_simplified(text: str) -> str:
+    """Traditional characters as simplified, one for one ("請用繁體" -> "请用繁体")."""
+    return text.translate(_TO_SIMPLIFIED)
+
+
+def restore_script(out: str, matched_on: str, original: str) -> str:
+    """Put the user's own (traditional) characters back into a rule's output.
+
+    ``matched_on`` is ``original`` after ``to_simplified`` (same length); every run of
+    ``out`` copied from it is replaced by the user's characters at the same place.
+
+    Example:
+        >>> restore_script("用户希望用繁体中文交流", "回复请用繁体中文", "回覆請用繁體中文")
+        '用户希望用繁體中文交流'
+    """
+    if matched_on == original or len(matched_on) != len(original):
+        return out
+    result, i = [], 0
+    while i < len(out):
+        best = 0
+        for j in range(len(out), i + 1, -1):  # longest copied run of 2+ characters
+            at = matched_on.find(out[i:j])
+            if at >= 0:
+                best = j - i
+                result.append(original[at : at + best])
+                break
+        if best:
+            i += best
+        else:
+            result.append(out[i])
+            i += 1
+    return "".join(result)
+
+
 def normalize_dialect(text: str) -> str:
     """Cantonese spelled as Mandarin for matching ("我唔食牛肉" -> "我不吃牛肉").
 
@@ -123,6 +173,7 @@ def normalize_dialect(text: str) -> str:
         >>> normalize_dialect("我不吃牛肉")
         '我不吃牛肉'
     """
+    text = to_simplified(text)
     if not _CANTONESE.search(text):
         return text
     for cantonese, mandarin in _CANTONESE_MAP:
@@ -308,9 +359,31 @@ def is_request(segment: str) -> bool:
     return bool(_REQUEST.match(segment)) and bool(_DETAIL.search(segment[3:]))
 
 
+# A standing request asked for leave: "以后同我倾偈用广东话得唔得？", "from now on can
+# you answer in bullets, ok?". The tag asks permission; the request is the statement.
+_REQUEST_TAG: Final = re.compile(
+    r"[，,\s]*(?:得唔得|好唔好|可唔可以|得不得|行不行|好不好|可不可以|可以吗|可以不|行吗|好吗|成吗|ok吗|okay\??|ok\??|"
+    r"alright|please)\s*[?？]*$",
+    re.IGNORECASE,
+)
+_STANDING_OPENER: Final = re.compile(
+    r"^(?:以后|今后|往后|从现在开始|从今以后|每次|from now on|going forward|in future|in the future|always)",
+    re.IGNORECASE,
+)
+
+
+def without_request_tag(segment: str) -> str:
+    """A standing request without its permission tag ("以后用广东话得唔得？" -> "以后用广东话")."""
+    if _STANDING_OPENER.match(segment) and _REQUEST_TAG.search(segment):
+        return _REQUEST_TAG.sub("", segment).strip(TRIM + " ")
+    return segment
+
+
 def is_question(segment: str, sentence_raw: str) -> bool:
     """A question states nothing (except a request: "can you always ...", "can we do the 12th?")."""
     if _POLITE_IMPERATIVE.match(segment) or is_request(segment):
+        return False
+    if without_request_tag(segment) != segment:
         return False
     if _CHANGE.search(segment) and not _QUESTION_START.match(segment):
         return False  # "..., can deliveries come Tuesday instead?": a change, asked politely
@@ -330,7 +403,8 @@ def is_question(segment: str, sentence_raw: str) -> bool:
 # A wh-word followed by a subject, in a sentence without "?": "when I ask for code ...",
 # "whenever we travel ...", "what I need is a quiet room". "when is my flight" asks.
 _WH_CLAUSE: Final = re.compile(
-    r"^(?:when|whenever|where|what|how|if)\s+(?:i|we|you|u|my|our|the \w+)\b(?!\s*\?)", re.IGNORECASE
+    r"^(?:when|whenever|where|what|how|if)\s+(?:i|we|you|u|my|our|the \w+)\b(?!\s*\?)",
+    re.IGNORECASE,
 )
 
 
@@ -361,9 +435,7 @@ LAUGH: Final = re.compile(
     r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
     re.IGNORECASE,
 )
-_LAUGH_AT_END: Final = re.compile(
-    rf"(?:{LAUGH.pattern})[\s!！.。~…,，]*$", re.IGNORECASE
-)
+_LAUGH_AT_END: Final = re.compile(rf"(?:{LAUGH.pattern})[\s!！.。~…,，]*$", re.IGNORECASE)
 
 
 def laughed_at(sentence: str) -> tuple[str, bool]:
@@ -447,7 +519,8 @@ _GREETING: Final = re.compile(
     re.IGNORECASE,
 )
 _SUBJECT_START: Final = re.compile(
-    r"^(?:i|we|i'?m|we'?re|i'?ve|we'?ve|i'?ll|we'?ll|im|ive)\b|^(?:我|我们|咱们)(?!是说)", re.IGNORECASE
+    r"^(?:i|we|i'?m|we'?re|i'?ve|we'?ve|i'?ll|we'?ll|im|ive)\b|^(?:我|我们|咱们)(?!是说)",
+    re.IGNORECASE,
 )
 _DROPPED_SUBJECT: Final = re.compile(
     r"^(?:just |finally |still |also |now |already |recently )?(?:got|bought|moved|moving|started|starting|"
