@@ -85,10 +85,10 @@ from langgraph_memory.nodes.rules._text import (
     is_question,
     is_wrapper,
     laughed_at,
+    restore_script,
     segments,
     sentence_case,
     sentences,
-    restore_script,
     states_something,
     strip_fillers,
     to_simplified,
@@ -273,10 +273,9 @@ def _without_laughed_clause(sentence: str) -> str:
     if not closing:
         return plain
     pieces = segments(plain)
-    if len(pieces) > 1:
-        cut = plain.rfind(pieces[-1])
-    else:  # one segment to the splitter; a comma still closes the laughed-at clause
-        cut = max(plain.rfind(","), plain.rfind("，"))
+    # One segment to the splitter: a comma still closes the laughed-at clause.
+    last_comma = max(plain.rfind(","), plain.rfind("，"))
+    cut = plain.rfind(pieces[-1]) if len(pieces) > 1 else last_comma
     return plain[:cut].strip(TRIM + " ") if cut > 0 else ""
 
 
@@ -290,6 +289,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # Once the turn is about the user ("hey we moved!"), its subjectless sentences are
     # too ("its a house now, ground floor").
     about_user = False
+    last_said: str | None = None  # the turn's last stating piece, for "her bday is dec 3"
     for sentence in sentences(text):
         if JOKE.search(sentence) or (LAUGH.search(sentence) and _only_a_joke_marker(sentence)):
             if _only_a_joke_marker(sentence) and marks:
@@ -369,8 +369,37 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
+                if (
+                    last_said is not None
+                    and _NAMES_NO_ONE.match(plain)
+                    and (not turn.residue or turn.residue[-1][0] != last_said)
+                ):
+                    # "her bday is dec 3" after "my sister Anjali ...": the evidence
+                    # carries who "her" is.
+                    plain = f"{last_said}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
+            last_said = _untagged(segment)
     return turn
+
+
+# Between a pronoun piece and the piece it refers back to: the bound is the pronoun
+# piece's own ("my sister is visiting next week … her bday is dec 3" does not lapse).
+_CONTEXT = " … "
+
+
+# A piece whose subject is only a pronoun ("her bday is dec 3", "他下周生日").
+_NAMES_NO_ONE = re.compile(
+    r"^(?:(?:and|but|so|also)\s+)?(?:he|she|they|his|her|their|him|them|he'?s|she'?s|they'?re)\b"
+    r"(?!.*(?<!^)\b(?!(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\b)(?-i:[A-Z][a-z]+))|^(?:他|她|佢|他们|她们|他的|她的)(?![^，。]*(?-i:[A-Z][a-z]))",
+    re.IGNORECASE,
+)
+# A piece that points back at the one before ("... for it", "她..."): same time bound.
+_POINTS_BACK = re.compile(
+    _NAMES_NO_ONE.pattern
+    + r"|\b(?:for|to|at|about|with|after|before) (?:it|that|them|him|her)\s*$",
+    re.IGNORECASE,
+)
 
 
 def _is_record(found: Match) -> bool:
@@ -547,11 +576,16 @@ class RuleBasedExtractor:
         """One evidence memory per time bound: "I'm in Lisbon till the 9th, so hold my
         deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
         groups: dict[datetime | None, list[str]] = {}
+        previous: tuple[datetime | None] | None = None
         for segment, sentence in residue:
-            own = _bound(segment, said)
-            if own is None and _inherits_bound(segment):
+            own_words = segment.rsplit(_CONTEXT, 1)[-1]
+            own = _bound(own_words, said)
+            if own is None and _inherits_bound(own_words) and own_words == segment:
                 own = _bound(sentence, said)
+            if own is None and previous is not None and _POINTS_BACK.search(segment):
+                own = previous[0]  # "we're driving down for it" ends with what "it" is
             groups.setdefault(own, []).append(segment)
+            previous = (own,)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()

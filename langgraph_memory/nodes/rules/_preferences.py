@@ -139,9 +139,35 @@ _STYLE_EN: Final = re.compile(
 )
 
 
+# A rule with its condition: "when I ask for code just give me the code first",
+# "if it slips past mid December just cancel it and refund me".
+_CONDITIONAL: Final = re.compile(
+    r"^(?:when(?:ever)?|every time|each time|any time|if)\s+(?:i|we|it|they|he|she|the \w+|my \w+)\b"
+    r".{1,60}?(?:,\s*|\s+)(?:(?:just|please|pls|then|simply)\s+)?"
+    # the user's own plan ("when i get home i'll call you") is not an ask
+    r"(?<!\bi'll )(?<!\bwe'll )(?<!\bi )(?<!\bwe )(?<!\bwill )(?<!\bto )(?<!\bcan )"
+    r"(give me|send me|show me|use|reply|respond|answer|keep|write|start|put|include|don'?t|do not|"
+    r"never|always|skip|cancel|refund|call|text|email|hold|book|ship|remind me|tell me|let me know|"
+    r"leave|switch|move)\b.+$",
+    re.IGNORECASE,
+)
+# "no meat in anything you suggest", "nothing spicy in what you recommend": a standing filter.
+_EXCLUDE_ALL: Final = re.compile(
+    r"^(?:no|nothing|never any)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:in|on|with|for)\s+"
+    r"(?:anything|any|everything|all|what)\b.*\byou\b",
+    re.IGNORECASE,
+)
+
+
 def rule_instruction(segment: str) -> Match | None:
     if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
         return None  # a one-off reminder ("don't forget to bring snacks")
+    if _CONDITIONAL.match(segment) or _EXCLUDE_ALL.match(segment):
+        return Match(
+            f"User's standing instruction: {segment.strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
     m = re.match(
         r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
         r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"
