@@ -371,8 +371,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
                 if (
                     last_said is not None
-                    and _NAMES_NO_ONE.match(plain)
-                    and (not turn.residue or turn.residue[-1][0] != last_said)
+                    and _POINTS_BACK.search(plain)
+                    and (not turn.residue or turn.residue[-1] != (last_said, sentence))
                 ):
                     # "her bday is dec 3" after "my sister Anjali ...": the evidence
                     # carries who "her" is.
@@ -394,7 +394,7 @@ _NAMES_NO_ONE = re.compile(
     r"[a-z]*\b)(?-i:[A-Z][a-z]+))|^(?:他|她|佢|他们|她们|他的|她的)(?![^，。]*(?-i:[A-Z][a-z]))",
     re.IGNORECASE,
 )
-# A piece that points back at the one before ("... for it", "她..."): same time bound.
+# A piece that points back at the one before ("... for it", "她...").
 _POINTS_BACK = re.compile(
     _NAMES_NO_ONE.pattern
     + r"|\b(?:for|to|at|about|with|after|before) (?:it|that|them|him|her)\s*$",
@@ -576,16 +576,12 @@ class RuleBasedExtractor:
         """One evidence memory per time bound: "I'm in Lisbon till the 9th, so hold my
         deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
         groups: dict[datetime | None, list[str]] = {}
-        previous: tuple[datetime | None] | None = None
         for segment, sentence in residue:
             own_words = segment.rsplit(_CONTEXT, 1)[-1]
             own = _bound(own_words, said)
             if own is None and _inherits_bound(own_words) and own_words == segment:
                 own = _bound(sentence, said)
-            if own is None and previous is not None and _POINTS_BACK.search(segment):
-                own = previous[0]  # "we're driving down for it" ends with what "it" is
             groups.setdefault(own, []).append(segment)
-            previous = (own,)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()
