@@ -77,6 +77,7 @@ from langgraph_memory.nodes.rules._text import (
     HYPOTHETICAL,
     JOKE,
     LAUGH,
+    REPORT,
     TENTATIVE,
     TRIM,
     about_someone_else,
@@ -205,14 +206,6 @@ _ONE_DAY = re.compile(
 )
 
 
-# A report of something that happened: a past tense, "了", "过", "已经".
-_REPORT = re.compile(
-    r"\b(?:came|arrived|broke|broken|was|were|got|had|did|went|left|lost|found|happened|showed up|"
-    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b|了|过|已经|到咗|咗",
-    re.IGNORECASE,
-)
-
-
 def _next_midnight(said: datetime) -> datetime:
     return datetime.combine(
         said.date() + timedelta(days=1), datetime.min.time(), tzinfo=said.tzinfo
@@ -224,7 +217,7 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
     sentence = zh_time_words(sentence)
     bound = bound_of(sentence, said)
-    if bound is not None and _REPORT.search(sentence) and bound <= _next_midnight(said):
+    if bound is not None and REPORT.search(sentence) and bound <= _next_midnight(said):
         # "the sofa came today but the arm is torn": what happened stays true; only a
         # state of today ("I'm off today") ends with it.
         bound = None
@@ -234,7 +227,7 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
         if (
             moment is not None
             and moment > said
-            and not (_REPORT.search(sentence) and moment - said > timedelta(days=180))
+            and not (REPORT.search(sentence) and moment - said > timedelta(days=180))
         ):
             # (A report naming a month or day that only comes round next year names the
             # past one: "我10月份话费扣了两回" said in November.)

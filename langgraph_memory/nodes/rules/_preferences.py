@@ -143,12 +143,13 @@ _STYLE_EN: Final = re.compile(
 # "if it slips past mid December just cancel it and refund me".
 _CONDITIONAL: Final = re.compile(
     r"^(?:when(?:ever)?|every time|each time|any time|if)\s+(?:i|we|it|they|he|she|the \w+|my \w+)\b"
-    r".{1,60}?(?:,\s*|\s+)(?:(?:just|please|pls|then|simply)\s+)?"
-    # the user's own plan ("when i get home i'll call you") is not an ask
-    r"(?<!\bi'll )(?<!\bwe'll )(?<!\bi )(?<!\bwe )(?<!\bwill )(?<!\bto )(?<!\bcan )"
-    r"(give me|send me|show me|use|reply|respond|answer|keep|write|start|put|include|don'?t|do not|"
-    r"never|always|skip|cancel|refund|call|text|email|hold|book|ship|remind me|tell me|let me know|"
-    r"leave|switch|move)\b.+$",
+    # after a comma, any imperative ("when I send a recipe, convert it to metric") ...
+    r"(?:.{1,60}?,\s*(?:(?:just|please|pls|then|simply)\s+)?"
+    r"(?!(?:i|we|you|u|it|he|she|they|i'?ll|i'?d|i'?m|we'?ll|we'?re|that|this|there|the|my|our|a|an|"
+    r"and|but|so|or|maybe|probably|thanks)\b)[a-z]{3,}\b"
+    # ... without one, an ask after "just"/"please" ("when i ask for code just give me ...")
+    r"|.{1,60}?\s+(?:just|please|pls|then|simply)\s+(?!(?:i|we|it|he|she|they)\b)[a-z]{3,}\b)"
+    r".*$",
     re.IGNORECASE,
 )
 # "no meat in anything you suggest", "nothing spicy in what you recommend": a standing filter.

@@ -317,6 +317,15 @@ def _place(text: str) -> str | None:
         if word.endswith((",", ".")):
             break
     place = " ".join(words)
+    # "we moved in June", "moved in last week": a time, not a place.
+    if re.fullmatch(
+        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?(?:\s+\d+\w*)?|"
+        r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|"
+        r"winter|january|february|march|april|june|july|august|september|october|november|december)",
+        place,
+        re.IGNORECASE,
+    ):
+        return None
     return place or None
 
 
@@ -401,7 +410,7 @@ def rule_language(segment: str) -> Match | None:
         rf"(?:用|说|讲)({_LANGUAGES_ZH})(?:来)?(?:回复|回答|跟我|和我|交流|沟通|聊天?|写)"
         rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})"
         # "以后同我倾偈用广东话", "跟我聊天的时候用英文"
-        rf"|(?:跟|和|同|与)我(?:倾偈|倾|聊天?|说话|讲话|交流|沟通)?(?:的时候|时)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
+        rf"|(?:跟|和|同|与)我(?:倾偈|倾计|倾|聊天?|说话|讲话|讲东西|交流|沟通)?(?:的时候|时)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
         segment,
     )
     if m:

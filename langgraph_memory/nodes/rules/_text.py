@@ -464,6 +464,15 @@ _SMALL_TALK: Final = re.compile(
 )
 
 
+# A report of something that happened: a past tense, "了", "过", "已经". What happened
+# stays true after its day ("the sofa came today but the arm is torn").
+REPORT: Final = re.compile(
+    r"\b(?:came|arrived|broke|broken|was|were|got|had|did|went|left|lost|found|happened|showed up|"
+    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b|了|过|已经|到咗|咗",
+    re.IGNORECASE,
+)
+
+
 # Not a fact yet: "I might switch to...", "maybe I'll...", "我考虑换...", "说不定".
 TENTATIVE: Final = re.compile(
     r"\b(?:might|maybe i|maybe we|perhaps|thinking (?:about|of)|considering|not sure (?:if|whether)|"
@@ -538,6 +547,20 @@ _NAMED_SUBJECT: Final = re.compile(
     r"Looks|Sounds|Seems|Same|Still|Then|Now|Today|Tomorrow|Yesterday)\b)"
     r"[A-Z][a-z]+(?:'s\b|\s+(?:is|was|has|had|and|got|[a-z]+s|[a-z]+ed)\b)"
 )
+_REPORTED_THING: Final = re.compile(
+    r"^(?:(?:the|my|our|your|that|this)\s+)?([a-z]+)(?:[ -][a-z]+)?\s+(?:finally |just |never |still |already )?"
+    r"(?:came|arrived|broke|got|was|were|has|had|went|stopped|fell|showed up|turned up|[a-z]{3,}ed)\b",
+    re.IGNORECASE,
+)
+# Subjects of chit-chat, not things of the user's ("that was quick", "the weather was awful").
+_NOT_A_THING: Final = word_set("that this it there which what who weather you he she they the a an")
+
+
+def _reports_on_a_thing(segment: str) -> bool:
+    m = _REPORTED_THING.match(segment)
+    return m is not None and m.group(1).lower() not in _NOT_A_THING and bool(REPORT.search(segment))
+
+
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
@@ -552,7 +575,10 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     ``about_user``: an earlier segment of the sentence had the user as subject
     (Chinese drops it after the first clause: "我住在北京，在医院当护士").
     """
-    if _SMALL_TALK.match(segment) and len(segment) < 30 and not _GREETING.match(segment):
+    opener = _SMALL_TALK.match(segment)
+    if opener and re.match(r"[\s,，!！.。:]+\S", segment[opener.end() :]):
+        segment = segment[opener.end() :].strip(TRIM + " ")  # "no, we're in Lisbon now"
+    elif opener and len(segment) < 30 and not _GREETING.match(segment):
         return False
     # "hey we moved", "早晨，我系阿娟": the greeting says nothing, the rest may.
     segment = strip_fillers(segment)
@@ -573,6 +599,10 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # "got a place in Jersey City", "moving in Nov 29": English drops the "I" too;
     # "Clive's gone veggie", "Giulia's car seat came off the belt": a named person.
     if size >= 3 and (_DROPPED_SUBJECT.match(segment) or _NAMED_SUBJECT.match(segment)):
+        return True
+    # "sofa got delivered today, one leg is cracked", "the refund finally arrived": a thing
+    # of the user's and what happened to it.
+    if size >= 4 and _reports_on_a_thing(segment):
         return True
     # Otherwise it must carry something to remember: a number, a name, a masked
     # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
