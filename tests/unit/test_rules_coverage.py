@@ -289,3 +289,23 @@ def test_a_not_later_in_the_reply_is_the_users_own_news() -> None:
         "hi", "Refund issued, 7-10 business days.", "ok. and we fly back the 9th now, not the 7th"
     )
     assert kept and "refund issued" in kept[0].text.lower()
+
+
+def test_a_scheduled_visit_is_over_after_its_day_but_an_eta_is_not() -> None:
+    visit = conversation("那上门取件啥时候", "12月3日下午顺丰上门取件。", "好")
+    assert visit and visit[0].expires_at == datetime(2026, 12, 4, tzinfo=UTC)
+    eta = conversation("and the lamp?", "New ETA is Dec 9.", "ok")
+    assert eta and eta[0].expires_at is None
+
+
+def test_chinese_status_lines_and_more_business_verbs_are_commitments() -> None:
+    refund = conversation("少了300", "抱歉，我们会补退300元，12月20日前到账。", "好")
+    assert refund and "补退300元" in refund[0].text
+    rushed = conversation("这次别再出岔子", "已加急，预计12月15日送达。", "行")
+    assert rushed and "加急" in rushed[0].text
+
+
+def test_clauses_after_someone_elses_subject_stay_theirs() -> None:
+    assert found("我邻居也买了台冰箱，说噪音大得睡不着") == []
+    kept = said("my neighbour bought the same fridge, says it's noisy, and I want a refund")
+    assert "noisy" not in kept and "refund" in kept

@@ -237,7 +237,15 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
 
 # A commitment about "it" ("It's valid until Nov 30") needs the question it answered.
 _REFERS_TO_IT = re.compile(
-    r"^(?:Assistant (?:said|committed)|客服承诺)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b", re.I
+    r"^(?:Assistant (?:said|committed)|客服承诺|客服说)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b",
+    re.I,
+)
+
+
+_VISIT = re.compile(
+    r"^(?:Assistant said|客服说)[:：].*(?:\b(?:pick ?up|collection|visit|technician|engineer|installer|"
+    r"install\w*)\b|上门|取件|安装|师傅)",
+    re.IGNORECASE,
 )
 
 
@@ -333,6 +341,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             # thing to forget.
             turn.facts.extend(forgets)
             continue
+        someone_else = False
         for segment, clause in zip(pieces, matched, strict=True):
             if TENTATIVE.search(segment):
                 continue
@@ -346,7 +355,13 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(clause, segment, now)
-            if about_someone_else(segment) and not (found and _safety(found)):
+            if about_someone_else(segment):
+                someone_else = True
+            elif first_person(segment) or _NAMED_SUBJECT_START.match(segment):
+                someone_else = False
+            # "我邻居也买了台冰箱，说噪音大得睡不着": the clauses after it are still the
+            # neighbour's until the user names a new subject.
+            if someone_else and not (found and _safety(found)):
                 if _SAFETY_WORDS.search(segment):
                     turn.residue.append((segment, sentence))  # a guest's allergy still matters
                 continue
@@ -373,6 +388,15 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 turn.residue.append((plain, sentence))
             last_said = _untagged(segment)
     return turn
+
+
+# A new subject that is not the user: a name ("Clive's gone veggie") or kin ("my wife").
+_NAMED_SUBJECT_START = re.compile(
+    r"^(?-i:[A-Z][a-z]+)(?:'s|\s+(?:is|was|has|had))\b|^(?:my|our)\s+(?:wife|husband|son|daughter|"
+    r"kids?|children|mum|mom|dad|mother|father|partner|sister|brother|baby)\b"
+    r"|^(?:我)?(?:老婆|老公|妻子|丈夫|儿子|女儿|孩子|爸|妈|父亲|母亲|哥|姐|弟|妹)",
+    re.IGNORECASE,
+)
 
 
 # Between a pronoun piece and the piece it refers back to: the bound is the pronoun
@@ -675,6 +699,10 @@ class RuleBasedExtractor:
                 # A promise stays on record after its day ("when should my refund have
                 # arrived?"); its event time says when it was due.
                 found = replace(found, event_time=dated.event_time)
+            if _VISIT.search(found.text) and (moment := moment_of(zh_time_words(sentence), said)):
+                # "11月6日下午顺丰上门取件": a visit the business scheduled is over after
+                # its day (an order's ETA is not: the order goes on).
+                found = replace(found, event_time=moment, expires_at=moment + timedelta(days=1))
             if VALIDITY.search(sentence):
                 # "valid until Nov 30", "有效期到11月30日": a voucher that lapses.
                 found = replace(found, expires_at=_valid_until(sentence, said))

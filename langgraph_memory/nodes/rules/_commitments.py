@@ -38,7 +38,7 @@ _EN_COMMIT: Final = re.compile(
 )
 _ZH_COMMIT: Final = re.compile(
     r"(?:我|我们)?(?:已经?|会|将|马上|稍后|承诺|保证)(?:重新|再次|再)?(?:为您|给您|帮您|替您)?"
-    r"((?:办理|退款|退还|补发|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签|"
+    r"((?:办理|退款|退还|补发|补退|退回|加急|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签|"
     r"登记|申请|提交|创建|派|赠送|加固|处理|延长|生效|到账|更新|改为|改成|修改|更改|备注|预订)"
     r"[^。！？]{0,60})"
     # "投诉已登记，工单号 TS-77120，三个工作日内派师傅免费加固": the record and its number.
@@ -65,7 +65,8 @@ _EN_RECORD: Final = re.compile(
 # to ship Dec 2", "It's valid until Nov 30" (the English of "预计10月14日发出", "有效期到…").
 _EN_STATUS: Final = re.compile(
     r"\b(?:eta|arrival|delivery (?:date|window)|ships?|shipping|dispatch(?:es)?|estimated|expected|"
-    r"valid|expires?|due|arrives?|decision|refund|credit)\b.{0,40}?"
+    r"valid|expires?|due|arrives?|decision|refund|credit|pick ?up|collection|visit|technician|engineer|"
+    r"install(?:ation|er)?|appointment)\b.{0,40}?"
     r"\b(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?\s+\d{1,2}|\d{1,2}(?:st|nd|rd|th)?\s+"
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)|(?:mon|tues?|wed|thu(?:rs)?|fri|sat|sun)[a-z]*"
     r"|\d+\s*(?:-\s*\d+\s*)?(?:business |working )?days)\b",
@@ -75,6 +76,11 @@ _EN_STATUS: Final = re.compile(
 VALIDITY: Final = re.compile(
     r"\b(?:valid|validity|expires?|expiring|good (?:until|till|through))\b|有效期|有效至|到期|过期",
     re.IGNORECASE,
+)
+# "11月6日下午顺丰上门取件", "预计11月15日送达": a date the business gave, in Chinese.
+_ZH_STATUS: Final = re.compile(
+    r"(?:\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号]|明天|后天|周[一二三四五六日天]|下周[一二三四五六日天]?)"
+    r"[^。！？]{0,16}?(上门|取件|送达|送货|发货|发出|到账|到货|安装|派送|配送|生效|到期)"
 )
 _CODE: Final = re.compile(r"\b[A-Z]{1,5}-?\d{3,}\b")
 
@@ -124,4 +130,12 @@ def commitment(sentence: str) -> Match | None:
             key=f"promise.{slug(what)[:30]}",
             importance=0.7,
         )
+    # One slot per order for its date, as in English.
+    zh_status = _ZH_STATUS.search(to_simplified(text)) if has_cjk(text) else None
+    if zh_status and not re.search(r"如果|是否|要不要|需要我|可以吗|吗$", to_simplified(text)):
+        what = _ZH_LEAD_IN.sub("", text)[:120]
+        code = _CODE.search(text)
+        kind = "valid" if VALIDITY.search(text) else "eta"
+        key = f"promise.{kind}" + (f".{code.group(0).lower()}" if code else "")
+        return Match(f"客服说：{what}", MemoryType.EPISODIC, key=key, importance=0.7)
     return None
