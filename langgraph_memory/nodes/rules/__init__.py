@@ -440,10 +440,21 @@ _DETAIL = re.compile(
 )
 
 
+# "can I move my flight to Dec 12?", "如果改到12号要加钱吗": asking about a change is not one.
+_ASKS_ABOUT_A_CHANGE = re.compile(
+    r"^(?:can|could|should|may|would|is it possible|how (?:do|can))\s+(?:i|we)\b"
+    r"|\b(?:change|move|switch|cancel|upgrade|downgrade|reschedule|swap)\b|改|换|取消|如果|要是",
+    re.IGNORECASE,
+)
+
+
 def _carries_own_detail(segment: str) -> bool:
     """A question that names something of the user's by its detail ("my refund of $40?")."""
     return (
-        first_person(segment) and bool(_DETAIL.search(segment)) and not HYPOTHETICAL.search(segment)
+        first_person(segment)
+        and bool(_DETAIL.search(segment))
+        and not HYPOTHETICAL.search(segment)
+        and not _ASKS_ABOUT_A_CHANGE.search(segment)
     )
 
 
@@ -684,7 +695,9 @@ class RuleBasedExtractor:
             if found.key in found_by_key:
                 # "It ships Oct 8; delivery window Oct 12-14": one slot, one memory.
                 earlier, first = found_by_key[found.key]
-                found = replace(earlier, text=f"{earlier.text}; {sentence.strip(TRIM)}")
+                found = replace(
+                    earlier, text=f"{earlier.text.rstrip(';；')}; {sentence.strip(TRIM + ';；')}"
+                )
                 sentence = f"{first}; {sentence}"
             found_by_key[found.key] = (found, sentence)
         out: list[CandidateMemory] = []

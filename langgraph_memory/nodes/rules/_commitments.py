@@ -97,7 +97,7 @@ _ZH_LEAD_IN: Final = re.compile(
 
 def commitment(sentence: str) -> Match | None:
     """The assistant's commitment in one sentence of its reply, or ``None``."""
-    text = _EN_LEAD_IN.sub("", sentence.strip(TRIM))
+    text = _EN_LEAD_IN.sub("", sentence.strip(TRIM + ";；"))
     asks = re.search(
         r"\b(?:if|could|would you like|can i|shall i|should i|can'?t|cannot|unable|won'?t store|"
         r"won'?t keep|please)\b|\?$",
