@@ -12,7 +12,10 @@ Two questions are answered:
 - ``moment_of(clause, now)``: when does an event happen? ("on 12 Dec",
   "next Wednesday", "下周三", "明天", "12月12日", "2026-12-12").
 
-Weeks start on Monday, as in ISO 8601 and in Chinese usage (周一).
+Weeks start on Monday, as in ISO 8601 and in Chinese usage (周一). Cantonese
+and traditional day words are read as Mandarin first (听日 = 明天, 后日 = 后天,
+下個禮拜 = 下个礼拜). An ordinal or a number before a place is not a day ("the
+3rd floor", "3号楼").
 
 Example:
     >>> from datetime import datetime, timezone

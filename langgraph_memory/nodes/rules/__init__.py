@@ -19,13 +19,25 @@ segment is matched anywhere, not only at its start, by the rules:
   ``event_time`` and ``expires_at``, and time-bounded states (``_events.py``,
   relative times in ``nodes/_rules_time.py``).
 
-Cantonese (唔/冇/钟意/食) is matched through a Mandarin normalisation. Jokes,
+Cantonese (唔/冇/钟意/食) and traditional characters (請/們/體) are matched
+through a Mandarin normalisation; a fact keeps the user's own characters
+("回覆請用繁體中文" -> "用户希望用繁體中文交流"). Jokes ("just kidding", "开玩笑的"),
 hypotheticals ("if I were ..."), questions and assistant turns stay out.
+Laughter is weaker than a joke marker: it takes back only the clause it closes
+("he's 6, he's a sheep lol" keeps "he's 6"); leading laughter is a reaction.
 
 **Evidence.** What no rule understood is not thrown away: the segments of a
-user turn that state something about the user (first person, not a greeting,
-not a question) become ONE low-importance episodic "evidence" memory
-("User said: ..."), so recall can still find them. Its key is
+user turn that state something (not small talk, not a question) become ONE
+low-importance episodic "evidence" memory per time bound ("User said: ..."), so
+recall can still find them. A statement needs no "I": once the turn is about
+the user its subjectless sentences are too ("hey we moved! its a house now,
+ground floor"), and English drops the subject ("got a place in Jersey City"),
+names it ("Clive's gone veggie") or reports on a thing ("sofa came today, the
+arm is torn"). Clauses after someone else's subject stay theirs ("我邻居也买了
+台冰箱，说噪音大"). A question keeps the user's detail it carries ("the ottoman I
+ordered, #FN-451077, says backordered?"), a piece that is only a pronoun carries
+the piece before it ("my sister Anjali ... … her bday is dec 3"). A past report
+does not lapse with its day; only a future date or a stated end bounds it. Its key is
 ``evidence.<turn digest>``: unique per turn, so it never supersedes a fact, and
 it is recognisable (``is_evidence_key``). What keeps it from serving an old
 value as current:

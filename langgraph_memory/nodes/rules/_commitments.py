@@ -3,8 +3,13 @@
 The assistant's *claims about the user* never become facts ("since you are
 diabetic ..." stays out). Its *commitments* are different: "I've issued a
 refund of $30", "我已为您补发一个充电器" are facts about the account that the
-user will ask about later ("when does my refund arrive?"). Only first-person
-past/future actions with a business verb qualify; the memory is recorded as
+user will ask about later ("when does my refund arrive?"). Three shapes
+qualify, the same in both languages: a first-person action with a business verb
+("I've issued ...", "我已为您补发 ..."), a record in the passive ("Return moved to
+Dec 14", "Claim DMG-55120 opened", "已改为 ..."), and a date the business gave
+for something of the user's ("New ETA is Dec 9", "11月6日下午顺丰上门取件"; one
+slot per order, so a newer date replaces the older). A validity date ("valid
+until Nov 30", "有效期到 ...") ends the memory. It is recorded as
 ``agent_inferred`` (the assistant said it, not the user), so it never
 supersedes anything the user stated.
 

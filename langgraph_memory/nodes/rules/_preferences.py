@@ -4,7 +4,10 @@ A standing instruction may open with any word: "Also, never use emojis",
 "Oh and please always answer briefly", "I'd like you to keep replies short",
 "回复的时候别用敬语", "你以后别叫我先生". One-off task requests ("send me the
 invoice") are not instructions: an imperative counts only with a standing
-marker (always, never, every time, from now on, 每次, 一律 ...) or a negation.
+marker (always, never, every time, from now on, 每次, 一律 ...) or a negation,
+after a condition ("when I ask for code, give me the code first", "if it
+slips, just cancel it"), or as a filter on everything suggested ("no meat in
+anything you suggest").
 """
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ def cjk_pairs(text: str) -> set[str]:
 
     Example:
         >>> sorted(cjk_pairs("备用号码"))
-        ['备用', '号码', '用号']
+        ['号码', '备用', '用号']
     """
     return {
         run[i : i + 2]
