@@ -302,8 +302,12 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # Once the turn is about the user ("hey we moved!"), its subjectless sentences are
     # too ("its a house now, ground floor").
     about_user = False
-    last_said: str | None = None  # the turn's last stating piece, for "her bday is dec 3"
+    # The stating pieces of this sentence and of the one before, for "her bday is dec 3".
+    said_here: list[str] = []
+    said_before: list[str] = []
     for sentence in sentences(text):
+        if said_here:
+            said_before, said_here = said_here, []
         if JOKE.search(sentence) or (LAUGH.search(sentence) and _only_a_joke_marker(sentence)):
             if _only_a_joke_marker(sentence) and marks:
                 facts_at, residue_at = marks[-1]
@@ -389,16 +393,13 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
-                if (
-                    last_said is not None
-                    and _POINTS_BACK.search(plain)
-                    and (not turn.residue or turn.residue[-1] != (last_said, sentence))
-                ):
-                    # "her bday is dec 3" after "my sister Anjali ...": the evidence
-                    # carries who "her" is.
-                    plain = f"{last_said}{_CONTEXT}{plain}"
+                # "her bday is dec 3" after "my sister Anjali ...": the evidence carries
+                # who "her" is, the piece before it (dropped again if its group has it).
+                context = said_here[-1:] or said_before[-1:]
+                if context and _POINTS_BACK.search(plain):
+                    plain = f"{context[0]}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
-            last_said = _untagged(segment)
+            said_here.append(_untagged(segment))
     return turn
 
 
@@ -418,7 +419,8 @@ _CONTEXT = " … "
 
 # A piece whose subject is only a pronoun ("her bday is dec 3", "他下周生日").
 _NAMES_NO_ONE = re.compile(
-    r"^(?:(?:and|but|so|also)\s+)?(?:he|she|they|his|her|their|him|them|he'?s|she'?s|they'?re)\b"
+    r"^(?:(?:and|but|so|also)\s+)?(?:he|she|they|his|her|their|him|them|he'?s|she'?s|they'?re|"
+    r"it|it'?s|its|it was|that was)\b"
     r"(?!.*(?<!^)\b(?!(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
     r"[a-z]*\b)(?-i:[A-Z][a-z]+))|^(?:他|她|佢|他们|她们|他的|她的)(?![^，。]*(?-i:[A-Z][a-z]))",
     re.IGNORECASE,
@@ -619,9 +621,13 @@ class RuleBasedExtractor:
         for segment, sentence in residue:
             own_words = segment.rsplit(_CONTEXT, 1)[-1]
             own = _bound(own_words, said)
-            if own is None and _inherits_bound(own_words) and own_words == segment:
+            if own is None and _inherits_bound(own_words):
                 own = _bound(sentence, said)
-            groups.setdefault(own, []).append(segment)
+            group = groups.setdefault(own, [])
+            context = segment[: -len(own_words) - len(_CONTEXT)] if own_words != segment else ""
+            if context and all(piece in group for piece in context.split("; ")):
+                segment = own_words  # its referent is already in the same memory
+            group.append(segment)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()

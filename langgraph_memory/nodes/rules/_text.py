@@ -210,8 +210,19 @@ def _time_only(piece: str) -> bool:
         return False
     if len(_TIME_WORDS.sub("", piece).strip(TRIM + " ")) > 2:
         return False
+    if _CLOCK_ONLY.fullmatch(piece.strip(TRIM + " ")):
+        return True  # "下午两点", "at 3:30pm": the time of the clause before
     probe = datetime(2026, 1, 5, tzinfo=UTC)  # any moment: only "is there a time?" matters
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
+
+
+_CLOCK_ONLY: Final = re.compile(
+    r"(?:上午|下午|晚上|早上|中午|傍晚|凌晨)?[一二三四五六七八九十两\d]{1,3}(?:点|點)(?:半|钟|\d{1,2}分?)?"
+    r"(?:左右|前|后|以后|之前)?"
+    r"|(?:at |by |around |from )?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"(?:\s*(?:-|to|till|until)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?)?",
+    re.IGNORECASE,
+)
 
 
 def cjk_pairs(text: str) -> set[str]:
@@ -435,11 +446,14 @@ LAUGH: Final = re.compile(
     r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
     re.IGNORECASE,
 )
+
+
 _LAUGH_AT_END: Final = re.compile(rf"(?:{LAUGH.pattern})[\s!！.。~…,，]*$", re.IGNORECASE)
 
 
 def laughed_at(sentence: str) -> tuple[str, bool]:
-    """The sentence without its laughter, and whether laughter closed its last clause.
+    """The sentence without its laughter, and whether laughter closed its last clause
+    (that clause is then taken back: laughing at it, the user does not mean it).
 
     Example:
         >>> laughed_at("lol her name is Anjali")
@@ -531,6 +545,12 @@ _SUBJECT_START: Final = re.compile(
     r"^(?:i|we|i'?m|we'?re|i'?ve|we'?ve|i'?ll|we'?ll|im|ive)\b|^(?:我|我们|咱们)(?!是说)",
     re.IGNORECASE,
 )
+# Someone of the household, or a pet, as the subject: "the kids are off school next week".
+_HOUSEHOLD_SUBJECT: Final = re.compile(
+    r"^(?:the|my|our)\s+(?:kids?|children|son|daughter|wife|husband|partner|baby|mum|mom|dad|"
+    r"parents|family|twins|boys|girls|dog|cat|puppy|kitten|grandson|granddaughter|grandkids)\b",
+    re.IGNORECASE,
+)
 _DROPPED_SUBJECT: Final = re.compile(
     r"^(?:just |finally |still |also |now |already |recently )?(?:got|bought|moved|moving|started|starting|"
     r"switched|switching|joined|joining|quit|left|lost|booked|ordered|signed|going|heading|flying|"
@@ -598,7 +618,11 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
         return True
     # "got a place in Jersey City", "moving in Nov 29": English drops the "I" too;
     # "Clive's gone veggie", "Giulia's car seat came off the belt": a named person.
-    if size >= 3 and (_DROPPED_SUBJECT.match(segment) or _NAMED_SUBJECT.match(segment)):
+    if size >= 3 and (
+        _DROPPED_SUBJECT.match(segment)
+        or _NAMED_SUBJECT.match(segment)
+        or _HOUSEHOLD_SUBJECT.match(segment)
+    ):
         return True
     # "sofa got delivered today, one leg is cracked", "the refund finally arrived": a thing
     # of the user's and what happened to it.
