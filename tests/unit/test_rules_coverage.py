@@ -321,3 +321,16 @@ def test_clauses_after_someone_elses_subject_stay_theirs() -> None:
     assert found("我邻居也买了台冰箱，说噪音大得睡不着") == []
     kept = said("my neighbour bought the same fridge, says it's noisy, and I want a refund")
     assert "noisy" not in kept and "refund" in kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If I win the lotto I'm buying a flat in Nice",
+        "if we hit the jackpot we're moving to Bali",
+        "假如我中咗六合彩，我即刻去环游世界",
+        "my wife says if she wins the lottery she'll buy a boat",
+    ],
+)
+def test_windfall_dreams_stay_out_even_without_laughter(text: str) -> None:
+    assert found(text) == []

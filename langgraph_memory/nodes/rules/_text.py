@@ -429,7 +429,10 @@ HYPOTHETICAL: Final = re.compile(
     # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
     # "if my parents ever move in, we'd need a bigger place".
     r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
-    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b",
+    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b"
+    # "If I win the lotto I'm buying a beach house", "假如我中咗六合彩": a windfall dream.
+    r"|\bif (?:i|we|he|she|they) (?:win|wins|won|strike|strikes|hit|hits|get rich|got rich)\b"
+    r"|\b(?:lotto|jackpot|powerball|toto)\b|六合彩|中奖|中咗|发财了|有钱了",
     re.IGNORECASE,
 )
 # What takes a statement back: "just kidding", "开玩笑的". The sentence is not kept.
