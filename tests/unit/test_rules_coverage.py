@@ -334,3 +334,8 @@ def test_clauses_after_someone_elses_subject_stay_theirs() -> None:
 )
 def test_windfall_dreams_stay_out_even_without_laughter(text: str) -> None:
     assert found(text) == []
+
+
+def test_a_long_number_glued_to_chinese_is_masked_in_evidence() -> None:
+    kept = evidence("机主就是我，证件号440301198807150012，你们核对一下")
+    assert kept and "440301198807150012" not in kept[0].text and "[NUMBER]" in kept[0].text

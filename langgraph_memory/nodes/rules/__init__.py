@@ -160,7 +160,10 @@ _CORRECTION_SHAPE = re.compile(
 # letter: an identifier the redactor did not know ("12345 678901", "A123456(7)"). Evidence
 # keeps raw words, so it never keeps such a run; dates and prices do not match (a date
 # has 8 digits but is kept by the ISO exception; prices break at the decimal point).
-_LONG_NUMBER = re.compile(r"(?<![\w-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?")
+# (Only a Latin letter or digit before it joins it to a word: "身份证110105..." is a number.)
+_LONG_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?"
+)
 
 
 def mask_long_numbers(text: str) -> str:
