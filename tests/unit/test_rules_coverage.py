@@ -339,3 +339,23 @@ def test_windfall_dreams_stay_out_even_without_laughter(text: str) -> None:
 def test_a_long_number_glued_to_chinese_is_masked_in_evidence() -> None:
     kept = evidence("机主就是我，证件号440301198807150012，你们核对一下")
     assert kept and "440301198807150012" not in kept[0].text and "[NUMBER]" in kept[0].text
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("我儿子叫小宝，今年五岁，对花生过敏", "allergy.son.花生"),
+        ("我女儿乐乐，芒果过敏", "allergy.daughter.芒果"),
+        ("我们家狗狗叫旺财，三岁了，对鸡肉过敏", "allergy.狗狗.鸡肉"),
+    ],
+)
+def test_a_dropped_chinese_subject_is_the_one_just_named(text: str, key: str) -> None:
+    keys = {c.key for c in found(text)}
+    assert key in keys and not any(
+        k and k.count(".") == 1 and k.startswith("allergy.") for k in keys
+    )
+
+
+def test_a_new_subject_ends_the_carried_one() -> None:
+    assert "allergy.花生" in {c.key for c in found("我儿子叫小宝，我对花生过敏")}
+    assert "allergy.猫毛" in {c.key for c in found("我对猫毛过敏")}

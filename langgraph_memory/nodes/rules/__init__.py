@@ -352,7 +352,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
             previous_sentence = sentence
             continue
         pieces = [without_request_tag(p) for p in pieces]
-        matched = [_clause(p) for p in pieces]  # once per piece: the rules are the cost
+        # once per piece: the rules are the cost
+        matched = [_clause(p) for p in _with_carried_subject(pieces)]
         forgets = [m for m in matched if m is not None and m.forget]
         previous_sentence = sentence
         if forgets:
@@ -434,6 +435,34 @@ _POINTS_BACK = re.compile(
     + r"|\b(?:for|to|at|about|with|after|before) (?:it|that|them|him|her)\s*$",
     re.IGNORECASE,
 )
+
+
+# Chinese drops a subject it just named: "我儿子叫小宝，今年五岁，对花生过敏" - the
+# allergy is the son's. A piece that opens with a kin word or a pet sets the subject;
+# one that opens with a pronoun or another subject ends it.
+_ZH_KIN_SUBJECT = re.compile(
+    r"^(?:我|我们)?(?:家|的|家的)?(儿子|女儿|闺女|孩子|小孩|宝宝|娃|老婆|妻子|太太|媳妇|老公|丈夫|爱人|"
+    r"妈妈|母亲|我妈|爸爸|父亲|我爸|哥哥|弟弟|姐姐|妹妹|奶奶|外婆|姥姥|爷爷|外公|姥爷|狗狗|狗|猫咪|猫|宠物)"
+)
+_ZH_OWN_SUBJECT = re.compile(r"^(?:我|你|您|他|她|它|咱|这|那|[A-Za-z])")
+
+
+def _with_carried_subject(pieces: list[str]) -> list[str]:
+    """The pieces as the rules should read them, a dropped Chinese subject put back."""
+    out: list[str] = []
+    subject: str | None = None
+    for piece in pieces:
+        kin = _ZH_KIN_SUBJECT.match(piece) if has_cjk(piece) else None
+        if kin is not None:
+            pet = kin.group(1) in ("狗狗", "狗", "猫咪", "猫", "宠物")
+            subject = ("我家" if pet else "我") + kin.group(1)
+        elif not has_cjk(piece) or _ZH_OWN_SUBJECT.match(piece):
+            subject = None
+        elif subject is not None:
+            out.append(subject + piece)
+            continue
+        out.append(piece)
+    return out
 
 
 def _is_record(found: Match) -> bool:

@@ -199,9 +199,22 @@ def rule_allergy(segment: str) -> Match | None:
                 key=f"allergy.{relative}.{slug(what)}",
                 importance=0.95,
             )
-    m = re.search(r"我(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment) or re.search(
-        r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment
+    # "我们家狗狗对鸡肉过敏", "我家猫对鱼过敏": 我 owns the subject; it is not the user.
+    m = re.search(
+        r"我(?:们)?(?:家|的)(?:的)?([\u4e00-\u9fff]{1,4}?)对(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏",
+        segment,
     )
+    if m and not re.search(r"不|没", segment[: m.end()]):
+        who, what = m.group(1), m.group(2).strip(TRIM + "有")
+        if what:
+            return Match(
+                f"用户家的{who}对{what}过敏",
+                key=f"allergy.{slug(who)}.{slug(what)}",
+                importance=0.95,
+            )
+    m = re.search(
+        r"我(?!们家|们的|家|的)(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment
+    ) or re.search(r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment)
     if m and not re.search(r"不|没", segment[: m.end()]):
         what = m.group(1).strip(TRIM + "对有")
         if what and what not in ("都", "什么"):
