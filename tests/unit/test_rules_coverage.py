@@ -359,3 +359,16 @@ def test_a_dropped_chinese_subject_is_the_one_just_named(text: str, key: str) ->
 def test_a_new_subject_ends_the_carried_one() -> None:
     assert "allergy.花生" in {c.key for c in found("我儿子叫小宝，我对花生过敏")}
     assert "allergy.猫毛" in {c.key for c in found("我对猫毛过敏")}
+
+
+def test_an_english_pronoun_after_a_named_relative_is_that_relative() -> None:
+    assert "allergy.wife.shellfish" in {
+        c.key for c in found("my wife Ana, she's allergic to shellfish")
+    }
+    out = found(
+        "I'm travelling with my daughter Giulia, she's 4, and she has a severe sesame allergy"
+    )
+    assert "allergy.daughter.sesame" in {c.key for c in out}
+    assert not any(c.key == "allergy.sesame" for c in out)
+    # only safety facts are read with the carried subject; the rest stays as said
+    assert [c.key for c in found("my mum is visiting, she's vegetarian")].count("profile.mum") == 1

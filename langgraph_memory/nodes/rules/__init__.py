@@ -352,8 +352,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
             previous_sentence = sentence
             continue
         pieces = [without_request_tag(p) for p in pieces]
-        # once per piece: the rules are the cost
-        matched = [_clause(p) for p in _with_carried_subject(pieces)]
+        read_as = _with_carried_subject(pieces)
+        matched = [_read(p, r) for p, r in zip(pieces, read_as, strict=True)]
         forgets = [m for m in matched if m is not None and m.forget]
         previous_sentence = sentence
         if forgets:
@@ -362,7 +362,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             turn.facts.extend(forgets)
             continue
         someone_else = False
-        for segment, clause in zip(pieces, matched, strict=True):
+        for segment, as_read, clause in zip(pieces, read_as, matched, strict=True):
             if TENTATIVE.search(segment):
                 continue
             if is_question(segment, sentence):
@@ -388,7 +388,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
-                beside, leftover = _beside(found, segment, now)
+                beside, leftover = _beside(found, as_read if _safety(found) else segment, now)
                 turn.facts.extend(beside)
                 turn.residue.extend((piece, sentence) for piece in leftover)
                 if found.event_time is None and not found.forget:
@@ -447,16 +447,63 @@ _ZH_KIN_SUBJECT = re.compile(
 _ZH_OWN_SUBJECT = re.compile(r"^(?:我|你|您|他|她|它|咱|这|那|[A-Za-z])")
 
 
+# English names the subject once too: "my wife Ana, she's allergic to shellfish",
+# "my son Leo, he's 5, allergic to kiwi".
+_EN_KIN_SUBJECT = re.compile(
+    r"\b(?:my|our)\s+(son|daughter|kid|child|baby|wife|husband|partner|mum|mom|mother|dad|father|"
+    r"brother|sister|grandson|granddaughter|grandma|grandpa|dog|cat)\b",
+    re.IGNORECASE,
+)
+_EN_PRONOUN_OPENING = re.compile(
+    r"^(?:(?:and|but|also|so|plus)\s+)?(?:he|she|they)(?:'s|'re)?\b", re.IGNORECASE
+)
+_EN_BARE_PREDICATE = re.compile(
+    r"^(?:allergic|intolerant|lactose|diabetic|coeliac|celiac|vegetarian|vegan)\b", re.IGNORECASE
+)
+
+
+def _en_with_subject(piece: str, subject: str) -> str | None:
+    """ "she's allergic to shellfish" -> "my wife is allergic to shellfish"; None if the
+    piece does not open with the pronoun or a bare predicate."""
+    m = _EN_PRONOUN_OPENING.match(piece)
+    if m is not None:
+        verb = {"'s": " is", "'re": " are"}.get(m.group(0)[-2:].lower(), "")
+        return f"{subject}{verb}{piece[m.end() :]}"
+    if _EN_BARE_PREDICATE.match(piece):
+        return f"{subject} is {piece}"
+    return None
+
+
+def _read(piece: str, as_read: str) -> Match | None:
+    """The rules on one piece (once per piece: the rules are the cost). With its subject
+    put back only a safety fact is taken ("she's allergic to shellfish" is the wife's);
+    anything else is read as said, so the generic "my X is Y" slot is not overwritten."""
+    if as_read != piece:
+        carried = _clause(as_read)
+        if carried is not None and _safety(carried):
+            return carried
+    return _clause(piece)
+
+
 def _with_carried_subject(pieces: list[str]) -> list[str]:
-    """The pieces as the rules should read them, a dropped Chinese subject put back."""
+    """The pieces as the rules should read them, a dropped subject put back."""
     out: list[str] = []
     subject: str | None = None
     for piece in pieces:
-        kin = _ZH_KIN_SUBJECT.match(piece) if has_cjk(piece) else None
+        if not has_cjk(piece):
+            kin_en = next(reversed(list(_EN_KIN_SUBJECT.finditer(piece))), None)  # the last named
+            carried = _en_with_subject(piece, subject) if subject else None
+            if kin_en is not None:
+                subject = f"my {kin_en.group(1).lower()}"
+            elif carried is None:
+                subject = None
+            out.append(carried or piece)
+            continue
+        kin = _ZH_KIN_SUBJECT.match(piece)
         if kin is not None:
             pet = kin.group(1) in ("狗狗", "狗", "猫咪", "猫", "宠物")
             subject = ("我家" if pet else "我") + kin.group(1)
-        elif not has_cjk(piece) or _ZH_OWN_SUBJECT.match(piece):
+        elif _ZH_OWN_SUBJECT.match(piece):
             subject = None
         elif subject is not None:
             out.append(subject + piece)
@@ -541,10 +588,11 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
     out: list[Match] = []
     leftover: list[str] = []
     pieces = [p for seg in segments(sentence) for p in _COMMA.split(seg) if p.strip(" ")]
-    for segment in pieces if len(pieces) > 1 else []:
+    read_as = _with_carried_subject(pieces)
+    for segment, as_read in zip(pieces if len(pieces) > 1 else [], read_as, strict=False):
         if is_question(segment, sentence) or TENTATIVE.search(segment):
             continue
-        other = _clause(segment)
+        other = _read(segment, as_read)
         if other is None:
             said = to_third_person(segment).lower().strip(TRIM + " ")
             # Not a wrapper ("from now on") or a bracketed tag ("[user_stated, 2026-01-01]").
