@@ -12,7 +12,10 @@ Two questions are answered:
 - ``moment_of(clause, now)``: when does an event happen? ("on 12 Dec",
   "next Wednesday", "下周三", "明天", "12月12日", "2026-12-12").
 
-Weeks start on Monday, as in ISO 8601 and in Chinese usage (周一).
+Weeks start on Monday, as in ISO 8601 and in Chinese usage (周一). Cantonese
+and traditional day words are read as Mandarin first (听日 = 明天, 后日 = 后天,
+下個禮拜 = 下个礼拜). An ordinal or a number before a place is not a day ("the
+3rd floor", "3号楼").
 
 Example:
     >>> from datetime import datetime, timezone
@@ -29,7 +32,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Final
 
-__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end"]
+__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end", "zh_time_words"]
 
 _EN_WEEKDAYS: Final = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
@@ -55,7 +58,39 @@ _EN_DATE: Final = re.compile(
 )
 _ISO_DATE: Final = re.compile(r"\b(20\d\d)-(\d{1,2})-(\d{1,2})\b")
 _ZH_DATE: Final = re.compile(r"(?:(\d{1,2})月)(\d{1,2})(?:日|号)")
-_ZH_DAY_ONLY: Final = re.compile(r"(?<![\d月])(\d{1,2})(?:日|号)")
+# "the 3rd floor", "3号楼", "5号线": an ordinal or a number of a place, not a day.
+_NOT_A_DAY: Final = (
+    r"(?!\s+(?:floor|flr|storey|story|time|times|place|grade|year|row|gen\w*|edition|street|st|"
+    r"ave\w*|avenue|round|attempt|try|century|person|child|kid|son|daughter|baby|item|lesson|class|"
+    r"level|stage|gate|seat|house|door|bedroom|room|birthday|anniversary|one|week|month|day)\b)"
+)
+_ZH_DAY_ONLY: Final = re.compile(
+    r"(?<![\d月])(\d{1,2})(?:日|号)(?!楼|线|门|馆|口|床|房|车厢|位|桌|窗口|站台|台|柜|仓|机|店|院|厅|栋|座|单元)"
+)
+
+
+# Cantonese and traditional spellings of the time words below, read as Mandarin:
+# "听日" is tomorrow, "后日" the day after, "下個禮拜" next week.
+_ZH_VARIANTS: Final = (
+    ("聽日", "明天"), ("听日", "明天"), ("聽朝", "明早"), ("听朝", "明早"), ("聽晚", "明晚"),
+    ("听晚", "明晚"), ("後日", "后天"), ("后日", "后天"), ("今朝", "今早"), ("琴日", "昨天"),
+    ("尋日", "昨天"), ("寻日", "昨天"), ("禮拜", "礼拜"), ("週", "周"), ("個", "个"),
+    ("這", "这"), ("號", "号"), ("後", "后"), ("點", "点"), ("聖誕", "圣诞"), ("開始", "开始"),
+)  # fmt: skip
+
+
+def zh_time_words(clause: str) -> str:
+    """Cantonese and traditional time words as the Mandarin the patterns read.
+
+    Example:
+        >>> zh_time_words("听日要带身份证"), zh_time_words("下個禮拜一")
+        ('明天要带身份证', '下个礼拜一')
+    """
+    if not re.search(r"[\u3400-\u9fff]", clause):
+        return clause
+    for variant, mandarin in _ZH_VARIANTS:
+        clause = clause.replace(variant, mandarin)
+    return clause
 
 
 def _day_start(day: date, now: datetime) -> datetime:
@@ -154,7 +189,7 @@ def _named_day(clause: str, now: datetime) -> date | None:
     explicit = _explicit_date(clause, now)
     if explicit is not None:
         return explicit
-    m = re.search(r"\b(?:on\s+)?the\s+(\d{1,2}(?:st|nd|rd|th))\b", lowered)
+    m = re.search(r"\b(?:on\s+)?the\s+(\d{1,2}(?:st|nd|rd|th))\b" + _NOT_A_DAY, lowered)
     return _ordinal_day(m.group(1), now) if m else None
 
 
@@ -178,6 +213,7 @@ def month_of(clause: str, now: datetime) -> date | None:
         >>> month_of("下个月去成都", now).isoformat()
         '2026-12-01'
     """
+    clause = zh_time_words(clause)
     today = now.date()
     if re.search(r"\bnext month\b|下个?月", clause, re.IGNORECASE):
         return date(today.year + (today.month == 12), today.month % 12 + 1, 1)
@@ -249,6 +285,7 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
         >>> stated_end("我下周末之前都在日本，12号回来", now).date().isoformat()
         '2026-12-13'
     """
+    clause = zh_time_words(clause)
     m = _EN_RANGE.search(clause)
     if m:
         if m.group(1):
@@ -276,7 +313,7 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
 
 def _ordinal_day(text: str, now: datetime) -> date | None:
     """ "12th" / "the 3rd": that day of this month, or of next month once it passed."""
-    m = re.match(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b", text, re.IGNORECASE)
+    m = re.match(r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b" + _NOT_A_DAY, text, re.IGNORECASE)
     if m is None:
         return None
     today, day = now.date(), int(m.group(1))
@@ -307,6 +344,7 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         >>> bound_of("I live in Paris", now) is None
         True
     """
+    clause = zh_time_words(clause)
     lowered = clause.lower()
     stated = stated_end(clause, now)
     if stated is not None:
@@ -365,6 +403,7 @@ def moment_of(clause: str, now: datetime) -> datetime | None:
         >>> moment_of("I like tea", now) is None
         True
     """
+    clause = zh_time_words(clause)
     day = _named_day(clause, now)
     if day is not None:
         return _day_start(day, now)

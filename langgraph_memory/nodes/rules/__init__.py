@@ -19,13 +19,25 @@ segment is matched anywhere, not only at its start, by the rules:
   ``event_time`` and ``expires_at``, and time-bounded states (``_events.py``,
   relative times in ``nodes/_rules_time.py``).
 
-Cantonese (唔/冇/钟意/食) is matched through a Mandarin normalisation. Jokes,
+Cantonese (唔/冇/钟意/食) and traditional characters (請/們/體) are matched
+through a Mandarin normalisation; a fact keeps the user's own characters
+("回覆請用繁體中文" -> "用户希望用繁體中文交流"). Jokes ("just kidding", "开玩笑的"),
 hypotheticals ("if I were ..."), questions and assistant turns stay out.
+Laughter is weaker than a joke marker: it takes back only the clause it closes
+("he's 6, he's a sheep lol" keeps "he's 6"); leading laughter is a reaction.
 
 **Evidence.** What no rule understood is not thrown away: the segments of a
-user turn that state something about the user (first person, not a greeting,
-not a question) become ONE low-importance episodic "evidence" memory
-("User said: ..."), so recall can still find them. Its key is
+user turn that state something (not small talk, not a question) become ONE
+low-importance episodic "evidence" memory per time bound ("User said: ..."), so
+recall can still find them. A statement needs no "I": once the turn is about
+the user its subjectless sentences are too ("hey we moved! its a house now,
+ground floor"), and English drops the subject ("got a place in Jersey City"),
+names it ("Clive's gone veggie") or reports on a thing ("sofa came today, the
+arm is torn"). Clauses after someone else's subject stay theirs ("我邻居也买了
+台冰箱，说噪音大"). A question keeps the user's detail it carries ("the ottoman I
+ordered, #FN-451077, says backordered?"), a piece that is only a pronoun carries
+the piece before it ("my sister Anjali ... … her bday is dec 3"). A past report
+does not lapse with its day; only a future date or a stated end bounds it. Its key is
 ``evidence.<turn digest>``: unique per turn, so it never supersedes a fact, and
 it is recognisable (``is_evidence_key``). What keeps it from serving an old
 value as current:
@@ -64,10 +76,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
-from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end
+from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, zh_time_words
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
-from langgraph_memory.nodes.rules._commitments import commitment
+from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
 from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
@@ -76,6 +88,8 @@ from langgraph_memory.nodes.rules._text import (
     CJK,
     HYPOTHETICAL,
     JOKE,
+    LAUGH,
+    REPORT,
     TENTATIVE,
     TRIM,
     about_someone_else,
@@ -83,11 +97,16 @@ from langgraph_memory.nodes.rules._text import (
     has_cjk,
     is_question,
     is_wrapper,
+    laughed_at,
+    restore_script,
     segments,
     sentence_case,
     sentences,
     states_something,
+    strip_fillers,
+    to_simplified,
     to_third_person,
+    without_request_tag,
 )
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
 
@@ -141,7 +160,10 @@ _CORRECTION_SHAPE = re.compile(
 # letter: an identifier the redactor did not know ("12345 678901", "A123456(7)"). Evidence
 # keeps raw words, so it never keeps such a run; dates and prices do not match (a date
 # has 8 digits but is kept by the ISO exception; prices break at the decimal point).
-_LONG_NUMBER = re.compile(r"(?<![\w-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?")
+# (Only a Latin letter or digit before it joins it to a word: "身份证110105..." is a number.)
+_LONG_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_-])(?!\d{4}-\d{1,2}-\d{1,2}\b)[A-Za-z]?\d(?:[\d\s()-]*\d)?\)?"
+)
 
 
 def mask_long_numbers(text: str) -> str:
@@ -172,7 +194,8 @@ _STARTS = re.compile(
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
 _LASTING = re.compile(
-    r"生日|满.{1,2}岁|周年|\bbirthday\b|\bturns \d+\b|\banniversary\b", re.IGNORECASE
+    r"生日|满.{1,2}岁|周年|\b(?:birthday|b-?day|bday|birthdays)\b|\bturns \d+\b|\banniversary\b",
+    re.IGNORECASE,
 )
 
 
@@ -192,21 +215,58 @@ def _inherits_bound(segment: str) -> bool:
 _ONE_DAY = re.compile(
     r"\d{1,2}\s*(?:月|号|日)|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
     r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d{4}-\d{1,2}-\d{1,2}"
-    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|明天|后天|下周|下个?星期|下个?礼拜|这周|这个?星期|本周|周末",
+    r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|今早|明天|明早|明晚|后天|下周|下个?星期|下个?礼拜|这周"
+    r"|这个?星期|本周|周末",
     re.IGNORECASE,
 )
+
+
+def _next_midnight(said: datetime) -> datetime:
+    return datetime.combine(
+        said.date() + timedelta(days=1), datetime.min.time(), tzinfo=said.tzinfo
+    )
 
 
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
+    sentence = zh_time_words(sentence)
     bound = bound_of(sentence, said)
+    if bound is not None and REPORT.search(sentence) and bound <= _next_midnight(said):
+        # "the sofa came today but the arm is torn": what happened stays true; only a
+        # state of today ("I'm off today") ends with it.
+        bound = None
     starts = _STARTS.search(sentence) or _LASTING.search(sentence)
     if bound is None and not starts and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
-        if moment is not None and moment > said:
+        if (
+            moment is not None
+            and moment > said
+            and not (REPORT.search(sentence) and moment - said > timedelta(days=180))
+        ):
+            # (A report naming a month or day that only comes round next year names the
+            # past one: "我10月份话费扣了两回" said in November.)
             bound = stated_end(sentence, said) or moment + timedelta(days=1)
     return bound if bound is not None and bound > said else None
+
+
+# A commitment about "it" ("It's valid until Nov 30") needs the question it answered.
+_REFERS_TO_IT = re.compile(
+    r"^(?:Assistant (?:said|committed)|客服承诺|客服说)[:：]\s*(?:it|it'?s|that|this|they|它|这)\b",
+    re.I,
+)
+
+
+_VISIT = re.compile(
+    r"^(?:Assistant said|客服说)[:：].*(?:\b(?:pick ?up|collection|visit|technician|engineer|installer|"
+    r"install\w*)\b|上门|取件|安装|师傅)",
+    re.IGNORECASE,
+)
+
+
+def _valid_until(sentence: str, said: datetime) -> datetime | None:
+    end = stated_end(zh_time_words(sentence), said) or bound_of(zh_time_words(sentence), said)
+    return end if end is not None and end > said else None
 
 
 def _safety(found: Match) -> bool:
@@ -219,7 +279,20 @@ def _safety(found: Match) -> bool:
 
 
 def _only_a_joke_marker(sentence: str) -> bool:
-    return len(JOKE.sub("", sentence).strip(" ,.!~，。！哈")) <= 3
+    return len(LAUGH.sub("", JOKE.sub("", sentence)).strip(" ,.!~，。！哈")) <= 3
+
+
+def _without_laughed_clause(sentence: str) -> str:
+    """The sentence without its laughter and without the clause the laughter closes
+    ("he's 6, he's a sheep lol" -> "he's 6"); empty when nothing else is left."""
+    plain, closing = laughed_at(sentence)
+    if not closing:
+        return plain
+    pieces = segments(plain)
+    # One segment to the splitter: a comma still closes the laughed-at clause.
+    last_comma = max(plain.rfind(","), plain.rfind("，"))
+    cut = plain.rfind(pieces[-1]) if len(pieces) > 1 else last_comma
+    return plain[:cut].strip(TRIM + " ") if cut > 0 else ""
 
 
 def read_turn(text: str, now: datetime) -> _Turn:
@@ -229,14 +302,26 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # can take back the sentence before it.
     marks: list[tuple[int, int]] = []
     previous_sentence: str | None = None
+    # Once the turn is about the user ("hey we moved!"), its subjectless sentences are
+    # too ("its a house now, ground floor").
+    about_user = False
+    # The stating pieces of this sentence and of the one before, for "her bday is dec 3".
+    said_here: list[str] = []
+    said_before: list[str] = []
     for sentence in sentences(text):
-        if JOKE.search(sentence):
+        if said_here:
+            said_before, said_here = said_here, []
+        if JOKE.search(sentence) or (LAUGH.search(sentence) and _only_a_joke_marker(sentence)):
             if _only_a_joke_marker(sentence) and marks:
                 facts_at, residue_at = marks[-1]
                 del turn.facts[facts_at:], turn.residue[residue_at:]
             marks.append((len(turn.facts), len(turn.residue)))
             continue
         marks.append((len(turn.facts), len(turn.residue)))
+        if LAUGH.search(sentence):
+            sentence = _without_laughed_clause(sentence)
+            if not sentence:
+                continue
         if HYPOTHETICAL.search(sentence):
             continue
         whole = match_sentence(sentence)
@@ -248,7 +333,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if _CORRECTION_SHAPE.search(sentence):
             # "X is not A, it's B" that no slot rule understood: keep it whole, so the
             # evidence never carries "not A" without the B that replaces it.
-            found = with_time(match_clause(sentence), sentence, now)
+            found = with_time(_clause(sentence), sentence, now)
             if found is not None:
                 turn.facts.append(found)
             elif states_something(sentence) and not is_question(sentence, sentence):
@@ -266,7 +351,9 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 turn.facts.append(forget_request(topic))
             previous_sentence = sentence
             continue
-        matched = [match_clause(p) for p in pieces]  # once per piece: the rules are the cost
+        pieces = [without_request_tag(p) for p in pieces]
+        read_as = _with_carried_subject(pieces)
+        matched = [_read(p, r) for p, r in zip(pieces, read_as, strict=True)]
         forgets = [m for m in matched if m is not None and m.forget]
         previous_sentence = sentence
         if forgets:
@@ -274,20 +361,34 @@ def read_turn(text: str, now: datetime) -> _Turn:
             # thing to forget.
             turn.facts.extend(forgets)
             continue
-        about_user = False
-        for segment, clause in zip(pieces, matched, strict=True):
-            if is_question(segment, sentence) or TENTATIVE.search(segment):
+        someone_else = False
+        for segment, as_read, clause in zip(pieces, read_as, matched, strict=True):
+            if TENTATIVE.search(segment):
+                continue
+            if is_question(segment, sentence):
+                # "where is my order #FN-22841?", "the lamp i ordered, #LX-2210, says
+                # delayed?": the question asks, but the detail it carries is the user's.
+                if clause is not None and _is_record(clause):
+                    turn.facts.append(replace(clause, segment=segment))
+                elif _carries_own_detail(segment):
+                    turn.residue.append((_untagged(segment), sentence))
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(clause, segment, now)
-            if about_someone_else(segment) and not (found and _safety(found)):
+            if about_someone_else(segment):
+                someone_else = True
+            elif first_person(segment) or _NAMED_SUBJECT_START.match(segment):
+                someone_else = False
+            # "我邻居也买了台冰箱，说噪音大得睡不着": the clauses after it are still the
+            # neighbour's until the user names a new subject.
+            if someone_else and not (found and _safety(found)):
                 if _SAFETY_WORDS.search(segment):
                     turn.residue.append((segment, sentence))  # a guest's allergy still matters
                 continue
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
-                beside, leftover = _beside(found, segment, now)
+                beside, leftover = _beside(found, as_read if _safety(found) else segment, now)
                 turn.facts.extend(beside)
                 turn.residue.extend((piece, sentence) for piece in leftover)
                 if found.event_time is None and not found.forget:
@@ -296,8 +397,171 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
+                # "her bday is dec 3" after "my sister Anjali ...": the evidence carries
+                # who "her" is, the piece before it (dropped again if its group has it).
+                context = said_here[-1:] or said_before[-1:]
+                if context and _POINTS_BACK.search(plain):
+                    plain = f"{context[0]}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
+            said_here.append(_untagged(segment))
     return turn
+
+
+# A new subject that is not the user: a name ("Clive's gone veggie") or kin ("my wife").
+_NAMED_SUBJECT_START = re.compile(
+    r"^(?-i:[A-Z][a-z]+)(?:'s|\s+(?:is|was|has|had))\b|^(?:my|our)\s+(?:wife|husband|son|daughter|"
+    r"kids?|children|mum|mom|dad|mother|father|partner|sister|brother|baby)\b"
+    r"|^(?:我)?(?:老婆|老公|妻子|丈夫|儿子|女儿|孩子|爸|妈|父亲|母亲|哥|姐|弟|妹)",
+    re.IGNORECASE,
+)
+
+
+# Between a pronoun piece and the piece it refers back to: the bound is the pronoun
+# piece's own ("my sister is visiting next week … her bday is dec 3" does not lapse).
+_CONTEXT = " … "
+
+
+# A piece whose subject is only a pronoun ("her bday is dec 3", "他下周生日").
+_NAMES_NO_ONE = re.compile(
+    r"^(?:(?:and|but|so|also)\s+)?(?:he|she|they|his|her|their|him|them|he'?s|she'?s|they'?re|"
+    r"it|it'?s|its|it was|that was)\b"
+    r"(?!.*(?<!^)\b(?!(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+    r"[a-z]*\b)(?-i:[A-Z][a-z]+))|^(?:他|她|佢|他们|她们|他的|她的)(?![^，。]*(?-i:[A-Z][a-z]))",
+    re.IGNORECASE,
+)
+# A piece that points back at the one before ("... for it", "她...").
+_POINTS_BACK = re.compile(
+    _NAMES_NO_ONE.pattern
+    + r"|\b(?:for|to|at|about|with|after|before) (?:it|that|them|him|her)\s*$",
+    re.IGNORECASE,
+)
+
+
+# Chinese drops a subject it just named: "我儿子叫小宝，今年五岁，对花生过敏" - the
+# allergy is the son's. A piece that opens with a kin word or a pet sets the subject;
+# one that opens with a pronoun or another subject ends it.
+_ZH_KIN_SUBJECT = re.compile(
+    r"^(?:我|我们)?(?:家|的|家的)?(儿子|女儿|闺女|孩子|小孩|宝宝|娃|老婆|妻子|太太|媳妇|老公|丈夫|爱人|"
+    r"妈妈|母亲|我妈|爸爸|父亲|我爸|哥哥|弟弟|姐姐|妹妹|奶奶|外婆|姥姥|爷爷|外公|姥爷|狗狗|狗|猫咪|猫|宠物)"
+)
+_ZH_OWN_SUBJECT = re.compile(r"^(?:我|你|您|他|她|它|咱|这|那|[A-Za-z])")
+
+
+# English names the subject once too: "my wife Ana, she's allergic to shellfish",
+# "my son Leo, he's 5, allergic to kiwi".
+_EN_KIN_SUBJECT = re.compile(
+    r"\b(?:my|our)\s+(son|daughter|kid|child|baby|wife|husband|partner|mum|mom|mother|dad|father|"
+    r"brother|sister|grandson|granddaughter|grandma|grandpa|dog|cat)\b",
+    re.IGNORECASE,
+)
+_EN_PRONOUN_OPENING = re.compile(
+    r"^(?:(?:and|but|also|so|plus)\s+)?(?:he|she|they)(?:'s|'re)?\b", re.IGNORECASE
+)
+_EN_BARE_PREDICATE = re.compile(
+    r"^(?:allergic|intolerant|lactose|diabetic|coeliac|celiac|vegetarian|vegan)\b", re.IGNORECASE
+)
+
+
+def _en_with_subject(piece: str, subject: str) -> str | None:
+    """ "she's allergic to shellfish" -> "my wife is allergic to shellfish"; None if the
+    piece does not open with the pronoun or a bare predicate."""
+    m = _EN_PRONOUN_OPENING.match(piece)
+    if m is not None:
+        verb = {"'s": " is", "'re": " are"}.get(m.group(0)[-2:].lower(), "")
+        return f"{subject}{verb}{piece[m.end() :]}"
+    if _EN_BARE_PREDICATE.match(piece):
+        return f"{subject} is {piece}"
+    return None
+
+
+def _read(piece: str, as_read: str) -> Match | None:
+    """The rules on one piece (once per piece: the rules are the cost). With its subject
+    put back only a safety fact is taken ("she's allergic to shellfish" is the wife's);
+    anything else is read as said, so the generic "my X is Y" slot is not overwritten."""
+    if as_read != piece:
+        carried = _clause(as_read)
+        if carried is not None and _safety(carried):
+            return carried
+    return _clause(piece)
+
+
+def _with_carried_subject(pieces: list[str]) -> list[str]:
+    """The pieces as the rules should read them, a dropped subject put back."""
+    out: list[str] = []
+    subject: str | None = None
+    for piece in pieces:
+        if not has_cjk(piece):
+            kin_en = next(reversed(list(_EN_KIN_SUBJECT.finditer(piece))), None)  # the last named
+            carried = _en_with_subject(piece, subject) if subject else None
+            if kin_en is not None:
+                subject = f"my {kin_en.group(1).lower()}"
+            elif carried is None:
+                subject = None
+            out.append(carried or piece)
+            continue
+        kin = _ZH_KIN_SUBJECT.match(piece)
+        if kin is not None:
+            pet = kin.group(1) in ("狗狗", "狗", "猫咪", "猫", "宠物")
+            subject = ("我家" if pet else "我") + kin.group(1)
+        elif _ZH_OWN_SUBJECT.match(piece):
+            subject = None
+        elif subject is not None:
+            out.append(subject + piece)
+            continue
+        out.append(piece)
+    return out
+
+
+def _is_record(found: Match) -> bool:
+    """An identifier the user gave: order, ticket, booking or tracking number."""
+    return found.key is not None and found.key.split(".")[0] in (
+        "order",
+        "ticket",
+        "case",
+        "booking",
+        "reservation",
+        "confirmation",
+        "tracking",
+    )
+
+
+# A code, an amount, a date or a masked identifier: "#FN-451077", "$249", "12月3号", "[EMAIL]".
+_DETAIL = re.compile(
+    r"#?\b[A-Z]{1,5}-?\d{3,}\b|[$¥£€]\s?\d|\d+\s?(?:元|块|号|日|月)|\d{3,}|\[[A-Z_]+(?::[0-9a-f]{8})?\]"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d",
+    re.IGNORECASE,
+)
+
+
+# "can I move my flight to Dec 12?", "如果改到12号要加钱吗": asking about a change is not one.
+_ASKS_ABOUT_A_CHANGE = re.compile(
+    r"^(?:can|could|should|may|would|is it possible|how (?:do|can))\s+(?:i|we)\b"
+    r"|\b(?:change|move|switch|cancel|upgrade|downgrade|reschedule|swap)\b|改|换|取消|如果|要是",
+    re.IGNORECASE,
+)
+
+
+def _carries_own_detail(segment: str) -> bool:
+    """A question that names something of the user's by its detail ("my refund of $40?")."""
+    return (
+        first_person(segment)
+        and bool(_DETAIL.search(segment))
+        and not HYPOTHETICAL.search(segment)
+        and not _ASKS_ABOUT_A_CHANGE.search(segment)
+    )
+
+
+def _clause(segment: str) -> Match | None:
+    """``match_clause``, with the user's traditional characters put back into the fact
+    ("回覆請用繁體中文" -> "用户希望用繁體中文交流"): the rules read simplified."""
+    found = match_clause(segment)
+    if found is None:
+        return None
+    plain = strip_fillers(segment)
+    simple = to_simplified(plain)
+    return (
+        found if simple == plain else replace(found, text=restore_script(found.text, simple, plain))
+    )
 
 
 def _untagged(segment: str) -> str:
@@ -324,10 +588,11 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
     out: list[Match] = []
     leftover: list[str] = []
     pieces = [p for seg in segments(sentence) for p in _COMMA.split(seg) if p.strip(" ")]
-    for segment in pieces if len(pieces) > 1 else []:
+    read_as = _with_carried_subject(pieces)
+    for segment, as_read in zip(pieces if len(pieces) > 1 else [], read_as, strict=False):
         if is_question(segment, sentence) or TENTATIVE.search(segment):
             continue
-        other = match_clause(segment)
+        other = _read(segment, as_read)
         if other is None:
             said = to_third_person(segment).lower().strip(TRIM + " ")
             # Not a wrapper ("from now on") or a bracketed tag ("[user_stated, 2026-01-01]").
@@ -434,10 +699,15 @@ class RuleBasedExtractor:
         deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
         groups: dict[datetime | None, list[str]] = {}
         for segment, sentence in residue:
-            own = _bound(segment, said)
-            if own is None and _inherits_bound(segment):
+            own_words = segment.rsplit(_CONTEXT, 1)[-1]
+            own = _bound(own_words, said)
+            if own is None and _inherits_bound(own_words):
                 own = _bound(sentence, said)
-            groups.setdefault(own, []).append(segment)
+            group = groups.setdefault(own, [])
+            context = segment[: -len(own_words) - len(_CONTEXT)] if own_words != segment else ""
+            if context and all(piece in group for piece in context.split("; ")):
+                segment = own_words  # its referent is already in the same memory
+            group.append(segment)
         out = []
         for bound, pieces in groups.items():
             suffix = "" if bound is None else "#" + bound.isoformat()
@@ -471,8 +741,10 @@ class RuleBasedExtractor:
         reply_id: str,
         said: datetime,
         seen: set[tuple[str | None, str]],
+        asked: str = "",
     ) -> list[CandidateMemory]:
-        """What the user's ``reply`` confirms of the assistant's last message."""
+        """What the user's ``reply`` confirms of the assistant's last message (which
+        answered the user's ``asked``)."""
         message, message_id = pending
         if accepts(reply):
             try:
@@ -496,28 +768,55 @@ class RuleBasedExtractor:
                 )
                 return [self._candidate(agreed, reply_id, said, text=text[:500])]
         if self.commitments == "acknowledged" and acknowledges(reply):
-            return self._commitments(message, message_id, seen)
+            return self._commitments(message, message_id, seen, asked)
         return []
 
     def _commitments(
-        self, message: AIMessage, message_id: str, seen: set[tuple[str | None, str]]
+        self,
+        message: AIMessage,
+        message_id: str,
+        seen: set[tuple[str | None, str]],
+        asked: str = "",
     ) -> list[CandidateMemory]:
+        """The commitments in one assistant message; ``asked`` is the user's message it
+        answered, kept beside a commitment that only says "it" ("It's valid until Nov 30")."""
         try:
             text = redact_text(message_text(message), self.policy)
         except RedactionRejectedError:
             return []
         said = message_time(message, self.clock)
-        out: list[CandidateMemory] = []
+        found_by_key: dict[str | None, tuple[Match, str]] = {}
         for sentence in sentences(text):
             found = commitment(sentence)
-            if found is None or (found.key, found.text) in seen:
+            if found is None:
+                continue
+            if found.key in found_by_key:
+                # "It ships Oct 8; delivery window Oct 12-14": one slot, one memory.
+                earlier, first = found_by_key[found.key]
+                found = replace(
+                    earlier, text=f"{earlier.text.rstrip(';；')}; {sentence.strip(TRIM + ';；')}"
+                )
+                sentence = f"{first}; {sentence}"
+            found_by_key[found.key] = (found, sentence)
+        out: list[CandidateMemory] = []
+        for found, sentence in found_by_key.values():
+            if (found.key, found.text) in seen:
                 continue
             seen.add((found.key, found.text))
+            if asked and _REFERS_TO_IT.search(found.text):
+                found = replace(found, text=f"{found.text} (re: {mask_long_numbers(asked)[:120]})")
             dated = with_time(None, sentence, said)
             if dated is not None and dated.event_time is not None:
                 # A promise stays on record after its day ("when should my refund have
                 # arrived?"); its event time says when it was due.
                 found = replace(found, event_time=dated.event_time)
+            if _VISIT.search(found.text) and (moment := moment_of(zh_time_words(sentence), said)):
+                # "11月6日下午顺丰上门取件": a visit the business scheduled is over after
+                # its day (an order's ETA is not: the order goes on).
+                found = replace(found, event_time=moment, expires_at=moment + timedelta(days=1))
+            if VALIDITY.search(sentence):
+                # "valid until Nov 30", "有效期到11月30日": a voucher that lapses.
+                found = replace(found, expires_at=_valid_until(sentence, said))
             candidate = self._candidate(found, message_id, said, text=found.text[:500])
             # The assistant said it: a commitment, never a user-stated fact.
             out.append(replace(candidate, source=MemorySource.AGENT_INFERRED, confidence=0.8))
@@ -530,10 +829,11 @@ class RuleBasedExtractor:
         seen: set[tuple[str | None, str]] = set()
         # The assistant's last message, until the user's reply shows how it was taken.
         pending: tuple[AIMessage, str] | None = None
+        asked = ""  # the user's last message: what the assistant's next one answers
         for message, message_id in zip(messages, ids, strict=True):
             if isinstance(message, AIMessage):
                 if self.commitments is True:
-                    out.extend(self._commitments(message, message_id, seen))
+                    out.extend(self._commitments(message, message_id, seen, asked))
                 pending = (message, message_id) if self.commitments else None
                 continue
             if not isinstance(message, HumanMessage):
@@ -544,8 +844,9 @@ class RuleBasedExtractor:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
             if pending is not None:
-                out.extend(self._answered(pending, text, message_id, said, seen))
+                out.extend(self._answered(pending, text, message_id, said, seen, asked))
                 pending = None
+            asked = text
             turn = read_turn(text, said)
             residue = list(turn.residue)
             for found in turn.facts:

@@ -122,7 +122,9 @@ _FROM_NOW_ON: Final = re.compile(
 # What a standing instruction starts with once "from now on"/"以后" is stripped.
 _IMPERATIVE: Final = re.compile(
     r"^(?!(?:i|we|you and i)\b)[a-z]"
-    r"|^(?:请|不要|别|要|都|每次|总是|一律|必须|只|用|说|回复|回答|给我|称呼|记得|先|务必)",
+    r"|^(?:请|不要|别|要|都|每次|总是|一律|必须|只|用|说|回复|回答|给我|称呼|记得|先|务必)"
+    # "以后有事直接发短信", "以后同我倾偈用广东话": a condition or an addressee, then the ask.
+    r"|^(?:有(?:什么|咩|啥)?事(?:就|请|的话)?|直接|跟我|同我|和我|对我)",
     re.IGNORECASE,
 )
 _CORRECTION_PREFIX: Final = re.compile(

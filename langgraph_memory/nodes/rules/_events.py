@@ -27,7 +27,7 @@ from langgraph_memory.nodes._rules_time import (
     stated_end,
 )
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import has_cjk, sentence_case, to_third_person
+from langgraph_memory.nodes.rules._text import REPORT, has_cjk, sentence_case, to_third_person
 from langgraph_memory.types import MemoryType
 
 EVENTS: Final[tuple[tuple[str, str], ...]] = (
@@ -82,7 +82,8 @@ _FIRST_PERSON_STATE: Final = re.compile(
 )
 # Recurring dates are not events: a birthday does not expire.
 _RECURRING: Final = re.compile(
-    r"\bbirthday\b|\banniversary\b|生日|纪念日|\bevery\b|每周|每个?月|每天", re.IGNORECASE
+    r"\b(?:birthday|b-?day|bday)\b|\banniversary\b|生日|纪念日|\bevery\b|每周|每个?月|每天",
+    re.IGNORECASE,
 )
 
 
@@ -161,7 +162,11 @@ def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
                 f"event.{event}",
                 0.75,
                 event_time=moment,
-                expires_at=_event_end(clause, moment, now),
+                # "the parcel arrived today but the box was crushed": a report of what
+                # happened stays true; a plan ends with its day.
+                expires_at=None
+                if moment <= now and REPORT.search(clause)
+                else _event_end(clause, moment, now),
             )
     if found is not None and _RECURRING.search(clause):
         return found

@@ -4,7 +4,10 @@ A standing instruction may open with any word: "Also, never use emojis",
 "Oh and please always answer briefly", "I'd like you to keep replies short",
 "回复的时候别用敬语", "你以后别叫我先生". One-off task requests ("send me the
 invoice") are not instructions: an imperative counts only with a standing
-marker (always, never, every time, from now on, 每次, 一律 ...) or a negation.
+marker (always, never, every time, from now on, 每次, 一律 ...) or a negation,
+after a condition ("when I ask for code, give me the code first", "if it
+slips, just cancel it"), or as a filter on everything suggested ("no meat in
+anything you suggest").
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ def rule_contact(segment: str) -> Match | None:
         r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
         r"(e-?mail|phone|text|sms|wechat|whatsapp|telegram|signal)\b"
         r"|\b(e-?mail|text|message|wechat)\s+me\s+instead\b"
+        # "email me, don't call", "pls text me updates": not "email me the invoice" (an errand).
+        r"|^(?:(?:pls|please|just|only|oh and|and)\s+)*(e-?mail|text|sms|whatsapp|wechat)\s+me"
+        r"(?:\s+(?:updates?|instead|only|from now on|about (?:it|this|changes|updates))\b.*)?$"
         r"|\bi prefer (?:to be contacted )?(?:by |via )?(e-?mail|phone calls?|texts?|sms|wechat|whatsapp)\b",
         segment,
         re.IGNORECASE,
@@ -136,9 +142,36 @@ _STYLE_EN: Final = re.compile(
 )
 
 
+# A rule with its condition: "when I ask for code just give me the code first",
+# "if it slips past mid December just cancel it and refund me".
+_CONDITIONAL: Final = re.compile(
+    r"^(?:when(?:ever)?|every time|each time|any time|if)\s+(?:i|we|it|they|he|she|the \w+|my \w+)\b"
+    # after a comma, any imperative ("when I send a recipe, convert it to metric") ...
+    r"(?:.{1,60}?,\s*(?:(?:just|please|pls|then|simply)\s+)?"
+    r"(?!(?:i|we|you|u|it|he|she|they|i'?ll|i'?d|i'?m|we'?ll|we'?re|that|this|there|the|my|our|a|an|"
+    r"and|but|so|or|maybe|probably|thanks)\b)[a-z]{3,}\b"
+    # ... without one, an ask after "just"/"please" ("when i ask for code just give me ...")
+    r"|.{1,60}?\s+(?:just|please|pls|then|simply)\s+(?!(?:i|we|it|he|she|they)\b)[a-z]{3,}\b)"
+    r".*$",
+    re.IGNORECASE,
+)
+# "no meat in anything you suggest", "nothing spicy in what you recommend": a standing filter.
+_EXCLUDE_ALL: Final = re.compile(
+    r"^(?:no|nothing|never any)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:in|on|with|for)\s+"
+    r"(?:anything|any|everything|all|what)\b.*\byou\b",
+    re.IGNORECASE,
+)
+
+
 def rule_instruction(segment: str) -> Match | None:
     if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
         return None  # a one-off reminder ("don't forget to bring snacks")
+    if _CONDITIONAL.match(segment) or _EXCLUDE_ALL.match(segment):
+        return Match(
+            f"User's standing instruction: {segment.strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
     m = re.match(
         r"^(?:please\s+|pls\s+|kindly\s+|and\s+|also\s+|just\s+)*(don'?t|do not|never|always|stop|avoid|no more|"
         r"no need to|make sure (?:to|you)|be sure to|remember to|keep|use|reply|respond|answer|write|"

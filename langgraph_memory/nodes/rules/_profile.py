@@ -199,9 +199,22 @@ def rule_allergy(segment: str) -> Match | None:
                 key=f"allergy.{relative}.{slug(what)}",
                 importance=0.95,
             )
-    m = re.search(r"我(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment) or re.search(
-        r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment
+    # "我们家狗狗对鸡肉过敏", "我家猫对鱼过敏": 我 owns the subject; it is not the user.
+    m = re.search(
+        r"我(?:们)?(?:家|的)(?:的)?([\u4e00-\u9fff]{1,4}?)对(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏",
+        segment,
     )
+    if m and not re.search(r"不|没", segment[: m.end()]):
+        who, what = m.group(1), m.group(2).strip(TRIM + "有")
+        if what:
+            return Match(
+                f"用户家的{who}对{what}过敏",
+                key=f"allergy.{slug(who)}.{slug(what)}",
+                importance=0.95,
+            )
+    m = re.search(
+        r"我(?!们家|们的|家|的)(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment
+    ) or re.search(r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment)
     if m and not re.search(r"不|没", segment[: m.end()]):
         what = m.group(1).strip(TRIM + "对有")
         if what and what not in ("都", "什么"):
@@ -317,6 +330,15 @@ def _place(text: str) -> str | None:
         if word.endswith((",", ".")):
             break
     place = " ".join(words)
+    # "we moved in June", "moved in last week": a time, not a place.
+    if re.fullmatch(
+        r"(?:jan|feb|mar|apr|may|jun|jul|aug|sept?|oct|nov|dec)[a-z]*\.?(?:\s+\d+\w*)?|"
+        r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|spring|summer|autumn|fall|"
+        r"winter|january|february|march|april|june|july|august|september|october|november|december)",
+        place,
+        re.IGNORECASE,
+    ):
+        return None
     return place or None
 
 
@@ -377,7 +399,7 @@ def rule_location(segment: str) -> Match | None:
 
 
 _LANGUAGES_EN: Final = "english|chinese|mandarin|cantonese|japanese|korean|french|german|spanish"
-_LANGUAGES_ZH: Final = "中文|英文|英语|汉语|普通话|粤语|广东话|日语|日文|韩语|法语|德语"
+_LANGUAGES_ZH: Final = "繁体中文|简体中文|繁体字|简体字|繁体|简体|中文|英文|英语|汉语|普通话|粤语|广东话|日语|日文|韩语|法语|德语"
 
 
 def rule_language(segment: str) -> Match | None:
@@ -399,12 +421,14 @@ def rule_language(segment: str) -> Match | None:
         )
     m = re.search(
         rf"(?:用|说|讲)({_LANGUAGES_ZH})(?:来)?(?:回复|回答|跟我|和我|交流|沟通|聊天?|写)"
-        rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
+        rf"|(?:回复|回答)(?:我)?(?:请|都|一律)?用({_LANGUAGES_ZH})"
+        # "以后同我倾偈用广东话", "跟我聊天的时候用英文"
+        rf"|(?:跟|和|同|与)我(?:倾偈|倾计|倾|聊天?|说话|讲话|讲东西|交流|沟通)?(?:的时候|时)?(?:请|都|一律)?用({_LANGUAGES_ZH})",
         segment,
     )
     if m:
         return Match(
-            f"用户希望用{m.group(1) or m.group(2)}交流",
+            f"用户希望用{next(g for g in m.groups() if g)}交流",
             MemoryType.PROCEDURAL,
             key="preference.language",
             importance=0.85,

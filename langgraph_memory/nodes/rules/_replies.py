@@ -57,10 +57,26 @@ def accepts(reply: str) -> bool:
     return bool(_ACCEPT.search(reply)) and not _CORRECTION.search(reply)
 
 
+# A correction opens the reply ("no, that's wrong", "不对") or says so outright anywhere
+# ("I said keep it", "you got it wrong"); a "not" further on is the user's own news
+# ("we're coming back Dec 14 now, not the 10th").
+_CORRECTION_OPENS: Final = re.compile(
+    r"^\W*(?:no|nope|not|wrong|incorrect|actually|that'?s not|that isn'?t|never said)\b"
+    r"|^\W*(?:不是|不对|错了|搞错|弄错|没有|我没|唔系|唔啱|冇)",
+    re.IGNORECASE,
+)
+_CORRECTION_ANYWHERE: Final = re.compile(
+    r"\b(?:wrong|incorrect|mistake|never said|i said|i didn'?t (?:say|ask|want)|i never asked|"
+    r"that'?s not what)\b|搞错|弄错|错了|不对|我没(?:说|要|让)|我说的是|唔啱",
+    re.IGNORECASE,
+)
+
+
 def acknowledges(reply: str) -> bool:
     """Does ``reply`` take the assistant's last message as said: thanks, ok, or going on
-    to something else, but not correcting it or asking about it?"""
-    if _CORRECTION.search(reply):
+    to something else, but not correcting it or asking about it? (A question, even about
+    something else, leaves it open: the message may have been a wrong claim.)"""
+    if _CORRECTION_OPENS.search(reply.strip()) or _CORRECTION_ANYWHERE.search(reply):
         return False
     if accepts(reply) or _THANKS.search(reply):
         return True

@@ -77,11 +77,11 @@ _WRAPPER_ONLY: Final = re.compile(
     re.IGNORECASE,
 )
 _FILLERS: Final = re.compile(
-    r"^(?:(?:oh|ah|um|uh|hmm|well|ok|okay|so|also|and|plus|btw|by the way|anyway|hey|hi|hello|"
+    r"^(?:(?:oh|ah|um|uh|hmm|well|ok|okay|so|also|and|plus|btw|by the way|anyway|hey|hi|hello|yo|hiya|"
     r"one more thing|another thing|just so you know|fyi|just fyi|for the record|for your info|"
     r"as i said|like i said|you know)\b[,:!]?\s*)+"
     r"|^(?:(?:哦|噢|嗯|啊|呃|那个|对了|另外|还有|顺便说一下|顺便|话说|跟你说|告诉你|提醒一下|"
-    r"说一下|补充一下|你好|您好|嗨|哈喽)[，,：:！!]?\s*)+",
+    r"说一下|补充一下|你好|您好|嗨|哈喽|话你知|同你讲|讲你知|早晨|早上好)[，,：:！!]?\s*)+",
     re.IGNORECASE,
 )
 # Cantonese markers; only then is the Mandarin normalisation applied.
@@ -114,6 +114,56 @@ def sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+# Traditional characters the rules meet most, one for one (so positions still line up
+# with the user's own text, ``restore_script``).
+_TRADITIONAL: Final = dict(
+    zip(
+        "們請說話電後發語體過約訂號碼單門買賣車東機會時間點這個麼來對為與員帳錢費處給謝還沒關覆週禮開從現寫歡"
+        "實際聯繫應該讓歲醫藥貓養場區線網頁視聽讀書學習業務產價據遞貨運輸換變辦預簡繁稱呼記得別"
+        "長裡裏嗎確認額華寶啟動愛喜較陳黃劉趙鄭吳張楊楊劃週歷內隻條種該將專門題問幫難點燈鐘頭髮飯麵雞魚蝦蟲藥療診護臉腳",
+        "们请说话电后发语体过约订号码单门买卖车东机会时间点这个么来对为与员账钱费处给谢还没关复周礼开从现写欢"
+        "实际联系应该让岁医药猫养场区线网页视听读书学习业务产价据递货运输换变办预简繁称呼记得别"
+        "长里里吗确认额华宝启动爱喜较陈黄刘赵郑吴张杨杨划周历内只条种该将专门题问帮难点灯钟头发饭面鸡鱼虾虫药疗诊护脸脚",
+        strict=True,
+    )
+)
+_TO_SIMPLIFIED: Final = str.maketrans(_TRADITIONAL)
+
+
+def to_simplified(text: str) -> str:
+    """Traditional characters as simplified, one for one ("請用繁體" -> "请用繁体")."""
+    return text.translate(_TO_SIMPLIFIED)
+
+
+def restore_script(out: str, matched_on: str, original: str) -> str:
+    """Put the user's own (traditional) characters back into a rule's output.
+
+    ``matched_on`` is ``original`` after ``to_simplified`` (same length); every run of
+    ``out`` copied from it is replaced by the user's characters at the same place.
+
+    Example:
+        >>> restore_script("用户希望用繁体中文交流", "回复请用繁体中文", "回覆請用繁體中文")
+        '用户希望用繁體中文交流'
+    """
+    if matched_on == original or len(matched_on) != len(original):
+        return out
+    result, i = [], 0
+    while i < len(out):
+        best = 0
+        for j in range(len(out), i + 1, -1):  # longest copied run of 2+ characters
+            at = matched_on.find(out[i:j])
+            if at >= 0:
+                best = j - i
+                result.append(original[at : at + best])
+                break
+        if best:
+            i += best
+        else:
+            result.append(out[i])
+            i += 1
+    return "".join(result)
+
+
 def normalize_dialect(text: str) -> str:
     """Cantonese spelled as Mandarin for matching ("我唔食牛肉" -> "我不吃牛肉").
 
@@ -123,6 +173,7 @@ def normalize_dialect(text: str) -> str:
         >>> normalize_dialect("我不吃牛肉")
         '我不吃牛肉'
     """
+    text = to_simplified(text)
     if not _CANTONESE.search(text):
         return text
     for cantonese, mandarin in _CANTONESE_MAP:
@@ -159,8 +210,19 @@ def _time_only(piece: str) -> bool:
         return False
     if len(_TIME_WORDS.sub("", piece).strip(TRIM + " ")) > 2:
         return False
+    if _CLOCK_ONLY.fullmatch(piece.strip(TRIM + " ")):
+        return True  # "下午两点", "at 3:30pm": the time of the clause before
     probe = datetime(2026, 1, 5, tzinfo=UTC)  # any moment: only "is there a time?" matters
     return bound_of(piece, probe) is not None or moment_of(piece, probe) is not None
+
+
+_CLOCK_ONLY: Final = re.compile(
+    r"(?:上午|下午|晚上|早上|中午|傍晚|凌晨)?[一二三四五六七八九十两\d]{1,3}(?:点|點)(?:半|钟|\d{1,2}分?)?"
+    r"(?:左右|前|后|以后|之前)?"
+    r"|(?:at |by |around |from )?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"(?:\s*(?:-|to|till|until)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)?)?",
+    re.IGNORECASE,
+)
 
 
 def cjk_pairs(text: str) -> set[str]:
@@ -168,7 +230,7 @@ def cjk_pairs(text: str) -> set[str]:
 
     Example:
         >>> sorted(cjk_pairs("备用号码"))
-        ['备用', '号码', '用号']
+        ['号码', '备用', '用号']
     """
     return {
         run[i : i + 2]
@@ -308,9 +370,31 @@ def is_request(segment: str) -> bool:
     return bool(_REQUEST.match(segment)) and bool(_DETAIL.search(segment[3:]))
 
 
+# A standing request asked for leave: "以后同我倾偈用广东话得唔得？", "from now on can
+# you answer in bullets, ok?". The tag asks permission; the request is the statement.
+_REQUEST_TAG: Final = re.compile(
+    r"[，,\s]*(?:得唔得|好唔好|可唔可以|得不得|行不行|好不好|可不可以|可以吗|可以不|行吗|好吗|成吗|ok吗|okay\??|ok\??|"
+    r"alright|please)\s*[?？]*$",
+    re.IGNORECASE,
+)
+_STANDING_OPENER: Final = re.compile(
+    r"^(?:以后|今后|往后|从现在开始|从今以后|每次|from now on|going forward|in future|in the future|always)",
+    re.IGNORECASE,
+)
+
+
+def without_request_tag(segment: str) -> str:
+    """A standing request without its permission tag ("以后用广东话得唔得？" -> "以后用广东话")."""
+    if _STANDING_OPENER.match(segment) and _REQUEST_TAG.search(segment):
+        return _REQUEST_TAG.sub("", segment).strip(TRIM + " ")
+    return segment
+
+
 def is_question(segment: str, sentence_raw: str) -> bool:
     """A question states nothing (except a request: "can you always ...", "can we do the 12th?")."""
     if _POLITE_IMPERATIVE.match(segment) or is_request(segment):
+        return False
+    if without_request_tag(segment) != segment:
         return False
     if _CHANGE.search(segment) and not _QUESTION_START.match(segment):
         return False  # "..., can deliveries come Tuesday instead?": a change, asked politely
@@ -320,9 +404,19 @@ def is_question(segment: str, sentence_raw: str) -> bool:
         return True
     if sentence_raw.rstrip().endswith(("?", "？")) and segment == sentence_raw.strip(TRIM + "?？"):
         return True
+    if _WH_CLAUSE.match(segment):
+        return False  # "when i ask for code, give me the code first": a condition, not a question
     return bool(_QUESTION_START.match(segment)) and not re.match(
         r"^(?:do not|don't|does not|is not|isn't)\b", segment, re.IGNORECASE
     )
+
+
+# A wh-word followed by a subject, in a sentence without "?": "when I ask for code ...",
+# "whenever we travel ...", "what I need is a quiet room". "when is my flight" asks.
+_WH_CLAUSE: Final = re.compile(
+    r"^(?:when|whenever|where|what|how|if)\s+(?:i|we|you|u|my|our|the \w+)\b(?!\s*\?)",
+    re.IGNORECASE,
+)
 
 
 HYPOTHETICAL: Final = re.compile(
@@ -335,23 +429,63 @@ HYPOTHETICAL: Final = re.compile(
     # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
     # "if my parents ever move in, we'd need a bigger place".
     r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
-    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b",
+    r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b"
+    # "If I win the lotto I'm buying a beach house", "假如我中咗六合彩": a windfall dream.
+    r"|\bif (?:i|we|he|she|they) (?:win|wins|won|strike|strikes|hit|hits|get rich|got rich)\b"
+    r"|\b(?:lotto|jackpot|powerball|toto)\b|六合彩|中奖|中咗|发财了|有钱了",
     re.IGNORECASE,
 )
+# What takes a statement back: "just kidding", "开玩笑的". The sentence is not kept.
 JOKE: Final = re.compile(
     r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
-    r"just a joke|only joking|lol|lmao|rofl|haha+|hehe|obviously not|as if)\b|/s\b|[😂🤣😜😝😆🙃]"
-    r"|开玩笑|逗你的?|骗你的|说着玩的|哈哈|嘿嘿|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛",
+    r"just a joke|only joking|obviously not|as if)\b|/s\b"
+    r"|开玩笑|逗你的?|骗你的|说着玩的|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛|做梦呢",
     re.IGNORECASE,
 )
+# Laughter is weaker: it laughs at the clause it closes ("I'm the king of England lol",
+# "他是一只羊哈哈"), not at the whole turn. Leading or mid-sentence laughter is a reaction
+# ("lol i never told u that, her name is Anjali") and says nothing about the facts.
+LAUGH: Final = re.compile(
+    r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
+    re.IGNORECASE,
+)
+
+
+_LAUGH_AT_END: Final = re.compile(rf"(?:{LAUGH.pattern})[\s!！.。~…,，]*$", re.IGNORECASE)
+
+
+def laughed_at(sentence: str) -> tuple[str, bool]:
+    """The sentence without its laughter, and whether laughter closed its last clause
+    (that clause is then taken back: laughing at it, the user does not mean it).
+
+    Example:
+        >>> laughed_at("lol her name is Anjali")
+        ('her name is Anjali', False)
+        >>> laughed_at("he's 6, he's a sheep lol")
+        ("he's 6, he's a sheep", True)
+    """
+    closing = bool(_LAUGH_AT_END.search(sentence))
+    return re.sub(r"\s{2,}", " ", LAUGH.sub("", sentence)).strip(TRIM + " "), closing
+
+
 _FIRST_PERSON: Final = re.compile(
     r"\b(?:i|i'm|i've|i'll|i'd|my|mine|me|we|we're|our|us)\b|我|咱", re.IGNORECASE
 )
 _SMALL_TALK: Final = re.compile(
     r"^(?:hi|hello|hey|thanks|thank you|thx|ok|okay|sure|great|cool|nice|got it|sounds good|"
     r"good (?:morning|evening|night)|bye|see you|no problem|yes|yeah|yep|no|nope|lol|haha|"
-    r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good))\b"
+    r"i see|i think so|i don'?t know|not sure|never mind|that'?s (?:all|it|fine|great|good)|i agree|"
+    r"i understand|i guess|i know|i hope so|i'?m (?:fine|good|ok|okay|sorry)|we'?ll see|i'?ll wait)\b"
     r"|^(?:你好|您好|谢谢|多谢|好的|好|嗯|行|可以|没问题|哈哈|再见|拜拜|知道了|明白了|收到|不用了|算了|不知道)",
+    re.IGNORECASE,
+)
+
+
+# A report of something that happened: a past tense, "了", "过", "已经". What happened
+# stays true after its day ("the sofa came today but the arm is torn").
+REPORT: Final = re.compile(
+    r"\b(?:came|arrived|broke|broken|was|were|got|had|did|went|left|lost|found|happened|showed up|"
+    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b|了|过|已经|到咗|咗",
     re.IGNORECASE,
 )
 
@@ -369,9 +503,12 @@ TENTATIVE: Final = re.compile(
 # month", "我同事小何下个月去冰岛". Their plans are not the user's memory; a safety fact
 # about them ("my friend is allergic to nuts, she's coming to dinner") still is.
 _OTHER_PERSON: Final = re.compile(
-    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:my |our |a )?(?:colleague|coworker|co-worker|friend|boss|manager|"
+    r"^(?:(?:and|also|btw|oh)[,\s]+)*(?:(?:my |our )?\w+ (?:says|said|told me|tells me) (?:that )?)?"
+    r"(?:my |our |a |his |her |their )?(?:colleague|coworker|co-worker|friend|boss|manager|"
     r"neighbou?r|classmate|roommate|flatmate|mate|buddy)s?\b(?![^.]*\b(?:with (?:me|us)|and i|we)\b)"
-    r"|^(?:我|我的|我们)?(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
+    # "我老公说他同事家的空调也晃": someone's report about a third person.
+    r"|^(?:我|我的|我们)?(?:[\u4e00-\u9fff]{1,4}(?:说|讲|话|讲过|说过))?(?:他|她|佢)?(?:的)?"
+    r"(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
     re.IGNORECASE,
 )
 
@@ -402,6 +539,51 @@ _DENIAL: Final = re.compile(
 )
 
 
+_GREETING: Final = re.compile(
+    r"^(?:hi|hello|hey|yo|hiya|morning|good (?:morning|afternoon|evening))\b[\s,!.]+\S"
+    r"|^(?:你好|您好|嗨|哈喽|早晨|早上好)[\s,，!！]*[^\s,，!！]",
+    re.IGNORECASE,
+)
+_SUBJECT_START: Final = re.compile(
+    r"^(?:i|we|i'?m|we'?re|i'?ve|we'?ve|i'?ll|we'?ll|im|ive)\b|^(?:我|我们|咱们)(?!是说)",
+    re.IGNORECASE,
+)
+# Someone of the household, or a pet, as the subject: "the kids are off school next week".
+_HOUSEHOLD_SUBJECT: Final = re.compile(
+    r"^(?:the|my|our)\s+(?:kids?|children|son|daughter|wife|husband|partner|baby|mum|mom|dad|"
+    r"parents|family|twins|boys|girls|dog|cat|puppy|kitten|grandson|granddaughter|grandkids)\b",
+    re.IGNORECASE,
+)
+_DROPPED_SUBJECT: Final = re.compile(
+    r"^(?:just |finally |still |also |now |already |recently )?(?:got|bought|moved|moving|started|starting|"
+    r"switched|switching|joined|joining|quit|left|lost|booked|ordered|signed|going|heading|flying|"
+    r"travell?ing|training|working|living|staying|renting|finished|changed|applied|passed|failed|"
+    r"broke|adopted|married|retired|graduated|paid|returned|cancell?ed|upgraded|downgraded|made|"
+    r"came back|back from|off to|been|having|taking|running|trying|planning|expecting|allergic|"
+    r"pregnant|vegan|vegetarian)\b",
+    re.IGNORECASE,
+)
+_NAMED_SUBJECT: Final = re.compile(
+    r"^(?!(?:The|This|That|These|Those|It|Its|There|Here|What|Which|Who|When|Where|Why|How|Yes|"
+    r"No|Ok|Okay|Thanks|Thank|Sorry|Please|So|And|But|Also|Well|Oh|Nice|Great|Cool|Good|Fine|Sure|"
+    r"Not|Just|Any|Some|All|Your|You|Is|Are|Can|Could|Would|Will|Do|Does|Did|If|Maybe|Hope|Let|"
+    r"Looks|Sounds|Seems|Same|Still|Then|Now|Today|Tomorrow|Yesterday)\b)"
+    r"[A-Z][a-z]+(?:'s\b|\s+(?:is|was|has|had|and|got|[a-z]+s|[a-z]+ed)\b)"
+)
+_REPORTED_THING: Final = re.compile(
+    r"^(?:(?:the|my|our|your|that|this)\s+)?([a-z]+)(?:[ -][a-z]+)?\s+(?:finally |just |never |still |already )?"
+    r"(?:came|arrived|broke|got|was|were|has|had|went|stopped|fell|showed up|turned up|[a-z]{3,}ed)\b",
+    re.IGNORECASE,
+)
+# Subjects of chit-chat, not things of the user's ("that was quick", "the weather was awful").
+_NOT_A_THING: Final = word_set("that this it there which what who weather you he she they the a an")
+
+
+def _reports_on_a_thing(segment: str) -> bool:
+    m = _REPORTED_THING.match(segment)
+    return m is not None and m.group(1).lower() not in _NOT_A_THING and bool(REPORT.search(segment))
+
+
 _CHANGE: Final = re.compile(
     r"\b(?:make it|make that|change it to|change that to|switch it to|move it to|instead|"
     r"rescheduled|postponed|pushed (?:back|to)|moved to|no longer|not anymore)\b"
@@ -416,7 +598,14 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     ``about_user``: an earlier segment of the sentence had the user as subject
     (Chinese drops it after the first clause: "我住在北京，在医院当护士").
     """
-    if _SMALL_TALK.match(segment) and len(segment) < 30:
+    opener = _SMALL_TALK.match(segment)
+    if opener and re.match(r"[\s,，!！.。:]+\S", segment[opener.end() :]):
+        segment = segment[opener.end() :].strip(TRIM + " ")  # "no, we're in Lisbon now"
+    elif opener and len(segment) < 30 and not _GREETING.match(segment):
+        return False
+    # "hey we moved", "早晨，我系阿娟": the greeting says nothing, the rest may.
+    segment = strip_fillers(segment)
+    if not segment or (_SMALL_TALK.match(segment) and len(segment) < 30):
         return False
     if _DENIAL.search(segment):
         return False
@@ -426,6 +615,21 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # Clementi", "年卡"); in a one-to-one chat the user's statements are about them.
     size = len(CJK.findall(segment)) + len(re.findall(r"[A-Za-z0-9]+", segment))
     if size >= 3 and (about_user or _FIRST_PERSON.search(segment)):
+        return True
+    # "we moved", "I quit": the user as subject, two words are a whole fact.
+    if size >= 2 and _SUBJECT_START.match(segment):
+        return True
+    # "got a place in Jersey City", "moving in Nov 29": English drops the "I" too;
+    # "Clive's gone veggie", "Giulia's car seat came off the belt": a named person.
+    if size >= 3 and (
+        _DROPPED_SUBJECT.match(segment)
+        or _NAMED_SUBJECT.match(segment)
+        or _HOUSEHOLD_SUBJECT.match(segment)
+    ):
+        return True
+    # "sofa got delivered today, one leg is cracked", "the refund finally arrived": a thing
+    # of the user's and what happened to it.
+    if size >= 4 and _reports_on_a_thing(segment):
         return True
     # Otherwise it must carry something to remember: a number, a name, a masked
     # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
