@@ -48,7 +48,13 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import retired_part, topics, updates
+from langgraph_memory.nodes.rules._evidence import (
+    moves_a_date,
+    retired_dates,
+    retired_part,
+    topics,
+    updates,
+)
 from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
@@ -200,11 +206,13 @@ def _stale_loose(
         return []
     if updates(cand.text):
         topic_only = False
-    elif _slot_value(cand):
+    elif _slot_value(cand) and cand.expires_at is None:
+        # A lasting value only: "in Dubai Nov 3 to 10 for work" replaces nothing that lasts.
         topic_only = True
     else:
         return []
     out: list[tuple[MemoryRecord, str]] = []
+    dated: list[MemoryRecord] = []
     for r in records:
         if not (
             (is_evidence_key(r.key) or _generic_key(r.key))
@@ -220,6 +228,14 @@ def _stale_loose(
         )
         if kept is not None:
             out.append((r, kept))
+        elif moves_a_date(cand.text) and (r.expires_at or r.event_time):
+            dated.append(r)
+    if not out and dated:
+        # Only a new date: it moves the latest dated plan (its dates; the rest stays).
+        latest = max(dated, key=lambda r: r.valid_from)
+        kept = retired_dates(latest.text) if is_evidence_key(latest.key) else ""
+        if kept is not None:
+            out.append((latest, kept))
     return out
 
 
