@@ -50,6 +50,7 @@ from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import (
     moves_a_date,
+    moves_a_value,
     retired_dates,
     retired_part,
     topics,
@@ -391,7 +392,7 @@ def _offline_op(
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
     stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
-    if not stale and ctx.previous is not None and updates(cand.text) and not topics(cand.text):
+    if not stale and ctx.previous is not None and moves_a_value(cand.text) and not topics(cand.text):
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.
         stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])

@@ -69,6 +69,7 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
+from langgraph_memory.nodes.rules._evidence import fold_self_corrections
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
@@ -452,6 +453,7 @@ class RuleBasedExtractor:
         said: datetime,
         bound: datetime | None,
     ) -> CandidateMemory:
+        pieces = fold_self_corrections(pieces)  # "to 10; wait no, 10:15" keeps 10:15 only
         joined = "；".join(pieces) if has_cjk("".join(pieces)) else "; ".join(pieces)
         joined = mask_long_numbers(joined)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"

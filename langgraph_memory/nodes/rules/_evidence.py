@@ -38,7 +38,7 @@ _UPDATE: Final = re.compile(
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed)\b"
-    r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前|改签|新的|变成|变了|开始|停了|不用了"
+    r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
     r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
@@ -143,8 +143,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "work",
-            r"\b(?:job|work|works|office|company|employer|shift|shifts|boss|career|hired|promoted|commute)\b"
-            r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|老板",
+            r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute)\b"
+            r"|公司|上班|返工|工作|单位|转工|跳槽|入职|辞职|离职",
         ),
         (
             "appointment",
@@ -201,6 +201,11 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:repair\w*|fix|broken|faulty|leak\w*|not working|stopped working|outage|drop(?:s|ping)? out|disconnect\w*|"
             r"replacement|replace|damaged?|torn|cracked|defect\w*|warranty|claim)\b"
             r"|维修|維修|修理|坏了|壞了|漏水|掉线|斷線|断网|换货|換貨|更换|更換|故障|检修|檢修|损坏|破损|質量|质量",
+        ),
+        # Safety facts: retired only by an update on the same topic (``_STICKY``).
+        (
+            "allergy",
+            r"\b(?:allerg\w*|anaphyla\w*|epi-?pen|intoleran\w*|coeliac|celiac)|过敏|過敏|不耐受|乳糖不耐|哮喘",
         ),
         ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|價位|价位"),
         (
@@ -284,8 +289,9 @@ def updates(text: str) -> bool:
 _PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
 # A clause that leans on the one before it ("so if I ask ... remind me", "所以…") stays with it.
 _LEANS_BACK: Final = re.compile(
-    r"^(?:so|which|because|cuz|coz|since|but|though|then|that'?s why|it|it'?s|its|this|that)\b"
-    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个)",
+    r"^(?:(?:and|but) )?(?:so|which|because|cuz|coz|since|but|though|then|that'?s why|it|it'?s|its|this|that|"
+    r"he|she|they|he'?s|she'?s|they'?re|his|her|their)\b"
+    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个|他|她|佢)",
     re.IGNORECASE,
 )
 # A piece about someone else ("she can't have gluten", "Clive's gone veggie", "他不想…").
@@ -294,6 +300,20 @@ _OTHER_SUBJECT: Final = re.compile(
     r"|^(?:他|她|佢|他们|她们|他們|她們)",
 )
 _SELF_SUBJECT: Final = re.compile(r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))", re.IGNORECASE)
+
+
+# Who, not what: "travelling with my daughter Giulia" stays when the flight moves.
+_PEOPLE: Final = re.compile(
+    r"\b(?:with|and) (?:my|our) (?:daughter|son|wife|husband|partner|kids?|children|mum|mom|dad|parents|"
+    r"sister|brother|grand\w+|family|friend|boyfriend|girlfriend)\b"
+    r"|(?:带|跟|和|同)(?:我|我们)?(?:的)?(?:老婆|老公|儿子|女儿|闺女|爸妈|父母|孩子|娃|家人|妈|爸|仔|囡)",
+    re.IGNORECASE,
+)
+
+
+def _sticky(text: str) -> set[str]:
+    out = topics(text) & {"allergy"}
+    return out | ({"people"} if _PEOPLE.search(text) else set())
 
 
 # Topics too wide to pull a second piece along with the one an update retired.
@@ -330,16 +350,44 @@ def _subjects_differ(update: str, piece: str) -> bool:
     return (mine and theirs) or (bool(_OTHER_SUBJECT.match(update)) and bool(_SELF_SUBJECT.match(piece)))
 
 
+def _changed_topics(update: str) -> set[str]:
+    """The topics of the pieces that carry the change ("我们搬家了；现在住滨江路；以后送货不用扛了":
+    home, not delivery); all of them when no piece names a topic of its own."""
+    if _AGREED.match(update):
+        return topics(update)
+    _, pieces = split_pieces(update)
+    marked = set().union(*(topics(p) for p in pieces if _UPDATE.search(p)))
+    return marked or topics(update)
+
+
 def _shares_distinctive(a: str, b: str) -> bool:
     shared = _distinctive(a) & _distinctive(b)
     latin = {t for t in shared if t.isascii()}
     return bool(latin) or len(shared - latin) >= 2
 
 
+# Moving a time, not any change: "提前三天提醒我" moves nothing.
+_MOVE: Final = re.compile(
+    r"\b(?:instead|shift(?:ed|s)?|mov(?:ed|e|ing)|reschedul\w*|postpon\w*|push(?:ed)? (?:back|to)|"
+    r"brought forward|bring (?:it )?forward|can we do|make it|change (?:it|that) to)\b"
+    r"|改到|改成|改为|改在|换到|推迟|延后|延期|提前到|挪到|调到|移到|改天|改日"
+    r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)",
+    re.IGNORECASE,
+)
+
+
+def moves_a_value(update: str) -> bool:
+    """A change of a time or an amount ("can we do the 6th instead?", "改下午吧"), not any
+    change ("这次别再出岔子"): what a subject-less update may change in the previous turn."""
+    return bool(_MOVE.search(_PREFIX.sub("", update)))
+
+
 def moves_a_date(update: str) -> bool:
     """A change whose only subject is a date ("Dates shifted, can we do Dec 12 to 15
     instead?", "改到周五吧"): it moves the latest dated plan."""
-    return updates(update) and not topics(update) and bool(_DATE_OR_TIME.search(update) or _DAY.search(update))
+    body = _PREFIX.sub("", update)
+    when = _DATE_OR_TIME.search(body) or _DAY.search(body)
+    return bool(_MOVE.search(body)) and not topics(body) and when is not None
 
 
 _DAY: Final = re.compile(
@@ -382,7 +430,7 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     prefix, pieces = split_pieces(old) if split else ("", [old])
     if not pieces:
         return None
-    mine = topics(update)
+    mine = _changed_topics(update)
     usable = [not _subjects_differ(update, p) for p in pieces]
     stale = [i for i, p in enumerate(pieces) if usable[i] and topics(p) & mine]
     if not stale and not topic_only:
@@ -395,8 +443,89 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     # 75 euro fee; it was charged anyway" once "the 75 did arrive").
     gone = set().union(*(topics(pieces[i]) for i in stale)) - _BROAD
     stale += [i for i, p in enumerate(pieces) if i not in stale and usable[i] and topics(p) & gone]
+    if _DATE_OR_TIME.search(update) or _DAY.search(update):
+        # A new date also retires the bare dates of what it changes ("out Nov 20 and back Dec 10").
+        stale += [
+            i for i, p in enumerate(pieces)
+            if i not in stale and not topics(p) and (_DATE_OR_TIME.search(p) or _DAY.search(p))
+        ]  # fmt: skip
+    # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
+    stale = [i for i in stale if not _sticky(pieces[i]) - _sticky(update)]
+    if not stale:
+        return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and _says_something(p)]
     if not kept:
         return ""
     body = "; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept)
     return prefix + body
+
+
+# --- a value corrected inside one message ------------------------------------------
+
+# "wait no, 10:15", "sorry, I mean Thursday", "不对，周四", "哦不，是5个人".
+_SELF_CORRECTION: Final = re.compile(
+    r"^(?:(?:wait|no|nope|sorry|oops|actually|i mean|i meant|correction|make that|or rather|rather|scratch that)"
+    r"[,!.:\s]*)+(?:it'?s\s+|make it\s+)?(.*)$"
+    r"|^(?:(?:不对|不是|说错了|我说错了|哦不|啊不|呃|应该是|我是说|更正)[，,！!：:\s]*)+(?:是)?(.*)$",
+    re.IGNORECASE,
+)
+# A value a correction swaps: a clock time, a date, a weekday, an amount.
+_VALUE: Final = re.compile(
+    r"\d{1,2}[:：.]\d{2}(?:\s?(?:am|pm))?|\d{1,2}\s?(?:am|pm)\b|(?:\d{1,2}\s*(?:月|号|號|日|点|點)\s*)+(?:半)?"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|[$¥£€]?\d+(?:[.,]\d+)?",
+    re.IGNORECASE,
+)
+
+
+def fold_self_corrections(pieces: list[str]) -> list[str]:
+    """A value corrected in the same message keeps only the last one: "moved standup to 10"
+    + "wait no, 10:15" -> "moved standup to 10:15" (the correction replaces the last value
+    of the piece before it). A correction that is not a bare value is left as it is.
+
+    Example:
+        >>> fold_self_corrections(["we moved standup to 10", "wait no, 10:15"])
+        ['we moved standup to 10:15']
+        >>> fold_self_corrections(["瑜伽改到周三", "不对", "周四"])
+        ['瑜伽改到周四']
+    """
+    inner = [_fold_clauses(p) for p in pieces]
+    return _fold(inner)
+
+
+def _fold_clauses(piece: str) -> str:
+    """The same inside one piece: "moved standup to 10, wait no, 10:15"."""
+    clauses = re.split(r"\s*[,，]\s*", piece)
+    if len(clauses) < 2:
+        return piece
+    folded = _fold(clauses)
+    if len(folded) == len(clauses):
+        return piece
+    return ("，" if CJK_CHAR.search(piece) else ", ").join(folded)
+
+
+def _fold(pieces: list[str]) -> list[str]:
+    out: list[str] = []
+    marker: str | None = None  # a bare "不对" / "wait no": the next piece holds the value
+    for piece in pieces:
+        m = _SELF_CORRECTION.match(piece.strip())
+        value = (next((g for g in m.groups() if g is not None), "") if m else piece).strip(" ,.!，。")
+        if m and not value:
+            if marker is not None:
+                out.append(marker)
+            marker = piece
+            continue
+        values = list(_VALUE.finditer(out[-1])) if out else []
+        if (m or marker is not None) and values and _VALUE.fullmatch(value):
+            last = values[-1]
+            out[-1] = out[-1][: last.start()] + value + out[-1][last.end() :]
+            marker = None
+            continue
+        if marker is not None:
+            out.append(marker)
+            marker = None
+        out.append(piece)
+    if marker is not None:
+        out.append(marker)
+    return out

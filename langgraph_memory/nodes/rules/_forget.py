@@ -235,7 +235,7 @@ def _has_kin(kin: str, text: str) -> bool:
 
 # The noun a Chinese back-reference points at: "房子那事儿" -> 房子, "狗那个备注" -> 狗.
 _ZH_HEAD: Final = re.compile(
-    r"([\u4e00-\u9fff]{2})(?=那个|那件|那事|这个事|这事|的事|那些|那段|那条|嗰啲|嗰件)"
+    r"([\u4e00-\u9fff]{1,2})(?=那个|那件|那事|这个事|这事|的事|那些|那段|那条|嗰啲|嗰件)"
 )
 # One-character nouns a back-reference often names; any other single character is too
 # common to stand for a topic ("子" of "房子" is in "儿子").
@@ -245,8 +245,10 @@ _ZH_ONE_CHAR_NOUNS: Final = frozenset("狗猫车房病药钱债鱼鸟猪兔马")
 def _heads(topic: str) -> set[str]:
     out = set()
     for pair in _ZH_HEAD.findall(topic):
-        if pair[1] in _ZH_ONE_CHAR_NOUNS:
-            out.add(pair[1])
+        if pair[-1] in _ZH_ONE_CHAR_NOUNS:
+            out.add(pair[-1])
+        elif len(pair) < 2:
+            continue
         elif "户" not in pair and not _ZH_FUNCTION.search(pair) and pair not in _GENERIC_TOPIC_WORDS:
             out.add(pair)
     return out
