@@ -33,6 +33,14 @@ _PREFIX: Final = re.compile(
     r"^(?:User said|用户说|Assistant committed|客服承诺|User agreed to|用户同意了客服的提议|"
     r"User asked to remember|用户要求记住|User's standing instruction|用户的长期要求)[:：]\s*"
 )
+_RESOLVED_PATTERN: Final = (
+    r"\b(?:arrived|did arrive|has arrived|came through|come through|went through|received|got (?:it|them|the \w+|my \w+)"
+    r"(?: back)?|sorted|resolved|fixed|working again|works again|all good now|refunded|credited|showed up|turned up|"
+    r"paid back|cleared up|normally again|normal again|back to normal|eating \w+ again)\b"
+    r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
+    r"解决了|解決了|搞定了|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了"
+)
+_RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
 _UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
@@ -46,12 +54,8 @@ _UPDATE: Final = re.compile(
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
     # Something pending that came ("the refund did arrive", "退款收到了", "修好了"): it ends
-    # the complaint or request about it.
-    r"|\b(?:arrived|did arrive|has arrived|came through|come through|went through|received|got (?:it|them|the \w+|my \w+)"
-    r"(?: back)?|sorted|resolved|fixed|working again|works again|all good now|refunded|credited|showed up|turned up|"
-    r"paid back|cleared up|normally again|normal again|back to normal|eating \w+ again)\b"
-    r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
-    r"解决了|解決了|搞定了|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了"
+    # the complaint or request about it (``_RESOLVED``).
+    r"|" + _RESOLVED_PATTERN +
     # Stopping: "别打电话了", "不要再寄了", "stop calling me".
     r"|别[^，,。；;]{1,8}了|不要再|别再|\bstop \w+ing\b"
     # "升千兆", "升吧", "降到100M": a tier changed.
@@ -302,18 +306,38 @@ _OTHER_SUBJECT: Final = re.compile(
 _SELF_SUBJECT: Final = re.compile(r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))", re.IGNORECASE)
 
 
-# Who, not what: "travelling with my daughter Giulia" stays when the flight moves.
-_PEOPLE: Final = re.compile(
-    r"\b(?:with|and) (?:my|our) (?:daughter|son|wife|husband|partner|kids?|children|mum|mom|dad|parents|"
-    r"sister|brother|grand\w+|family|friend|boyfriend|girlfriend)\b"
-    r"|(?:带|跟|和|同)(?:我|我们)?(?:的)?(?:老婆|老公|儿子|女儿|闺女|爸妈|父母|孩子|娃|家人|妈|爸|仔|囡)",
+# Who, not what: "travelling with my daughter Giulia" stays when the flight moves, and "my
+# mum is allergic to penicillin" when the user turns out to be coeliac.
+_KIN: Final = re.compile(
+    r"\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
+    r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
+    r"|(?:我|我们|我們|我家)(?:的)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
+    r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)",
     re.IGNORECASE,
 )
+_THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
+# Obligations still owed: only their resolution, or a change that names them, ends them.
+_OWED: Final = frozenset({"refund", "compensation"})
 
 
 def _sticky(text: str) -> set[str]:
-    out = topics(text) & {"allergy"}
-    return out | ({"people"} if _PEOPLE.search(text) else set())
+    """What a piece holds that only an update on the same thing may retire."""
+    out = topics(text) & ({"allergy"} | _OWED)
+    return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
+
+
+def _unlocks(update: str) -> set[str]:
+    out = _sticky(update)
+    if _RESOLVED.search(update):
+        out |= _OWED  # "the 75 did arrive" ends the fee it was owed
+    return out
+
+
+def _blocked(update: str, piece: str) -> bool:
+    need = _sticky(piece) - _unlocks(update)
+    if _THIRD_PERSON.search(_PREFIX.sub("", update)):
+        need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
+    return bool(need)
 
 
 # Topics too wide to pull a second piece along with the one an update retired.
@@ -450,7 +474,7 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
             if i not in stale and not topics(p) and (_DATE_OR_TIME.search(p) or _DAY.search(p))
         ]  # fmt: skip
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
-    stale = [i for i in stale if not _sticky(pieces[i]) - _sticky(update)]
+    stale = [i for i in stale if not _blocked(update, pieces[i])]
     if not stale:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and _says_something(p)]
