@@ -171,7 +171,7 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
 
 
 # How many of the newest episodic memories an update is compared with.
-_UPDATE_LOOKBACK = 24
+_UPDATE_LOOKBACK = 48
 # How many older loose memories one update may retire (the nearest first).
 _MAX_RETIRED = 3
 _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)

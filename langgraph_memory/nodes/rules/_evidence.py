@@ -46,7 +46,7 @@ _UPDATE: Final = re.compile(
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed)\b"
-    r"|现在|改成|改为|改到|换成|换到|换了|搬到|搬去|搬家|不再|已经不|取消|推迟|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
+    r"|现在|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
     r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
@@ -148,7 +148,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "work",
             r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute)\b"
-            r"|公司|上班|返工|工作|单位|转工|跳槽|入职|辞职|离职",
+            r"|公司|上班|返工|工作|单位|單位|转工|跳槽|入职|入職|辞职|辭職|离职|離職",
         ),
         (
             "appointment",
@@ -345,9 +345,9 @@ _BROAD: Final = frozenset({"price", "schedule", "contact"})
 
 
 def _says_something(piece: str) -> bool:
-    """Not a bare date, number or filler ("12月1号到15号", "btw"): worth keeping alone."""
+    """Not a bare date or filler ("12月1号到15号", "btw"): worth keeping alone ("5 個 seats" is)."""
     bare = _DATE_OR_TIME.sub(" ", piece)
-    return len(CJK_CHAR.findall(bare)) >= 2 or len(re.findall(r"[A-Za-z]{2,}", bare)) >= 2
+    return len(CJK_CHAR.findall(bare)) + len(re.findall(r"[A-Za-z]{2,}|\d+", bare)) >= 2
 
 
 def split_pieces(text: str) -> tuple[str, list[str]]:
@@ -416,7 +416,7 @@ def moves_a_date(update: str) -> bool:
 
 _DAY: Final = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b|"
-    r"周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周",
+    r"\bnext month\b|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周|下週|下个?月|下個月",
     re.IGNORECASE,
 )
 
