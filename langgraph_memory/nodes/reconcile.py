@@ -48,15 +48,14 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import (
+from langgraph_memory.nodes.rules._evidence import topics, updates
+from langgraph_memory.nodes.rules._forget import forget_reaches
+from langgraph_memory.nodes.rules._retire import (
     moves_a_date,
     moves_a_value,
     retired_dates,
     retired_part,
-    topics,
-    updates,
 )
-from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
@@ -173,7 +172,7 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
 # How many of the newest episodic memories an update is compared with.
 _UPDATE_LOOKBACK = 48
 # How many older loose memories one update may retire (the nearest first).
-_MAX_RETIRED = 3
+_MAX_RETIRED = 4
 _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)
 
 
@@ -224,9 +223,7 @@ def _stale_loose(
             and r.key != cand.key
         ):
             continue
-        kept = retired_part(
-            cand.text, r.text, split=is_evidence_key(r.key), topic_only=topic_only
-        )
+        kept = retired_part(cand.text, r.text, split=is_evidence_key(r.key), topic_only=topic_only)
         if kept is not None:
             out.append((r, kept))
         elif moves_a_date(cand.text) and (r.expires_at or r.event_time):
@@ -392,7 +389,12 @@ def _offline_op(
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
     stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
-    if not stale and ctx.previous is not None and moves_a_value(cand.text) and not topics(cand.text):
+    if (
+        not stale
+        and ctx.previous is not None
+        and moves_a_value(cand.text)
+        and not topics(cand.text)
+    ):
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.
         stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])

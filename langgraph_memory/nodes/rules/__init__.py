@@ -69,10 +69,10 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import commitment
 from langgraph_memory.nodes.rules._events import with_time
-from langgraph_memory.nodes.rules._evidence import fold_self_corrections
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
+from langgraph_memory.nodes.rules._retire import fold_self_corrections
 from langgraph_memory.nodes.rules._text import (
     CJK,
     HYPOTHETICAL,

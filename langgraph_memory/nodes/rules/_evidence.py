@@ -1,17 +1,24 @@
-"""How evidence (raw user turns no rule understood) stays current.
+"""How evidence (raw user turns no rule understood) stays current: the lexicon.
 
 Evidence has no slot key, so the same-key supersede cannot retire it. Three
 offline rules keep it from serving an old value as current (reconcile applies
 them, ``nodes/reconcile.py`` ``_offline_op``):
 
-- **an update retires the evidence it updates**: a new statement that carries
-  an update marker ("now", "switched", "moved", "no longer", "改成", "换成",
-  "搬到", "现在") supersedes the active evidence that shares a salient term with
-  it ("I'm on the 50GB plan" -> "I switched to the unlimited plan");
-- **a forget request deletes the evidence on its topic** (a slot's topic words,
-  ``mentions_topic``, or a salient term of the request);
+- **an update retires what it updates**: a statement that carries an update
+  marker (``updates``: "now", "switched", "instead", "改成", "搬到"; a resolution,
+  "the refund arrived", "收到了", "修好了"; a cessation, "别再打电话了"; a new name,
+  "改名了") retires the older pieces on the same coarse topic (``topics``: home,
+  plan, data, trip, transport, medication, diet, schedule, account, refund,
+  compensation, repair, delivery ... in both languages), so "I'm on apixaban now"
+  retires "I take my warfarin at 6" without a shared word. Which pieces go and
+  which stay is ``_retire.py``;
+- **a forget request deletes the evidence on its topic** (``_forget.py``);
 - **dated evidence expires** once its stated end or its day has passed (the
   extractor sets ``expires_at``).
+
+Dates and clock times never make two statements the same subject ("10月1号" and
+"12月10号" share a "10"), and the labels memories start with ("User said:",
+"客服承诺：") are never compared.
 
 Example:
     >>> shares_salient_term("User said: I'm on the 50GB plan", "User said: switched to unlimited plan")
@@ -25,11 +32,10 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
 from langgraph_memory.nodes.rules._text import cjk_pairs, word_set
 
 # The labels memories start with: shared by many, they never make two the same subject.
-_PREFIX: Final = re.compile(
+LABEL: Final = re.compile(
     r"^(?:User said|用户说|Assistant committed|客服承诺|User agreed to|用户同意了客服的提议|"
     r"User asked to remember|用户要求记住|User's standing instruction|用户的长期要求)[:：]\s*"
 )
@@ -40,8 +46,8 @@ _RESOLVED_PATTERN: Final = (
     r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
     r"解决了|解決了|搞定了|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了"
 )
-_RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
-_UPDATE: Final = re.compile(
+RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
+UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
@@ -54,10 +60,12 @@ _UPDATE: Final = re.compile(
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
     # Something pending that came ("the refund did arrive", "退款收到了", "修好了"): it ends
-    # the complaint or request about it (``_RESOLVED``).
+    # the complaint or request about it (``RESOLVED``).
     r"|" + _RESOLVED_PATTERN +
     # Stopping: "别打电话了", "不要再寄了", "stop calling me".
     r"|别[^，,。；;]{1,8}了|不要再|别再|\bstop \w+ing\b"
+    # A new name: "we renamed the workspace", "改名叫 X".
+    r"|\b(?:renamed|now called|new name|goes by)\b|改名|更名|改叫|新名字"
     # "升千兆", "升吧", "降到100M": a tier changed.
     r"|升吧|升级了|升級了|降级了|降級了|升到",
     re.IGNORECASE,
@@ -76,7 +84,7 @@ _ZH_STOP: Final = word_set(
 
 def salient_terms(text: str) -> set[str]:
     """Content words (English, 4+ letters) and Chinese character pairs of ``text``."""
-    text = _PREFIX.sub("", text).lower()
+    text = LABEL.sub("", text).lower()
     terms = {
         w for w in re.findall(r"[a-z][a-z0-9'-]{3,}|\d+[a-z]+|[a-z]+\d+", text) if w not in _STOP
     }
@@ -135,10 +143,22 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"cab|ferry|cycle|cycling|bike|tube|subway|metro|by road|lift from|pick(?:ing)? (?:me|us) up)\b"
             r"|开车|自驾|坐车|火车|高铁|動車|动车|飞机|飛機|航班|打车|打的|地铁|地鐵|公交|巴士|大巴|坐船|骑车|搭车|接送|接我|送我去",
         ),
+        # Three sides of getting goods: how they are brought (delivery), whether they have
+        # left (shipping), and fetching them back (pickup): "以后送货不用扛了" leaves
+        # "到现在还没发货" and "上门取件啥时候" alone.
         (
             "delivery",
-            r"\b(?:deliver\w*|shipping|ship|shipped|courier|parcel|dispatch\w*|tracking|backorder\w*|eta|pick-?up|collection)\b"
-            r"|送货|配送|快递|發貨|发货|收货|送到|寄出|寄到|寄过来|到货|物流|包裹|取件|上门取",
+            r"\b(?:deliver\w*|courier|drop-?off|leave it|doorstep|buzz(?:er)?|concierge)\b"
+            r"|送货|送貨|配送|送到|送上|收货|收貨|签收|簽收|快递员|派送",
+        ),
+        (
+            "shipping",
+            r"\b(?:shipping|ship|shipped|dispatch\w*|tracking|backorder\w*|back-?ordered|eta|in stock|out of stock)\b"
+            r"|發貨|发货|寄出|寄到|寄过来|到货|到貨|物流|缺货|缺貨|出库",
+        ),
+        (
+            "pickup",
+            r"\b(?:pick-?up|collection|collect it|return label|send it back)\b|取件|上门取|退货|退貨|寄回",
         ),
         (
             "contact",
@@ -190,7 +210,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             "refund",
             r"\b(?:refund\w*|reimburs\w*|money back|charged?|charges|overcharged|double[- ]charged|billed|bill|invoice|"
             r"payment|paid|fee|fees|waive\w*|chargeback)\b"
-            r"|退款|退钱|退錢|退一[笔筆]|退回|退的|退我|扣了|扣费|扣費|扣款|重复扣|重複扣|帳單|账单|账户里|发票|發票|付款|支付|"
+            r"|退款|退钱|退錢|退一[笔筆]|退回|退还|退還|退的|退我|扣了|扣费|扣費|扣款|重复扣|重複扣|帳單|账单|账户里|发票|發票|付款|支付|"
             r"到账|到帳",
         ),
         # A goodwill gesture is not the refund: "退的99块收到了" leaves "说好补偿的音箱" pending.
@@ -223,7 +243,10 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"[$¥£€]\s?\d|\b(?:gbp|usd|eur|rmb|hkd|sgd|aud|cad|nt\$?)\s?\d|\d\s?(?:gbp|usd|euros?|dollars?|pounds?|quid|bucks)\b|"
             r"\d\s?/\s?(?:month|mo|mth|year|yr)\b|\d\s?(?:元|块|蚊)|太贵|便宜|价格|月费|一个月|每个?月",
         ),
-        ("school", r"\b(?:school|class|classes|course|lesson|semester|tutor\w*|kindergarten|nursery)\b|学校|上课|课程|报名|幼儿园|幼稚园|补习"),
+        (
+            "school",
+            r"\b(?:school|class|classes|course|lesson|semester|tutor\w*|kindergarten|nursery)\b|学校|上课|课程|报名|幼儿园|幼稚园|补习",
+        ),
     )
 )
 
@@ -239,13 +262,13 @@ def topics(text: str) -> set[str]:
         >>> sorted(topics("User said: we moved last weekend, new job in Bath"))
         ['home', 'work']
     """
-    text = _MASK.sub(" ", _PREFIX.sub("", text))
+    text = _MASK.sub(" ", LABEL.sub("", text))
     return {name for name, pattern in _TOPICS if pattern.search(text)}
 
 
 # Dates and clock times: two unrelated plans share "10" ("10月1号" and "12月10号"), so
 # the parts of a date never make two statements the same subject.
-_DATE_OR_TIME: Final = re.compile(
+DATE_OR_TIME: Final = re.compile(
     r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{1,2}\s*(?:月|号|號|日|点|點|时|時)\d{0,2}"
     r"|\d{1,2}[:：.]\d{2}|\b\d{1,2}(?:st|nd|rd|th)\b|\b\d{1,2}\s?(?:am|pm)\b"
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b"
@@ -254,302 +277,19 @@ _DATE_OR_TIME: Final = re.compile(
 )
 
 
-def _distinctive(text: str) -> set[str]:
+def distinctive(text: str) -> set[str]:
     """Names, codes and numbers ("Bukit Timah", "HI-73310", "500M"), and Chinese word pairs;
     never the parts of a date or a clock time."""
-    text = _DATE_OR_TIME.sub(" ", _PREFIX.sub("", text))
+    text = DATE_OR_TIME.sub(" ", LABEL.sub("", text))
     out = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-zA-Z]{2,}\b", text)}
     out |= {w.lower() for w in re.findall(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", text) if len(w) >= 2}
     return out | (cjk_pairs(text) - _ZH_STOP)
 
 
-def same_topic(a: str, b: str) -> bool:
-    """A shared coarse topic ("User lives in Portobello" and "we're renting in Leith")."""
-    return bool(topics(a) & topics(b))
-
-
-def related(a: str, b: str) -> bool:
-    """Same subject: a shared coarse topic, a shared name, code or number, or two shared
-    Chinese word pairs (one common word, "news", "plan", never decides alone)."""
-    if topics(a) & topics(b):
-        return True
-    shared = _distinctive(a) & _distinctive(b)
-    latin = {t for t in shared if t.isascii()}
-    return bool(latin) or len(shared - latin) >= 2
-
-
 # An offer the user accepted is a change by nature ("User agreed to: ... I can move you").
-_AGREED: Final = re.compile(r"^(?:User agreed to|用户同意了客服的提议)[:：]")
+AGREED: Final = re.compile(r"^(?:User agreed to|用户同意了客服的提议)[:：]")
 
 
 def updates(text: str) -> bool:
     """Does ``text`` state a change ("switched to", "搬到了", "now", an accepted offer)?"""
-    return bool(_AGREED.match(text)) or bool(_UPDATE.search(_PREFIX.sub("", text)))
-
-
-# --- which pieces of an older statement an update retires ---------------------------
-
-# Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
-_PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
-# A clause that leans on the one before it ("so if I ask ... remind me", "所以…") stays with it.
-_LEANS_BACK: Final = re.compile(
-    r"^(?:(?:and|but) )?(?:so|which|because|cuz|coz|since|but|though|then|that'?s why|it|it'?s|its|this|that|"
-    r"he|she|they|he'?s|she'?s|they'?re|his|her|their)\b"
-    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个|他|她|佢)",
-    re.IGNORECASE,
-)
-# A piece about someone else ("she can't have gluten", "Clive's gone veggie", "他不想…").
-_OTHER_SUBJECT: Final = re.compile(
-    r"^(?:(?:and|also|oh|btw)[,\s]+)*(?:he|she|they|his|her|their|him)\b"
-    r"|^(?:他|她|佢|他们|她们|他們|她們)",
-)
-_SELF_SUBJECT: Final = re.compile(r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))", re.IGNORECASE)
-
-
-# Who, not what: "travelling with my daughter Giulia" stays when the flight moves, and "my
-# mum is allergic to penicillin" when the user turns out to be coeliac.
-_KIN: Final = re.compile(
-    r"\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
-    r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
-    r"|(?:我|我们|我們|我家)(?:的)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
-    r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)",
-    re.IGNORECASE,
-)
-_THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
-# Obligations still owed: only their resolution, or a change that names them, ends them.
-_OWED: Final = frozenset({"refund", "compensation"})
-
-
-def _sticky(text: str) -> set[str]:
-    """What a piece holds that only an update on the same thing may retire."""
-    out = topics(text) & ({"allergy"} | _OWED)
-    return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
-
-
-def _unlocks(update: str) -> set[str]:
-    out = _sticky(update)
-    if _RESOLVED.search(update):
-        out |= _OWED  # "the 75 did arrive" ends the fee it was owed
-    return out
-
-
-def _blocked(update: str, piece: str) -> bool:
-    need = _sticky(piece) - _unlocks(update)
-    if _THIRD_PERSON.search(_PREFIX.sub("", update)):
-        need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
-    return bool(need)
-
-
-# Topics too wide to pull a second piece along with the one an update retired.
-_BROAD: Final = frozenset({"price", "schedule", "contact"})
-
-
-def _says_something(piece: str) -> bool:
-    """Not a bare date or filler ("12月1号到15号", "btw"): worth keeping alone ("5 個 seats" is)."""
-    bare = _DATE_OR_TIME.sub(" ", piece)
-    return len(CJK_CHAR.findall(bare)) + len(re.findall(r"[A-Za-z]{2,}|\d+", bare)) >= 2
-
-
-def split_pieces(text: str) -> tuple[str, list[str]]:
-    """``("User said: ", ["A", "B"])`` for ``"User said: A; B"``; clauses that lean on the one
-    before them stay with it."""
-    m = _PREFIX.match(text)
-    prefix = m.group(0) if m else ""
-    pieces: list[str] = []
-    for raw in _PIECE_SPLIT.split(text[len(prefix) :]):
-        piece = raw.strip()
-        if not piece:
-            continue
-        if pieces and _LEANS_BACK.match(piece):
-            pieces[-1] = f"{pieces[-1]}, {piece}" if piece.isascii() else f"{pieces[-1]}，{piece}"
-        else:
-            pieces.append(piece)
-    return prefix, pieces
-
-
-def _subjects_differ(update: str, piece: str) -> bool:
-    """The update is about the user, the piece about someone else (or the other way)."""
-    update = _PREFIX.sub("", update)
-    mine, theirs = bool(_SELF_SUBJECT.match(update)), bool(_OTHER_SUBJECT.match(piece))
-    return (mine and theirs) or (bool(_OTHER_SUBJECT.match(update)) and bool(_SELF_SUBJECT.match(piece)))
-
-
-def _changed_topics(update: str) -> set[str]:
-    """The topics of the pieces that carry the change ("我们搬家了；现在住滨江路；以后送货不用扛了":
-    home, not delivery); all of them when no piece names a topic of its own."""
-    if _AGREED.match(update):
-        return topics(update)
-    _, pieces = split_pieces(update)
-    marked = set().union(*(topics(p) for p in pieces if _UPDATE.search(p)))
-    return marked or topics(update)
-
-
-def _shares_distinctive(a: str, b: str) -> bool:
-    shared = _distinctive(a) & _distinctive(b)
-    latin = {t for t in shared if t.isascii()}
-    return bool(latin) or len(shared - latin) >= 2
-
-
-# Moving a time, not any change: "提前三天提醒我" moves nothing.
-_MOVE: Final = re.compile(
-    r"\b(?:instead|shift(?:ed|s)?|mov(?:ed|e|ing)|reschedul\w*|postpon\w*|push(?:ed)? (?:back|to)|"
-    r"brought forward|bring (?:it )?forward|can we do|make it|change (?:it|that) to)\b"
-    r"|改到|改成|改为|改在|换到|推迟|延后|延期|提前到|挪到|调到|移到|改天|改日"
-    r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)",
-    re.IGNORECASE,
-)
-
-
-def moves_a_value(update: str) -> bool:
-    """A change of a time or an amount ("can we do the 6th instead?", "改下午吧"), not any
-    change ("这次别再出岔子"): what a subject-less update may change in the previous turn."""
-    return bool(_MOVE.search(_PREFIX.sub("", update)))
-
-
-def moves_a_date(update: str) -> bool:
-    """A change whose only subject is a date ("Dates shifted, can we do Dec 12 to 15
-    instead?", "改到周五吧"): it moves the latest dated plan."""
-    body = _PREFIX.sub("", update)
-    when = _DATE_OR_TIME.search(body) or _DAY.search(body)
-    return bool(_MOVE.search(body)) and not topics(body) and when is not None
-
-
-_DAY: Final = re.compile(
-    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b|"
-    r"\bnext month\b|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周|下週|下个?月|下個月",
-    re.IGNORECASE,
-)
-
-
-def retired_dates(old: str) -> str | None:
-    """``old`` without its dated pieces (``moves_a_date``): ``""`` when all of it is dated,
-    ``None`` when it names no date."""
-    prefix, pieces = split_pieces(old)
-    dated = [p for p in pieces if _DATE_OR_TIME.search(p) or _DAY.search(p)]
-    if not dated:
-        return None
-    kept = [p for p in pieces if p not in dated and _says_something(p)]
-    if not kept:
-        return ""
-    return prefix + ("; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept))
-
-
-def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False) -> str | None:
-    """What of ``old`` stays true once ``update`` is said: ``None`` when ``update`` does not
-    touch ``old`` at all, ``""`` when it retires all of it, else the text of the pieces it
-    leaves (with ``old``'s prefix).
-
-    A piece is retired when it shares a coarse topic with the update; only when no piece
-    does, one that shares a name, code or number (``topic_only`` turns that off, for a
-    slot value that names no change). A piece about someone else never answers for the
-    user ("she can't have gluten" stays when the user turns vegan).
-
-    Example:
-        >>> retired_part("User said: workspace renamed to bloomlab",
-        ...              "User said: we're on the Pro plan; workspace is studiobloom", split=True)
-        "User said: we're on the Pro plan"
-        >>> retired_part("User said: the 75 did arrive", "User said: still waiting on the 75", split=True)
-        ''
-    """
-    prefix, pieces = split_pieces(old) if split else ("", [old])
-    if not pieces:
-        return None
-    mine = _changed_topics(update)
-    usable = [not _subjects_differ(update, p) for p in pieces]
-    stale = [i for i, p in enumerate(pieces) if usable[i] and topics(p) & mine]
-    if not stale and not topic_only:
-        stale = [i for i, p in enumerate(pieces) if usable[i] and _shares_distinctive(update, p)]
-        if not stale and any(usable) and _shares_distinctive(update, old):
-            stale = list(range(len(pieces)))  # Chinese pairs spread over two pieces
-    if not stale:
-        return None
-    # The pieces on what the retired ones were about go with them ("still waiting on the
-    # 75 euro fee; it was charged anyway" once "the 75 did arrive").
-    gone = set().union(*(topics(pieces[i]) for i in stale)) - _BROAD
-    stale += [i for i, p in enumerate(pieces) if i not in stale and usable[i] and topics(p) & gone]
-    if _DATE_OR_TIME.search(update) or _DAY.search(update):
-        # A new date also retires the bare dates of what it changes ("out Nov 20 and back Dec 10").
-        stale += [
-            i for i, p in enumerate(pieces)
-            if i not in stale and not topics(p) and (_DATE_OR_TIME.search(p) or _DAY.search(p))
-        ]  # fmt: skip
-    # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
-    stale = [i for i in stale if not _blocked(update, pieces[i])]
-    if not stale:
-        return None
-    kept = [p for i, p in enumerate(pieces) if i not in stale and _says_something(p)]
-    if not kept:
-        return ""
-    body = "; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept)
-    return prefix + body
-
-
-# --- a value corrected inside one message ------------------------------------------
-
-# "wait no, 10:15", "sorry, I mean Thursday", "不对，周四", "哦不，是5个人".
-_SELF_CORRECTION: Final = re.compile(
-    r"^(?:(?:wait|no|nope|sorry|oops|actually|i mean|i meant|correction|make that|or rather|rather|scratch that)"
-    r"[,!.:\s]*)+(?:it'?s\s+|make it\s+)?(.*)$"
-    r"|^(?:(?:不对|不是|说错了|我说错了|哦不|啊不|呃|应该是|我是说|更正)[，,！!：:\s]*)+(?:是)?(.*)$",
-    re.IGNORECASE,
-)
-# A value a correction swaps: a clock time, a date, a weekday, an amount.
-_VALUE: Final = re.compile(
-    r"\d{1,2}[:：.]\d{2}(?:\s?(?:am|pm))?|\d{1,2}\s?(?:am|pm)\b|(?:\d{1,2}\s*(?:月|号|號|日|点|點)\s*)+(?:半)?"
-    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:周|星期|礼拜)[一二三四五六日天]"
-    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
-    r"|\b\d{1,2}(?:st|nd|rd|th)\b|[$¥£€]?\d+(?:[.,]\d+)?",
-    re.IGNORECASE,
-)
-
-
-def fold_self_corrections(pieces: list[str]) -> list[str]:
-    """A value corrected in the same message keeps only the last one: "moved standup to 10"
-    + "wait no, 10:15" -> "moved standup to 10:15" (the correction replaces the last value
-    of the piece before it). A correction that is not a bare value is left as it is.
-
-    Example:
-        >>> fold_self_corrections(["we moved standup to 10", "wait no, 10:15"])
-        ['we moved standup to 10:15']
-        >>> fold_self_corrections(["瑜伽改到周三", "不对", "周四"])
-        ['瑜伽改到周四']
-    """
-    inner = [_fold_clauses(p) for p in pieces]
-    return _fold(inner)
-
-
-def _fold_clauses(piece: str) -> str:
-    """The same inside one piece: "moved standup to 10, wait no, 10:15"."""
-    clauses = re.split(r"\s*[,，]\s*", piece)
-    if len(clauses) < 2:
-        return piece
-    folded = _fold(clauses)
-    if len(folded) == len(clauses):
-        return piece
-    return ("，" if CJK_CHAR.search(piece) else ", ").join(folded)
-
-
-def _fold(pieces: list[str]) -> list[str]:
-    out: list[str] = []
-    marker: str | None = None  # a bare "不对" / "wait no": the next piece holds the value
-    for piece in pieces:
-        m = _SELF_CORRECTION.match(piece.strip())
-        value = (next((g for g in m.groups() if g is not None), "") if m else piece).strip(" ,.!，。")
-        if m and not value:
-            if marker is not None:
-                out.append(marker)
-            marker = piece
-            continue
-        values = list(_VALUE.finditer(out[-1])) if out else []
-        if (m or marker is not None) and values and _VALUE.fullmatch(value):
-            last = values[-1]
-            out[-1] = out[-1][: last.start()] + value + out[-1][last.end() :]
-            marker = None
-            continue
-        if marker is not None:
-            out.append(marker)
-            marker = None
-        out.append(piece)
-    if marker is not None:
-        out.append(marker)
-    return out
+    return bool(AGREED.match(text)) or bool(UPDATE.search(LABEL.sub("", text)))

@@ -81,7 +81,7 @@ _EN_NOT_FORGET: Final = re.compile(
 # "the sam stuff", "that whole Ben thing", "the London job business", "about Sam": what the
 # user talked about, named by a back-reference or by a name alone.
 _EN_BACK_REFERENCE: Final = re.compile(
-    r"(?i:^(?:the|that|this|those|these|all the|all that|that whole|the whole)\s+.{1,40}?\s+"
+    r"(?i:^(?:the|that|this|those|these|all the|all that|that whole|the whole|whole)\s+.{1,40}?\s+"
     r"(?:stuff|thing|things|business|bit|story|situation|drama|saga|matter|mess|news|issue|conversation|chat)\b"
     r"|^(?:all )?(?:that|this) (?:stuff|thing|business|bit|story)\b)"
     r"|^[A-Z][a-z]+(?:'s [a-z]+)?$"
@@ -105,7 +105,9 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
     r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了|不用记了|不要记了|当没听过|当没说过|别留着?了?)(?:吧|了|啦|哈|哦|喔)*$"
 )
-_ZH_BACK_REFERENCE: Final = re.compile(r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我")
+_ZH_BACK_REFERENCE: Final = re.compile(
+    r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
+)
 
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
@@ -229,7 +231,7 @@ def _has_kin(kin: str, text: str) -> bool:
     if kin.isascii():
         return re.search(rf"\b{re.escape(kin)}s?\b", text, re.IGNORECASE) is not None
     if len(kin) == 1:  # "哥" only as someone's: "我哥", "用户的哥", "他哥" (not "哥们")
-        return re.search(rf"[我你他她用户的]{kin}(?![们們])", text) is not None
+        return re.search(rf"[我你他她用户的]{kin}(?![们們妈媽爸哥姐弟妹夫])", text) is not None
     return kin in text
 
 
@@ -249,7 +251,9 @@ def _heads(topic: str) -> set[str]:
             out.add(pair[-1])
         elif len(pair) < 2:
             continue
-        elif "户" not in pair and not _ZH_FUNCTION.search(pair) and pair not in _GENERIC_TOPIC_WORDS:
+        elif (
+            "户" not in pair and not _ZH_FUNCTION.search(pair) and pair not in _GENERIC_TOPIC_WORDS
+        ):
             out.add(pair)
     return out
 
@@ -266,6 +270,7 @@ def _focus(topic: str) -> str:
     clauses = [c for c in re.split(r"[，,；;]\s*", topic) if c.strip()]
     pointing = [c for c in clauses if _POINTS_BACK.search(c)]
     return "，".join(pointing) if pointing and len(pointing) < len(clauses) else topic
+
 
 _SHORT_STOP: Final = word_set(
     "the and for you are was not but her his him she our out any all can did get got has had "
