@@ -44,7 +44,7 @@ _RESOLVED_PATTERN: Final = (
     r"(?: back)?|sorted|resolved|fixed|working again|works again|all good now|refunded|credited|showed up|turned up|"
     r"paid back|cleared up|normally again|normal again|back to normal|eating \w+ again)\b"
     r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
-    r"解决了|解決了|搞定了|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了"
+    r"解决了|解決了|搞定了|搞掂|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了|已经好了|已經好了|到咗|收到咗"
 )
 RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
 UPDATE: Final = re.compile(
@@ -232,6 +232,25 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:allerg\w*|anaphyla\w*|epi-?pen|intoleran\w*|coeliac|celiac)|过敏|過敏|不耐受|乳糖不耐|哮喘",
         ),
         ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|價位|价位"),
+        # Exercise and training: "physio says no running" ends "running 4x a week".
+        (
+            "fitness",
+            r"\b(?:run|runs|running|jog\w*|gym|workouts?|training for|marathon|half|swim\w*|cycling|yoga|pilates|"
+            r"physio\w*|exercis\w*|lifting|crossfit)\b|跑步|健身|游泳|瑜伽|锻炼|鍛煉|运动|運動|马拉松|普拉提|理疗",
+        ),
+        (
+            "pet",
+            r"\b(?:dog|dogs|puppy|cat|cats|kitten|pet|pets|hamster|rabbit|parrot)\b|狗|猫|貓|宠物|寵物|兔子|仓鼠",
+        ),
+        (
+            "relationship",
+            r"\b(?:boyfriend|girlfriend|dating|engaged|engagement|married|divorc\w*|separated|broke up|break-?up|fianc\w*)\b"
+            r"|男朋友|女朋友|男友|女友|结婚|結婚|离婚|離婚|分手|订婚|訂婚|对象",
+        ),
+        (
+            "order",
+            r"\b(?:order|ordered|orders|purchase\w*|checkout)\b|订单|訂單|下单|下單|单号|單號",
+        ),
         (
             "dining",
             r"\b(?:table|restaurant|dinner|lunch|brunch|reservation|booking for \d+)\b|"

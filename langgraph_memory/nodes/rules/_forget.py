@@ -64,6 +64,7 @@ def mentions_topic(text: str, key: str) -> bool:
 _EN_FORGET: Final = re.compile(
     r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|get rid of|stop remembering|stop storing|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to)|"
+    r"(?:can|could|would) you not (?:remember|keep|store)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
     r"(?:about\s+|that\s+|what you know about\s+|everything (?:about|you know about)\s+|all about\s+)?(.+)$",
@@ -103,7 +104,8 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了|不用记了|不要记了|当没听过|当没说过|别留着?了?)(?:吧|了|啦|哈|哦|喔)*$"
+    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了?|不用记了?|不要记了?|唔好记|唔使记|当没听过|当没说过|别留着?了?)"
+    r"(?:吧|了|啦|哈|哦|喔)*$"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
@@ -121,7 +123,8 @@ _BARE_FORGET: Final = re.compile(
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
     r"|^(?:你们?|您)?(?:也|就)?(?:帮我|给我|麻烦|请)?(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了|不用记了|别留着?了?|不要留着?了?|唔好留|别存了?|"
+    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了?|不用记了?|不要记了?|别留着?了?|不要留着?了?|"
+    r"唔好留|唔好记|唔使记|别存了?|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
     r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
@@ -286,7 +289,7 @@ _ZH_FUNCTION: Final = re.compile(
 
 # Words every forget request shares with many memories; they alone never reach one.
 _GENERIC_TOPIC_WORDS: Final = word_set(
-    "number last time typed told said gave mentioned earlier before thing stuff that "
+    "number last time typed told said gave mentioned earlier before thing stuff that never mind "
     "user user's users venting kept keep remember forget delete please btw anyway "
     "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记"
 )
@@ -340,7 +343,7 @@ def rule_forget(segment: str) -> Match | None:
             )
         return None
     if re.search(
-        r"忘了(?!记)|忘记(?:带|拿|买|说|做|了)", segment
+        r"忘了(?!记|吧)|忘记(?:带|拿|买|说|做|了)", segment
     ):  # "我忘了带钥匙": the user forgot
         return None
     m = _ZH_FORGET_AFTER.search(segment)
