@@ -97,7 +97,14 @@ def test_resolutions_and_cessations_are_updates(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["提前三天提醒我", "I like the blue one", "我想升千兆", "remind me two days before"],
+    [
+        "提前三天提醒我",
+        "I like the blue one",
+        "我想升千兆",
+        "remind me two days before",
+        "ok got it",
+        "我到了",
+    ],
 )
 def test_not_every_sentence_with_a_time_word_is_an_update(text: str) -> None:
     assert not updates(text)
@@ -160,6 +167,12 @@ def test_who_travels_survives_a_moved_flight() -> None:
     old = "User said: I'm flying with my son Tom; out on the 3rd"
     kept = retired_part("User said: the flight moved, out on the 5th instead", old, split=True)
     assert kept is not None and "Tom" in kept and "3rd" not in kept
+
+
+def test_the_return_leg_leaves_the_outbound_one() -> None:
+    outbound = "User needs to fly out on the 24th, same booking"
+    assert retired_part("User said: coming back on the 14th now", outbound, split=False) is None
+    assert retired_part("User said: flying out on the 25th instead", outbound, split=False) == ""
 
 
 def test_an_owed_refund_is_ended_only_by_its_resolution() -> None:

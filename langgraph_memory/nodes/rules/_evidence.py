@@ -40,10 +40,10 @@ LABEL: Final = re.compile(
     r"User asked to remember|用户要求记住|User's standing instruction|用户的长期要求)[:：]\s*"
 )
 _RESOLVED_PATTERN: Final = (
-    r"\b(?:arrived|did arrive|has arrived|came through|come through|went through|received|got (?:it|them|the \w+|my \w+)"
+    r"\b(?:arrived|did arrive|has arrived|came through|come through|went through|received|got (?:the \w+|my \w+)"
     r"(?: back)?|sorted|resolved|fixed|working again|works again|all good now|refunded|credited|showed up|turned up|"
     r"paid back|cleared up|normally again|normal again|back to normal|eating \w+ again)\b"
-    r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
+    r"|收到了|收到啦|收到喇|收咗|到账了|到帳了|已到账|已到帳|退回来了|退了回来|(?<![我你他她们們])到了|(?:修|弄|搞|处理|處理|办|辦|装|裝)好了|"
     r"解决了|解決了|搞定了|搞掂|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了|已经好了|已經好了|到咗|收到咗"
 )
 RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)

@@ -83,7 +83,27 @@ def _unlocks(update: str) -> set[str]:
     return out
 
 
+# The two legs of a trip: "coming back Dec 14 now" leaves "fly out Nov 24" alone.
+_OUTBOUND: Final = re.compile(
+    r"\b(?:fly(?:ing)? out|out on|outbound|leav(?:e|es|ing) on|depart\w*|heading out)\b|\bout (?:the )?(?:\d|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|去程|出发|出發|飞去|走的那天",
+    re.IGNORECASE,
+)
+_RETURN: Final = re.compile(
+    r"\b(?:back on|coming back|come back|return\w*|fly(?:ing)? (?:home|back)|heading home|inbound)\b|\bback (?:the )?(?:\d|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|回程|回来|回來|返程",
+    re.IGNORECASE,
+)
+
+
+def _legs(text: str) -> set[str]:
+    return {leg for leg, pattern in (("out", _OUTBOUND), ("back", _RETURN)) if pattern.search(text)}
+
+
 def _blocked(update: str, piece: str) -> bool:
+    mine, theirs = _legs(update), _legs(piece)
+    if mine and theirs and not mine & theirs:
+        return True
     need = _sticky(piece) - _unlocks(update)
     if _THIRD_PERSON.search(LABEL.sub("", update)):
         need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
