@@ -41,8 +41,8 @@ _PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
 # A clause that leans on the one before it ("so if I ask ... remind me", "所以…") stays with it.
 _LEANS_BACK: Final = re.compile(
     r"^(?:(?:and|but) )?(?:so|which|because|cuz|coz|since|but|though|then|that'?s why|it|it'?s|its|this|that|"
-    r"he|she|they|he'?s|she'?s|they'?re|his|her|their)\b"
-    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个|他|她|佢)",
+    r"he|she|they|he'?s|she'?s|they'?re|his|her|their|what'?s going on|why|how come)\b"
+    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个|他|她|佢|咋回事|怎么回事|怎麼回事|什么情况|啥情况)",
     re.IGNORECASE,
 )
 # A piece about someone else ("she can't have gluten", "Clive's gone veggie", "他不想…").
@@ -153,7 +153,17 @@ def _changed_topics(update: str) -> set[str]:
         return topics(update)
     _, pieces = split_pieces(update)
     marked = set().union(*(topics(p) for p in pieces if UPDATE.search(p)))
-    return marked or topics(update)
+    # Goods that arrived have shipped: "洗碗机到了" ends "到现在还没发货" (not the standing
+    # delivery arrangements, which are "delivery").
+    arrived = {"shipping"} if _ARRIVED.search(LABEL.sub("", update)) else set()
+    return (marked or topics(update)) | arrived
+
+
+_ARRIVED: Final = re.compile(
+    r"\b(?:arrived|did arrive|has arrived|showed up|turned up|came today|got here|was delivered)\b"
+    r"|(?<![我你他她们們])到了|送到了|到货了|到貨了|收到货|收到貨|到咗",
+    re.IGNORECASE,
+)
 
 
 def _shares_distinctive(a: str, b: str) -> bool:
@@ -240,10 +250,12 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     gone = set().union(*(topics(pieces[i]) for i in stale)) - _BROAD
     stale += [i for i, p in enumerate(pieces) if i not in stale and usable[i] and topics(p) & gone]
     if DATE_OR_TIME.search(update) or _DAY.search(update):
-        # A new date also retires the bare dates of what it changes ("out Nov 20 and back Dec 10").
+        # A new date also retires the bare dates of what it changes ("out Nov 20 and back Dec
+        # 10"), and, when it moves a time ("挪到周日下午"), every dated piece of it.
+        moved = moves_a_value(update)
         stale += [
             i for i, p in enumerate(pieces)
-            if i not in stale and not topics(p) and (DATE_OR_TIME.search(p) or _DAY.search(p))
+            if i not in stale and (moved or not topics(p)) and (DATE_OR_TIME.search(p) or _DAY.search(p))
         ]  # fmt: skip
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
     stale = [i for i in stale if not _blocked(update, pieces[i])]
