@@ -226,7 +226,7 @@ def _stale_loose(
         kept = retired_part(cand.text, r.text, split=is_evidence_key(r.key), topic_only=topic_only)
         if kept is not None:
             out.append((r, kept))
-        elif moves_a_date(cand.text) and (r.expires_at or r.event_time):
+        elif moves_a_date(cand.text) and _pending(r, cand.observed_at):
             dated.append(r)
     if not out and dated:
         # Only a new date: it moves the latest dated plan (its dates; the rest stays).
@@ -235,6 +235,26 @@ def _stale_loose(
         if kept is not None:
             out.append((latest, kept))
     return out
+
+
+def _pending(record: MemoryRecord, at: datetime | None) -> bool:
+    """A dated plan still ahead when ``at`` comes ("a table on the 5th"), not a statement
+    bounded to a day already past ("the sofa came today")."""
+    if record.expires_at is None and record.event_time is None:
+        return False
+    end = record.expires_at or record.event_time
+    return at is None or end is None or end > at
+
+
+def _past(record: MemoryRecord, at: datetime | None) -> bool:
+    return record.expires_at is not None and at is not None and record.expires_at <= at
+
+
+def _same_turn(targets: Sequence[str], records: Sequence[MemoryRecord]) -> list[str]:
+    """Versions of the same evidence turn as a forgotten one (what an update kept of it):
+    a forgotten turn goes with every piece it left."""
+    keys = {r.key for r in records if r.id in targets and is_evidence_key(r.key)}
+    return [r.id for r in records if r.key in keys and r.id not in targets]
 
 
 def _kept(stale: Sequence[tuple[MemoryRecord, str]]) -> tuple[tuple[str, str], ...]:
@@ -290,7 +310,7 @@ def _keyed_op(
         return None
     if cand.forget:
         # The slot's versions, plus evidence turns on the topic among the neighbours.
-        nearby = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
+        nearby = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
         targets = tuple(
             dict.fromkeys(
                 [
@@ -303,6 +323,7 @@ def _keyed_op(
                 ]
             )
         )
+        targets += tuple(_same_turn(targets, nearby))
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
         if not targets and not planned:
             return None  # nothing with that key; similar memories may still match
@@ -370,6 +391,7 @@ def _offline_op(
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
     if cand.forget:
         topic = _forget_topic(cand)
+        active = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
         targets = tuple(
             dict.fromkeys(
                 [
@@ -378,6 +400,7 @@ def _offline_op(
                 ]
             )
         )
+        targets += tuple(_same_turn(targets, active))
         if not targets:
             return MemoryOp(
                 "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
@@ -389,15 +412,13 @@ def _offline_op(
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
     stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
-    if (
-        not stale
-        and ctx.previous is not None
-        and moves_a_value(cand.text)
-        and not topics(cand.text)
-    ):
+    previous = ctx.previous
+    if previous is not None and _past(previous, cand.observed_at):
+        previous = None  # "the sofa came today" is over when "the 27th instead?" comes
+    if not stale and previous is not None and moves_a_value(cand.text) and not topics(cand.text):
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.
-        stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])
+        stale = _stale_loose(replace(cand, text=f"{cand.text} {previous.text}"), [previous])
     if stale and not (scored and scored[0][0] >= duplicate_threshold):
         ends = [r.expires_at for r, _ in stale]
         if cand.expires_at is None and all(end is not None for end in ends):
@@ -1027,7 +1048,14 @@ class Reconciler:
     def _context(
         self, cand: CandidateMemory, similar: list[ScoredMemory], keyed: Sequence[MemoryRecord]
     ) -> CandidateContext:
-        own = [s for s in similar if s.record.status == MemoryStatus.ACTIVE]
+        # A forget request also reaches the older versions of what it names: "当没听过" erases
+        # the history too, not only the current value.
+        own = [
+            s
+            for s in similar
+            if s.record.status == MemoryStatus.ACTIVE
+            or (cand.forget and s.record.status == MemoryStatus.SUPERSEDED)
+        ]
         if cand.forget and cand.key:
             keyed = [r for r in keyed if key_matches(r.key, cand.key)]
         else:

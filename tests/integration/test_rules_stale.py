@@ -204,3 +204,41 @@ def test_the_kept_pieces_are_written_once_when_an_op_is_applied_again(
     kept = store.get_memory(U, kept_id(op.result_id, target))
     assert kept is not None and "Team plan" in kept.text and "owlery" not in kept.text
     assert sum("Team plan" in t for t in active(store)) == 1
+
+
+def test_a_forget_request_erases_the_older_versions_and_kept_pieces_too(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我家养了只黑猫；物业上门时记得关门；周末我在家", "h1")
+    say(writer, clock, "物业的师傅来过了，门禁修好了", "h2")
+    say(writer, clock, "之前说的猫那个事不用记了，删了吧", "h3")
+    everything = [r.text for r in store.list_memories(U, include_history=True)]
+    assert not any("黑猫" in t for t in everything), everything
+
+
+def test_a_date_move_leaves_a_statement_whose_day_is_past(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    # One conversation over a week: the damage report is bound to its day, which has
+    # passed when the date change comes, so the change moves something else.
+    said = clock()
+    later = said + timedelta(days=6)
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage(
+                "my wardrobe came today but one door is cracked",
+                id="h1",
+                additional_kwargs={"created_at": said.isoformat()},
+            ),
+            HumanMessage(
+                "can you do the 27th instead?",
+                id="h2",
+                additional_kwargs={"created_at": later.isoformat()},
+            ),
+        ],
+    )
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "cracked" in r.text]
+    assert report.status is not MemoryStatus.SUPERSEDED

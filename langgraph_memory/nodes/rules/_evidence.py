@@ -240,7 +240,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "pet",
-            r"\b(?:dog|dogs|puppy|cat|cats|kitten|pet|pets|hamster|rabbit|parrot)\b|狗|猫|貓|宠物|寵物|兔子|仓鼠",
+            r"\b(?:dog|dogs|puppy|cat|cats|kitten|pet|pets|hamster|rabbit|parrot)\b|(?<!热)狗|(?<![光熊])[猫貓]|宠物|寵物|兔子|仓鼠",
         ),
         (
             "relationship",

@@ -100,9 +100,20 @@ def _legs(text: str) -> set[str]:
     return {leg for leg, pattern in (("out", _OUTBOUND), ("back", _RETURN)) if pattern.search(text)}
 
 
+# Facts about one person's body: the update must be about the same person ("我老公最近
+# 开始食牛肉" changes his diet, not the user's "我自己冇咩戒口").
+_PERSONAL: Final = frozenset({"diet", "allergy", "medication", "fitness"})
+
+
+def _kin_of(text: str) -> set[str]:
+    return {label for label in _sticky(text) if label.startswith("kin:")}
+
+
 def _blocked(update: str, piece: str) -> bool:
     mine, theirs = _legs(update), _legs(piece)
     if mine and theirs and not mine & theirs:
+        return True
+    if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece):
         return True
     need = _sticky(piece) - _unlocks(update)
     if _THIRD_PERSON.search(LABEL.sub("", update)):
