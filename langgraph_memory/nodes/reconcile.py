@@ -51,6 +51,7 @@ from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.nodes.rules._retire import (
+    happened,
     moves_a_date,
     moves_a_value,
     retired_dates,
@@ -413,8 +414,8 @@ def _offline_op(
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
     stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
     previous = ctx.previous
-    if previous is not None and _past(previous, cand.observed_at):
-        previous = None  # "the sofa came today" is over when "the 27th instead?" comes
+    if previous is not None and (_past(previous, cand.observed_at) or happened(previous.text)):
+        previous = None  # "the sofa came today, it's torn" is no plan "the 27th instead?" moves
     if not stale and previous is not None and moves_a_value(cand.text) and not topics(cand.text):
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.

@@ -242,3 +242,19 @@ def test_a_date_move_leaves_a_statement_whose_day_is_past(
     history = store.list_memories(U, include_history=True)
     (report,) = [r for r in history if "cracked" in r.text]
     assert report.status is not MemoryStatus.SUPERSEDED
+
+
+def test_a_date_change_right_after_a_report_does_not_move_the_report(
+    store: ChromaMemoryStore, writer: MemoryWriter
+) -> None:
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage("my bookcase arrived this morning but a shelf is split", id="h1"),
+            HumanMessage("can you do Friday the 13th instead?", id="h2"),
+        ],
+    )
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "shelf is split" in r.text]
+    assert report.status is MemoryStatus.ACTIVE

@@ -171,7 +171,8 @@ def _changed_topics(update: str) -> set[str]:
 
 
 _ARRIVED: Final = re.compile(
-    r"\b(?:arrived|did arrive|has arrived|showed up|turned up|came today|got here|was delivered)\b"
+    r"\b(?:arrived|did arrive|has arrived|showed up|turned up|came (?:today|yesterday|this morning)|got here|"
+    r"was delivered)\b"
     r"|(?<![我你他她们們])到了|送到了|到货了|到貨了|收到货|收到貨|到咗",
     re.IGNORECASE,
 )
@@ -191,6 +192,13 @@ _MOVE: Final = re.compile(
     r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)",
     re.IGNORECASE,
 )
+
+
+def happened(text: str) -> bool:
+    """A report that something came or was settled ("the sofa came today but it's torn",
+    "退款到了"): nothing a later "the 27th instead?" can move."""
+    body = LABEL.sub("", text)
+    return bool(_ARRIVED.search(body) or RESOLVED.search(body))
 
 
 def moves_a_value(update: str) -> bool:
