@@ -227,7 +227,7 @@ def _stale_loose(
         kept = retired_part(cand.text, r.text, split=is_evidence_key(r.key), topic_only=topic_only)
         if kept is not None:
             out.append((r, kept))
-        elif moves_a_date(cand.text) and _pending(r, cand.observed_at):
+        elif moves_a_date(cand.text) and _pending(r, cand.observed_at) and not happened(r.text):
             dated.append(r)
     if not out and dated:
         # Only a new date: it moves the latest dated plan (its dates; the rest stays).

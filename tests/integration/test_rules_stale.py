@@ -258,3 +258,14 @@ def test_a_date_change_right_after_a_report_does_not_move_the_report(
     history = store.list_memories(U, include_history=True)
     (report,) = [r for r in history if "shelf is split" in r.text]
     assert report.status is MemoryStatus.ACTIVE
+
+
+def test_a_later_date_change_does_not_move_an_earlier_report(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "my bookcase arrived this morning but a shelf is split", "h1")
+    clock.advance(timedelta(hours=-23))  # the same day
+    say(writer, clock, "can you do Friday the 13th instead?", "h2")
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "shelf is split" in r.text]
+    assert report.status is MemoryStatus.ACTIVE
