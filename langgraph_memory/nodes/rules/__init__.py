@@ -34,9 +34,10 @@ value as current:
   fact alone carries that value and is superseded by the next one;
 - denials ("I'm not vegetarian"), questions, jokes, hypotheticals and tentative
   statements ("I might switch ...") are left out;
-- an update ("I switched to ...", "改成", "搬到") supersedes the older evidence
-  that shares a salient term with it, a forget request deletes the evidence on
-  its topic, and dated evidence expires (``_evidence.py``; reconcile applies it);
+- an update ("I switched to ...", "改成", "搬到", "收到了") supersedes the pieces
+  of older evidence on its topic and keeps the rest (``_evidence.py``,
+  ``_retire.py``), a forget request deletes the evidence on its topic, and dated
+  evidence expires (reconcile applies it);
 - digit runs the redactor missed are masked.
 
 Its limit, measured on the planted-fact exam: an update that shares no word
