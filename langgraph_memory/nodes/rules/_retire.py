@@ -126,9 +126,19 @@ _BROAD: Final = frozenset({"price", "schedule", "contact"})
 
 
 def _says_something(piece: str) -> bool:
-    """Not a bare date or filler ("12月1号到15号", "btw"): worth keeping alone ("5 個 seats" is)."""
+    """Not a bare date, a filler or a question ("12月1号到15号", "btw", "怎麼 rotate"): worth
+    keeping alone ("5 個 seats" is)."""
+    if _ASKS.search(piece):
+        return False
     bare = DATE_OR_TIME.sub(" ", piece)
     return len(CJK_CHAR.findall(bare)) + len(re.findall(r"[A-Za-z]{2,}|\d+", bare)) >= 2
+
+
+_ASKS: Final = re.compile(
+    r"[?？]\s*$|^(?:how|what|why|when|where|which|can you|could you)\b"
+    r"|^(?:怎么|怎麼|为什么|為什麼|什么时候|什麼時候|啥时候|咋|能不能|可不可以|是不是)|[吗嗎呢]$",
+    re.IGNORECASE,
+)
 
 
 def split_pieces(text: str) -> tuple[str, list[str]]:
