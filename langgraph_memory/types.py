@@ -292,16 +292,23 @@ class MemoryOp:
     target_ids: tuple[str, ...] = ()
     reason: str = ""
     result_id: str | None = None
+    # (target id, text): what stays true of a superseded target ("we're on the Pro plan"
+    # once "the workspace was renamed" retires the rest of that turn), stored again
+    # under the target's key.
+    kept: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict: what the queue's plan and audit rows store."""
-        return {
+        out: dict[str, Any] = {
             "action": self.action,
             "candidate": self.candidate.to_dict() if self.candidate else None,
             "target_ids": list(self.target_ids),
             "reason": self.reason,
             "result_id": self.result_id,
         }
+        if self.kept:
+            out["kept"] = [list(pair) for pair in self.kept]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MemoryOp:
@@ -313,6 +320,7 @@ class MemoryOp:
             target_ids=tuple(data.get("target_ids") or ()),
             reason=str(data.get("reason", "")),
             result_id=data.get("result_id"),
+            kept=tuple((str(t), str(text)) for t, text in data.get("kept") or ()),
         )
 
 

@@ -48,8 +48,15 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import related, same_topic, topics, updates
+from langgraph_memory.nodes.rules._evidence import topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
+from langgraph_memory.nodes.rules._retire import (
+    happened,
+    moves_a_date,
+    moves_a_value,
+    retired_dates,
+    retired_part,
+)
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
 from langgraph_memory.prompts.reconcile import (
@@ -164,7 +171,9 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
 
 
 # How many of the newest episodic memories an update is compared with.
-_UPDATE_LOOKBACK = 24
+_UPDATE_LOOKBACK = 48
+# How many older loose memories one update may retire (the nearest first).
+_MAX_RETIRED = 4
 _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)
 
 
@@ -187,28 +196,75 @@ def _slot_value(cand: CandidateMemory) -> bool:
     )
 
 
-def _stale_loose(cand: CandidateMemory, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """Older loose memories (evidence, generic facts, promises, plans) ``cand`` replaces:
-    on an update, any related one; for a slot value, those on the same coarse topic."""
+def _stale_loose(
+    cand: CandidateMemory, records: Sequence[MemoryRecord]
+) -> list[tuple[MemoryRecord, str]]:
+    """Older loose memories (evidence, generic facts, promises, plans) ``cand`` replaces,
+    each with what stays true of it (``""``: nothing): on an update, the pieces on its
+    topic (or, failing that, naming what it names); for a slot value, the pieces on the
+    slot's coarse topic (``retired_part``)."""
     if cand.forget:
         return []
     if updates(cand.text):
-        match = related
-    elif _slot_value(cand):
-        match = same_topic
+        topic_only = False
+    elif _slot_value(cand) and cand.expires_at is None:
+        # A lasting value only: "in Dubai Nov 3 to 10 for work" replaces nothing that lasts.
+        topic_only = True
     else:
         return []
-    return [
-        r
-        for r in records
-        if (is_evidence_key(r.key) or _generic_key(r.key))
-        # What the assistant said replaces only what the assistant said.
-        and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
-        and r.status == MemoryStatus.ACTIVE
-        and r.valid_from <= (cand.observed_at or r.valid_from)
-        and r.key != cand.key
-        and match(cand.text, r.text)
-    ]
+    out: list[tuple[MemoryRecord, str]] = []
+    dated: list[MemoryRecord] = []
+    for r in records:
+        if not (
+            (is_evidence_key(r.key) or _generic_key(r.key))
+            # What the assistant said replaces only what the assistant said.
+            and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
+            and r.status == MemoryStatus.ACTIVE
+            and r.valid_from <= (cand.observed_at or r.valid_from)
+            and r.key != cand.key
+        ):
+            continue
+        kept = retired_part(cand.text, r.text, split=is_evidence_key(r.key), topic_only=topic_only)
+        if kept is not None:
+            out.append((r, kept))
+        elif moves_a_date(cand.text) and _pending(r, cand.observed_at) and not happened(r.text):
+            dated.append(r)
+    if not out and dated:
+        # Only a new date: it moves the latest dated plan (its dates; the rest stays).
+        latest = max(dated, key=lambda r: r.valid_from)
+        kept = retired_dates(latest.text) if is_evidence_key(latest.key) else ""
+        if kept is not None:
+            out.append((latest, kept))
+    return out
+
+
+def _pending(record: MemoryRecord, at: datetime | None) -> bool:
+    """A dated plan still ahead when ``at`` comes ("a table on the 5th"), not a statement
+    bounded to a day already past ("the sofa came today")."""
+    if record.expires_at is None and record.event_time is None:
+        return False
+    end = record.expires_at or record.event_time
+    return at is None or end is None or end > at
+
+
+def _past(record: MemoryRecord, at: datetime | None) -> bool:
+    return record.expires_at is not None and at is not None and record.expires_at <= at
+
+
+def _same_turn(targets: Sequence[str], records: Sequence[MemoryRecord]) -> list[str]:
+    """Versions of the same evidence turn as a forgotten one (what an update kept of it):
+    a forgotten turn goes with every piece it left."""
+    keys = {r.key for r in records if r.id in targets and is_evidence_key(r.key)}
+    return [r.id for r in records if r.key in keys and r.id not in targets]
+
+
+def _kept(stale: Sequence[tuple[MemoryRecord, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((r.id, text) for r, text in stale if text)
+
+
+def kept_id(result_id: str, target_id: str) -> str:
+    """Deterministic id of what stays true of ``target_id`` after the op ``result_id``."""
+    return uuid.uuid5(_ID_NAMESPACE, f"{result_id}:kept:{target_id}").hex
 
 
 def _forget_topic(cand: CandidateMemory) -> str:
@@ -255,7 +311,7 @@ def _keyed_op(
         return None
     if cand.forget:
         # The slot's versions, plus evidence turns on the topic among the neighbours.
-        nearby = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
+        nearby = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
         targets = tuple(
             dict.fromkeys(
                 [
@@ -268,6 +324,7 @@ def _keyed_op(
                 ]
             )
         )
+        targets += tuple(_same_turn(targets, nearby))
         planned = tuple(rid for k, (rid, _) in batch_by_key.items() if key_matches(k, key))
         if not targets and not planned:
             return None  # nothing with that key; similar memories may still match
@@ -335,6 +392,7 @@ def _offline_op(
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
     if cand.forget:
         topic = _forget_topic(cand)
+        active = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
         targets = tuple(
             dict.fromkeys(
                 [
@@ -343,6 +401,7 @@ def _offline_op(
                 ]
             )
         )
+        targets += tuple(_same_turn(targets, active))
         if not targets:
             return MemoryOp(
                 "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
@@ -353,13 +412,16 @@ def _offline_op(
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
-    stale = _stale_loose(cand, [r for _, r in scored])[:2]
-    if not stale and ctx.previous is not None and updates(cand.text) and not topics(cand.text):
+    stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
+    previous = ctx.previous
+    if previous is not None and (_past(previous, cand.observed_at) or happened(previous.text)):
+        previous = None  # "the sofa came today, it's torn" is no plan "the 27th instead?" moves
+    if not stale and previous is not None and moves_a_value(cand.text) and not topics(cand.text):
         # "Can we do the 6th instead?" right after "a table at Rocco's for the 5th": a
         # change with no subject of its own changes what the user just said.
-        stale = _stale_loose(replace(cand, text=f"{cand.text} {ctx.previous.text}"), [ctx.previous])
+        stale = _stale_loose(replace(cand, text=f"{cand.text} {previous.text}"), [previous])
     if stale and not (scored and scored[0][0] >= duplicate_threshold):
-        ends = [r.expires_at for r in stale]
+        ends = [r.expires_at for r, _ in stale]
         if cand.expires_at is None and all(end is not None for end in ends):
             # "change of plan: we'll stay at my brother's instead" changes a dated
             # plan, and ends when it would have.
@@ -367,9 +429,10 @@ def _offline_op(
         return MemoryOp(
             "supersede",
             cand,
-            tuple(r.id for r in stale),
+            tuple(r.id for r, _ in stale),
             "an update: the older raw statements on the same topic are superseded",
             result_id_for(seed, index),
+            kept=_kept(stale),
         )
     if scored and scored[0][0] >= duplicate_threshold:
         similarity, record = scored[0]
@@ -826,9 +889,14 @@ def first_pass(
         if op is not None and op.action == "supersede" and _slot_value(cand):
             # The slot's new value also retires the raw statements on its topic.
             nearby = [s.record for s in ctx.similar]
-            extra = [r.id for r in _stale_loose(cand, nearby) if r.id not in op.target_ids][:2]
+            extra = [p for p in _stale_loose(cand, nearby) if p[0].id not in op.target_ids]
+            extra = extra[:_MAX_RETIRED]
             if extra:
-                op = replace(op, target_ids=(*op.target_ids, *extra))
+                op = replace(
+                    op,
+                    target_ids=(*op.target_ids, *(r.id for r, _ in extra)),
+                    kept=_kept(extra),
+                )
         if op is not None:
             decided[index] = op
         else:
@@ -875,6 +943,23 @@ def record_for(op: MemoryOp, user_id: str, thread_id: str | None, now: datetime)
         supersedes=op.target_ids if op.action in ("supersede", "merge") else (),
         origin_thread_id=thread_id,
         origin_message_ids=cand.origin_message_ids,
+    )
+
+
+def _kept_record(old: MemoryRecord, kept: str, text: str, now: datetime) -> MemoryRecord:
+    """``old`` cut down to the pieces that stay true, as its own current version."""
+    return replace(
+        old,
+        id=kept,
+        text=text[:MAX_MEMORY_CHARS],
+        created_at=now,
+        updated_at=now,
+        last_accessed_at=None,
+        access_count=0,
+        valid_to=None,
+        status=MemoryStatus.ACTIVE,
+        supersedes=(old.id,),
+        superseded_by=None,
     )
 
 
@@ -967,7 +1052,14 @@ class Reconciler:
     def _context(
         self, cand: CandidateMemory, similar: list[ScoredMemory], keyed: Sequence[MemoryRecord]
     ) -> CandidateContext:
-        own = [s for s in similar if s.record.status == MemoryStatus.ACTIVE]
+        # A forget request also reaches the older versions of what it names: "当没听过" erases
+        # the history too, not only the current value.
+        own = [
+            s
+            for s in similar
+            if s.record.status == MemoryStatus.ACTIVE
+            or (cand.forget and s.record.status == MemoryStatus.SUPERSEDED)
+        ]
         if cand.forget and cand.key:
             keyed = [r for r in keyed if key_matches(r.key, cand.key)]
         else:
@@ -1142,20 +1234,32 @@ class Reconciler:
                 except MemoryNotFoundError:
                     continue
             return changed
-        record = record_for(op, user_id, thread_id, now(self.clock))
-        if (yield Call(store, "get_memory", (user_id, record.id))) is not None:
-            return False  # created by an earlier run of this same op
-        active_targets = []
-        for target in op.target_ids:
+        stamp = now(self.clock)
+        record = record_for(op, user_id, thread_id, stamp)
+        changed = False
+        if (yield Call(store, "get_memory", (user_id, record.id))) is None:
+            active_targets = []
+            for target in op.target_ids:
+                old = yield Call(store, "get_memory", (user_id, target))
+                if old is not None and old.status == MemoryStatus.ACTIVE:
+                    active_targets.append(target)
+            if not active_targets:
+                yield Call(store, "put_memory", (record,))
+            for target in active_targets:
+                yield Call(store, "supersede", (user_id, target, record))
+            changed = True
+        # What stays true of a partly retired memory is stored again under its key (a re-run
+        # after a crash between the two writes still adds it, once).
+        for target, text in op.kept:
+            kept = kept_id(record.id, target)
+            if (yield Call(store, "get_memory", (user_id, kept))) is not None:
+                continue
             old = yield Call(store, "get_memory", (user_id, target))
-            if old is not None and old.status == MemoryStatus.ACTIVE:
-                active_targets.append(target)
-        if not active_targets:
-            yield Call(store, "put_memory", (record,))
-            return True
-        for target in active_targets:
-            yield Call(store, "supersede", (user_id, target, record))
-        return True
+            if old is None or old.superseded_by != record.id:
+                continue  # it was no longer current when this op ended it
+            yield Call(store, "put_memory", (_kept_record(old, kept, text, stamp),))
+            changed = True
+        return changed
 
     def apply_op(self, user_id: str, op: MemoryOp, *, thread_id: str | None = None) -> bool:
         """Apply one op; ``False`` when it was already applied (idempotent re-run)."""

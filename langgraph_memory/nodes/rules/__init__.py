@@ -46,9 +46,10 @@ value as current:
   fact alone carries that value and is superseded by the next one;
 - denials ("I'm not vegetarian"), questions, jokes, hypotheticals and tentative
   statements ("I might switch ...") are left out;
-- an update ("I switched to ...", "改成", "搬到") supersedes the older evidence
-  that shares a salient term with it, a forget request deletes the evidence on
-  its topic, and dated evidence expires (``_evidence.py``; reconcile applies it);
+- an update ("I switched to ...", "改成", "搬到", "收到了") supersedes the pieces
+  of older evidence on its topic and keeps the rest (``_evidence.py``,
+  ``_retire.py``), a forget request deletes the evidence on its topic, and dated
+  evidence expires (reconcile applies it);
 - digit runs the redactor missed are masked.
 
 Its limit, measured on the planted-fact exam: an update that shares no word
@@ -84,6 +85,7 @@ from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
+from langgraph_memory.nodes.rules._retire import fold_self_corrections
 from langgraph_memory.nodes.rules._text import (
     CJK,
     HYPOTHETICAL,
@@ -722,6 +724,7 @@ class RuleBasedExtractor:
         said: datetime,
         bound: datetime | None,
     ) -> CandidateMemory:
+        pieces = fold_self_corrections(pieces)  # "to 10; wait no, 10:15" keeps 10:15 only
         joined = "；".join(pieces) if has_cjk("".join(pieces)) else "; ".join(pieces)
         joined = mask_long_numbers(joined)
         text = f"用户说：{joined}" if has_cjk(joined) else f"User said: {joined}"

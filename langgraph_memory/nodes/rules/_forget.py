@@ -64,6 +64,7 @@ def mentions_topic(text: str, key: str) -> bool:
 _EN_FORGET: Final = re.compile(
     r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|get rid of|stop remembering|stop storing|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to)|"
+    r"(?:can|could|would) you not (?:remember|keep|store)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
     r"(?:about\s+|that\s+|what you know about\s+|everything (?:about|you know about)\s+|all about\s+)?(.+)$",
@@ -78,6 +79,14 @@ _EN_NOT_FORGET: Final = re.compile(
     r"\b(?:don'?t|do not|never) forget\b|\bi forgot\b|\bforgot (?:my|to|the)\b|\bforget it\b",
     re.IGNORECASE,
 )
+# "the sam stuff", "that whole Ben thing", "the London job business", "about Sam": what the
+# user talked about, named by a back-reference or by a name alone.
+_EN_BACK_REFERENCE: Final = re.compile(
+    r"(?i:^(?:the|that|this|those|these|all the|all that|that whole|the whole|whole)\s+.{1,40}?\s+"
+    r"(?:stuff|thing|things|business|bit|story|situation|drama|saga|matter|mess|news|issue|conversation|chat)\b"
+    r"|^(?:all )?(?:that|this) (?:stuff|thing|business|bit|story)\b)"
+    r"|^[A-Z][a-z]+(?:'s [a-z]+)?$"
+)
 _ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|别记了|不用记了|忘了吧)"
 # "删除我的预算" / "不要再记着我的预算了": the verb, then the topic.
 _ZH_FORGET_AFTER: Final = re.compile(
@@ -91,6 +100,17 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 )
 
 
+# "之前说 Ben 面 London job 那个事你删掉吧", "我哥那事儿别记了": the topic, then the verb,
+# no 把; it must point back at something said ("之前", "那个事", "我").
+_ZH_TOPIC_THEN_VERB: Final = re.compile(
+    r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
+    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了?|不用记了?|不要记了?|唔好记|唔使记|当没听过|当没说过|别留着?了?)"
+    r"(?:吧|了|啦|哈|哦|喔)*$"
+)
+_ZH_BACK_REFERENCE: Final = re.compile(
+    r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
+)
+
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
 _BARE_FORGET: Final = re.compile(
@@ -103,9 +123,12 @@ _BARE_FORGET: Final = re.compile(
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
     r"|^(?:你们?|您)?(?:也|就)?(?:帮我|给我|麻烦|请)?(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了|不用记了|别留着?了?|不要留着?了?|唔好留|别存了?)"
+    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了?|不用记了?|不要记了?|别留着?了?|不要留着?了?|"
+    r"唔好留|唔好记|唔使记|别存了?|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
+    r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊)*$"
-    r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$",
+    r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
+    r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$",
     re.IGNORECASE,
 )
 
@@ -135,15 +158,22 @@ _PLACEHOLDER_TOPICS: Final[tuple[tuple[str, str], ...]] = (
 def forget_reaches(topic: str, text: str) -> bool:
     """Does a forget request on ``topic`` cover a memory reading ``text``?
 
-    It does when the memory holds a masked identifier of the kind the topic names,
-    or a content word of the topic (4+ letters, whole or inside a longer word:
-    "card" in "Mastercard"; a name such as "Kenny"; a Chinese word pair).
+    It does when the memory holds a masked identifier of the kind the topic names, or
+    enough of what the topic names: its names and nouns ("sam", "London", "job"; 3+
+    letters, whole words when short), kinship words ("我哥", "my sister"), the head noun
+    of a Chinese back-reference ("狗那个备注" -> 狗), and Chinese word pairs. With two or
+    more such words, two must be there ("Ben 面 London job" covers "Ben 在面 London 的
+    job", not "老公 Ben 是 Singaporean"); else the one; Chinese pairs alone need two.
 
     Example:
         >>> forget_reaches("that card number I typed", "User's Mastercard is [BANK_CARD]")
         True
         >>> forget_reaches("之前讲 Kenny 嗰啲嘢", "用户说：我前男友 Kenny 成日 WhatsApp 我")
         True
+        >>> forget_reaches("the sam stuff", "User said: my roommate sam is allergic to cats")
+        True
+        >>> forget_reaches("Ben 面 London job", "用户说：老公 Ben 是 Singaporean")
+        False
         >>> forget_reaches("my old address", "User likes tea")
         False
     """
@@ -151,12 +181,106 @@ def forget_reaches(topic: str, text: str) -> bool:
         if placeholder in text and re.search(pattern, topic, re.IGNORECASE):
             return True
     lowered = text.lower()
-    words = {w for w in salient_terms(topic) if w.isascii()} - _GENERIC_TOPIC_WORDS
-    if any(word.removesuffix("'s") in lowered for word in words):
-        return True
-    # Chinese: two shared content pairs ("备用" + "号码"), so one common pair never deletes.
+    topic = _focus(topic)
+    words = _topic_words(topic)
+    hits = sum(_has_word(word, lowered) for word in words)
+    kin = _kin(topic)
+    hits += sum(_has_kin(k, text) for k in kin)
+    heads = {h for h in _heads(topic) if h not in kin}
+    hits += sum(h in text for h in heads)
+    units = len(words) + len(kin) + len(heads)
+    # Chinese: content pairs ("备用" + "号码"); one common pair never deletes alone.
     pairs = {p for p in cjk_pairs(topic) if not _ZH_FUNCTION.search(p)} - _GENERIC_TOPIC_WORDS
-    return sum(pair in text for pair in pairs) >= 2
+    shared_pairs = sum(pair in text for pair in pairs)
+    if units:
+        return hits >= min(2, units) or (hits >= 1 and shared_pairs >= 2)
+    return shared_pairs >= 2
+
+
+def _topic_words(topic: str) -> set[str]:
+    """The topic's Latin content words: 4+ letters, or 3-letter names and nouns ("sam", "job")."""
+    found = {w.lower().removesuffix("'s") for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", topic)}
+    return {
+        w
+        for w in found
+        if (len(w) >= 4 and w in salient_terms(w)) or (len(w) == 3 and w not in _SHORT_STOP)
+    } - _GENERIC_TOPIC_WORDS
+
+
+def _has_word(word: str, lowered: str) -> bool:
+    # 4+ letters may sit inside a longer word ("card" in "Mastercard"); 3 letters must not
+    # ("sam" is not in "same").
+    if len(word) >= 4:
+        return word in lowered
+    return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", lowered) is not None
+
+
+_KIN: Final = re.compile(
+    r"\b(?:brother|sister|mum|mom|mother|dad|father|wife|husband|partner|son|daughter|"
+    r"grandma|grandpa|grandson|granddaughter|aunt|uncle|cousin|nephew|niece|in-laws?|ex)\b"
+    r"|(?:我|用户)(?:的)?(哥|姐|弟|妹|妈|爸|爹|娘|婆|公|仔|囡)"
+    r"|(老公|老婆|儿子|女儿|闺女|婆婆|公公|岳母|岳父|丈母娘|外婆|外公|奶奶|爷爷|舅舅|阿姨|叔叔|表哥|表姐|堂哥|"
+    r"前男友|前女友|前夫|前妻|男朋友|女朋友|哥哥|姐姐|弟弟|妹妹)",
+    re.IGNORECASE,
+)
+
+
+def _kin(topic: str) -> set[str]:
+    return {next(g for g in m.groups() if g) if any(m.groups()) else m.group(0).lower()
+            for m in _KIN.finditer(topic)}  # fmt: skip
+
+
+def _has_kin(kin: str, text: str) -> bool:
+    if kin.isascii():
+        return re.search(rf"\b{re.escape(kin)}s?\b", text, re.IGNORECASE) is not None
+    if len(kin) == 1:  # "哥" only as someone's: "我哥", "用户的哥", "他哥" (not "哥们")
+        return re.search(rf"[我你他她用户的]{kin}(?![们們妈媽爸哥姐弟妹夫])", text) is not None
+    return kin in text
+
+
+# The noun a Chinese back-reference points at: "房子那事儿" -> 房子, "狗那个备注" -> 狗.
+_ZH_HEAD: Final = re.compile(
+    r"([\u4e00-\u9fff]{1,2})(?=那个|那件|那事|这个事|这事|的事|那些|那段|那条|嗰啲|嗰件)"
+)
+# One-character nouns a back-reference often names; any other single character is too
+# common to stand for a topic ("子" of "房子" is in "儿子").
+_ZH_ONE_CHAR_NOUNS: Final = frozenset("狗猫车房病药钱债鱼鸟猪兔马")
+
+
+def _heads(topic: str) -> set[str]:
+    out = set()
+    for pair in _ZH_HEAD.findall(topic):
+        if pair[-1] in _ZH_ONE_CHAR_NOUNS:
+            out.add(pair[-1])
+        elif len(pair) < 2:
+            continue
+        elif (
+            "户" not in pair and not _ZH_FUNCTION.search(pair) and pair not in _GENERIC_TOPIC_WORDS
+        ):
+            out.add(pair)
+    return out
+
+
+# The clause of a request that points back at what was said ("另外狗那个备注不用记了，狗送我
+# 爸妈那儿养了": the dog, not the parents; "what I said about Tomasz, I was venting").
+_POINTS_BACK: Final = re.compile(
+    r"那个|那件|那事|这事|的事|那些|那段|嗰啲|嗰件|\b(?:what (?:i|user) (?:said|told|mentioned)|about|stuff|thing|business)\b",
+    re.IGNORECASE,
+)
+
+
+def _focus(topic: str) -> str:
+    clauses = [c for c in re.split(r"[，,；;]\s*", topic) if c.strip()]
+    pointing = [c for c in clauses if _POINTS_BACK.search(c)]
+    return "，".join(pointing) if pointing and len(pointing) < len(clauses) else topic
+
+
+_SHORT_STOP: Final = word_set(
+    "the and for you are was not but her his him she our out any all can did get got has had "
+    "how its let may now off old one own say see too two use way who why yes yet bit lot new "
+    "that this what with said told stuff from btw pls plz also just ask asked tell thing again "
+    "lol omg yeah yep nah hey thx"
+)
 
 
 _ZH_FUNCTION: Final = re.compile(
@@ -165,8 +289,8 @@ _ZH_FUNCTION: Final = re.compile(
 
 # Words every forget request shares with many memories; they alone never reach one.
 _GENERIC_TOPIC_WORDS: Final = word_set(
-    "number last time typed told said gave mentioned earlier before thing stuff that "
-    "user user's users venting kept keep remember forget delete please "
+    "number last time typed told said gave mentioned earlier before thing stuff that never mind "
+    "user user's users venting kept keep remember forget delete please btw anyway "
     "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记"
 )
 
@@ -201,6 +325,7 @@ def rule_forget(segment: str) -> Match | None:
         personal = (
             bool(_EN_PERSONAL.match(topic))
             or key is not None
+            or _EN_BACK_REFERENCE.search(topic) is not None
             or re.search(
                 r"\bi (?:gave|told|mentioned|said|shared|typed|sent|entered|wrote|put|left|provided)\b"
                 r"|\bmy\b|\b(?:that|the|this) (?:card|number|pin|password|address|info)",
@@ -218,12 +343,16 @@ def rule_forget(segment: str) -> Match | None:
             )
         return None
     if re.search(
-        r"忘了(?!记)|忘记(?:带|拿|买|说|做|了)", segment
+        r"忘了(?!记|吧)|忘记(?:带|拿|买|说|做|了)", segment
     ):  # "我忘了带钥匙": the user forgot
         return None
     m = _ZH_FORGET_AFTER.search(segment)
     if m is None or not re.sub(r"[了吧吗啊呀]", "", m.group(1)).strip(TRIM):
         m = _ZH_FORGET_BEFORE.search(segment)
+    if m is None:
+        back = _ZH_TOPIC_THEN_VERB.match(segment.strip(TRIM + " "))
+        if back and _ZH_BACK_REFERENCE.search(back.group(1)):
+            return forget_request(back.group(1))
     if m:
         topic = re.sub(r"[了吧啊呀]+$", "", next((g for g in m.groups() if g), "")).strip(TRIM)
         if not topic:

@@ -1,0 +1,372 @@
+"""Which pieces of an older statement an update retires, and values corrected in one message.
+
+An evidence memory holds a whole user turn ("we're on the Pro plan; 5 seats; the
+workspace is studiobloom"); an update usually changes one piece of it ("the workspace
+was renamed"). ``retired_part`` says which pieces go (those on the update's coarse
+topic, ``_evidence.topics``; failing that, those naming what it names) and what
+stays; reconcile stores what stays again under the old key (``MemoryOp.kept``).
+Some pieces are sticky: a safety fact, a person ("my mum", "with my son"), and a
+refund or compensation still owed go only when the update is about them (or, for
+what is owed, settles it: "the 75 did arrive").
+
+``fold_self_corrections`` keeps only the last value of a value corrected inside one
+message ("moved standup to 10, wait no, 10:15").
+
+Example:
+    >>> retired_part("User said: our workspace was renamed to bloomlab",
+    ...              "User said: we're on the Pro plan; the workspace is studiobloom", split=True)
+    "User said: we're on the Pro plan"
+    >>> fold_self_corrections(["we moved standup to 10", "wait no, 10:15"])
+    ['we moved standup to 10:15']
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from langgraph_memory.nodes.rules._evidence import (
+    AGREED,
+    DATE_OR_TIME,
+    LABEL,
+    RESOLVED,
+    UPDATE,
+    distinctive,
+    topics,
+)
+from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
+
+# Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
+_PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
+# A clause that leans on the one before it ("so if I ask ... remind me", "所以…") stays with it.
+_LEANS_BACK: Final = re.compile(
+    r"^(?:(?:and|but) )?(?:so|which|because|cuz|coz|since|but|though|then|that'?s why|it|it'?s|its|this|that|"
+    r"he|she|they|he'?s|she'?s|they'?re|his|her|their|what'?s going on|why|how come)\b"
+    r"|^(?:所以|因此|因为|因為|那就|然后|然後|但是|但|不过|不過|它|这个|那个|他|她|佢|咋回事|怎么回事|怎麼回事|什么情况|啥情况)",
+    re.IGNORECASE,
+)
+# A piece about someone else ("she can't have gluten", "Clive's gone veggie", "他不想…").
+_OTHER_SUBJECT: Final = re.compile(
+    r"^(?:(?:and|also|oh|btw)[,\s]+)*(?:he|she|they|his|her|their|him)\b"
+    r"|^(?:他|她|佢|他们|她们|他們|她們)",
+)
+_SELF_SUBJECT: Final = re.compile(
+    r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))",
+    re.IGNORECASE,
+)
+
+
+# Who, not what: "travelling with my daughter Giulia" stays when the flight moves, and "my
+# mum is allergic to penicillin" when the user turns out to be coeliac.
+_KIN: Final = re.compile(
+    r"\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
+    r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
+    r"|(?:我|我们|我們|我家)(?:的)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
+    r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)",
+    re.IGNORECASE,
+)
+_THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
+# Obligations still owed: only their resolution, or a change that names them, ends them.
+_OWED: Final = frozenset({"refund", "compensation"})
+
+
+def _sticky(text: str) -> set[str]:
+    """What a piece holds that only an update on the same thing may retire."""
+    out = topics(text) & ({"allergy"} | _OWED)
+    return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
+
+
+def _unlocks(update: str) -> set[str]:
+    out = _sticky(update)
+    if RESOLVED.search(update):
+        out |= _OWED  # "the 75 did arrive" ends the fee it was owed
+    return out
+
+
+# The two legs of a trip: "coming back Dec 14 now" leaves "fly out Nov 24" alone.
+_OUTBOUND: Final = re.compile(
+    r"\b(?:fly(?:ing)? out|out on|outbound|leav(?:e|es|ing) on|depart\w*|heading out)\b|\bout (?:the )?(?:\d|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|去程|出发|出發|飞去|走的那天",
+    re.IGNORECASE,
+)
+_RETURN: Final = re.compile(
+    r"\b(?:back on|coming back|come back|return\w*|fly(?:ing)? (?:home|back)|heading home|inbound)\b|\bback (?:the )?(?:\d|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d)|回程|回来|回來|返程",
+    re.IGNORECASE,
+)
+
+
+def _legs(text: str) -> set[str]:
+    return {leg for leg, pattern in (("out", _OUTBOUND), ("back", _RETURN)) if pattern.search(text)}
+
+
+# Facts about one person's body: the update must be about the same person ("我老公最近
+# 开始食牛肉" changes his diet, not the user's "我自己冇咩戒口").
+_PERSONAL: Final = frozenset({"diet", "allergy", "medication", "fitness"})
+
+
+def _kin_of(text: str) -> set[str]:
+    return {label for label in _sticky(text) if label.startswith("kin:")}
+
+
+def _blocked(update: str, piece: str) -> bool:
+    mine, theirs = _legs(update), _legs(piece)
+    if mine and theirs and not mine & theirs:
+        return True
+    if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece):
+        return True
+    need = _sticky(piece) - _unlocks(update)
+    if _THIRD_PERSON.search(LABEL.sub("", update)):
+        need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
+    return bool(need)
+
+
+# Topics too wide to pull a second piece along with the one an update retired.
+_BROAD: Final = frozenset({"price", "schedule", "contact"})
+
+
+def _says_something(piece: str) -> bool:
+    """Not a bare date, a filler or a question ("12月1号到15号", "btw", "怎麼 rotate"): worth
+    keeping alone ("5 個 seats" is)."""
+    if _ASKS.search(piece):
+        return False
+    bare = DATE_OR_TIME.sub(" ", piece)
+    return len(CJK_CHAR.findall(bare)) + len(re.findall(r"[A-Za-z]{2,}|\d+", bare)) >= 2
+
+
+_ASKS: Final = re.compile(
+    r"[?？]\s*$|^(?:how|what|why|when|where|which|can you|could you)\b"
+    r"|^(?:怎么|怎麼|为什么|為什麼|什么时候|什麼時候|啥时候|咋|能不能|可不可以|是不是)|[吗嗎呢]$",
+    re.IGNORECASE,
+)
+
+
+def split_pieces(text: str) -> tuple[str, list[str]]:
+    """``("User said: ", ["A", "B"])`` for ``"User said: A; B"``; clauses that lean on the one
+    before them stay with it."""
+    m = LABEL.match(text)
+    prefix = m.group(0) if m else ""
+    pieces: list[str] = []
+    for raw in _PIECE_SPLIT.split(text[len(prefix) :]):
+        piece = raw.strip()
+        if not piece:
+            continue
+        if pieces and _LEANS_BACK.match(piece):
+            pieces[-1] = f"{pieces[-1]}, {piece}" if piece.isascii() else f"{pieces[-1]}，{piece}"
+        else:
+            pieces.append(piece)
+    return prefix, pieces
+
+
+def _subjects_differ(update: str, piece: str) -> bool:
+    """The update is about the user, the piece about someone else (or the other way)."""
+    update = LABEL.sub("", update)
+    mine, theirs = bool(_SELF_SUBJECT.match(update)), bool(_OTHER_SUBJECT.match(piece))
+    return (mine and theirs) or (
+        bool(_OTHER_SUBJECT.match(update)) and bool(_SELF_SUBJECT.match(piece))
+    )
+
+
+def _changed_topics(update: str) -> set[str]:
+    """The topics of the pieces that carry the change ("我们搬家了；现在住滨江路；以后送货不用扛了":
+    home, not delivery); all of them when no piece names a topic of its own."""
+    if AGREED.match(update):
+        return topics(update)
+    _, pieces = split_pieces(update)
+    marked = set().union(*(topics(p) for p in pieces if UPDATE.search(p)))
+    # Goods that arrived have shipped: "洗碗机到了" ends "到现在还没发货" (not the standing
+    # delivery arrangements, which are "delivery").
+    arrived = {"shipping"} if _ARRIVED.search(LABEL.sub("", update)) else set()
+    return (marked or topics(update)) | arrived
+
+
+_ARRIVED: Final = re.compile(
+    r"\b(?:arrived|did arrive|has arrived|showed up|turned up|came (?:today|yesterday|this morning)|got here|"
+    r"was delivered)\b"
+    r"|(?<![我你他她们們])到了|送到了|到货了|到貨了|收到货|收到貨|到咗",
+    re.IGNORECASE,
+)
+
+
+def _shares_distinctive(a: str, b: str) -> bool:
+    shared = distinctive(a) & distinctive(b)
+    latin = {t for t in shared if t.isascii()}
+    return bool(latin) or len(shared - latin) >= 2
+
+
+# Moving a time, not any change: "提前三天提醒我" moves nothing.
+_MOVE: Final = re.compile(
+    r"\b(?:instead|shift(?:ed|s)?|mov(?:ed|e|ing)|reschedul\w*|postpon\w*|push(?:ed)? (?:back|to)|"
+    r"brought forward|bring (?:it )?forward|can we do|make it|change (?:it|that) to)\b"
+    r"|改到|改成|改为|改在|换到|推迟|延后|延期|提前到|挪到|调到|移到|改天|改日"
+    r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)",
+    re.IGNORECASE,
+)
+
+
+def happened(text: str) -> bool:
+    """A report that something came or was settled ("the sofa came today but it's torn",
+    "退款到了"): nothing a later "the 27th instead?" can move."""
+    body = LABEL.sub("", text)
+    return bool(_ARRIVED.search(body) or RESOLVED.search(body))
+
+
+def moves_a_value(update: str) -> bool:
+    """A change of a time or an amount ("can we do the 6th instead?", "改下午吧"), not any
+    change ("这次别再出岔子"): what a subject-less update may change in the previous turn."""
+    return bool(_MOVE.search(LABEL.sub("", update)))
+
+
+def moves_a_date(update: str) -> bool:
+    """A change whose only subject is a date ("Dates shifted, can we do Dec 12 to 15
+    instead?", "改到周五吧"): it moves the latest dated plan."""
+    body = LABEL.sub("", update)
+    when = DATE_OR_TIME.search(body) or _DAY.search(body)
+    return bool(_MOVE.search(body)) and not topics(body) and when is not None
+
+
+_DAY: Final = re.compile(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b|"
+    r"\bnext month\b|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周|下週|下个?月|下個月",
+    re.IGNORECASE,
+)
+
+
+def retired_dates(old: str) -> str | None:
+    """``old`` without its dated pieces (``moves_a_date``): ``""`` when all of it is dated,
+    ``None`` when it names no date."""
+    prefix, pieces = split_pieces(old)
+    dated = [p for p in pieces if DATE_OR_TIME.search(p) or _DAY.search(p)]
+    if not dated:
+        return None
+    kept = [p for p in pieces if p not in dated and _says_something(p)]
+    if not kept:
+        return ""
+    return prefix + ("; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept))
+
+
+def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False) -> str | None:
+    """What of ``old`` stays true once ``update`` is said: ``None`` when ``update`` does not
+    touch ``old`` at all, ``""`` when it retires all of it, else the text of the pieces it
+    leaves (with ``old``'s prefix).
+
+    A piece is retired when it shares a coarse topic with the update; only when no piece
+    does, one that shares a name, code or number (``topic_only`` turns that off, for a
+    slot value that names no change). A piece about someone else never answers for the
+    user ("she can't have gluten" stays when the user turns vegan).
+
+    Example:
+        >>> retired_part("User said: workspace renamed to bloomlab",
+        ...              "User said: we're on the Pro plan; workspace is studiobloom", split=True)
+        "User said: we're on the Pro plan"
+        >>> retired_part("User said: the 75 did arrive", "User said: still waiting on the 75", split=True)
+        ''
+    """
+    prefix, pieces = split_pieces(old) if split else ("", [old])
+    if not pieces:
+        return None
+    mine = _changed_topics(update)
+    usable = [not _subjects_differ(update, p) for p in pieces]
+    stale = [i for i, p in enumerate(pieces) if usable[i] and topics(p) & mine]
+    if not stale and not topic_only:
+        stale = [i for i, p in enumerate(pieces) if usable[i] and _shares_distinctive(update, p)]
+        if not stale and any(usable) and _shares_distinctive(update, old):
+            stale = list(range(len(pieces)))  # Chinese pairs spread over two pieces
+    if not stale:
+        return None
+    # The pieces on what the retired ones were about go with them ("still waiting on the
+    # 75 euro fee; it was charged anyway" once "the 75 did arrive").
+    gone = set().union(*(topics(pieces[i]) for i in stale)) - _BROAD
+    stale += [i for i, p in enumerate(pieces) if i not in stale and usable[i] and topics(p) & gone]
+    if DATE_OR_TIME.search(update) or _DAY.search(update):
+        # A new date also retires the bare dates of what it changes ("out Nov 20 and back Dec
+        # 10"), and, when it moves a time ("挪到周日下午"), every dated piece of it.
+        moved = moves_a_value(update)
+        stale += [
+            i for i, p in enumerate(pieces)
+            if i not in stale and (moved or not topics(p)) and (DATE_OR_TIME.search(p) or _DAY.search(p))
+        ]  # fmt: skip
+    # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
+    stale = [i for i in stale if not _blocked(update, pieces[i])]
+    if not stale:
+        return None
+    kept = [p for i, p in enumerate(pieces) if i not in stale and _says_something(p)]
+    if not kept:
+        return ""
+    body = "; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept)
+    return prefix + body
+
+
+# --- a value corrected inside one message ------------------------------------------
+
+# "wait no, 10:15", "sorry, I mean Thursday", "不对，周四", "哦不，是5个人".
+_SELF_CORRECTION: Final = re.compile(
+    r"^(?:(?:wait|no|nope|sorry|oops|actually|i mean|i meant|correction|make that|or rather|rather|scratch that)"
+    r"[,!.:\s]*)+(?:it'?s\s+|make it\s+)?(.*)$"
+    r"|^(?:(?:不对|不是|说错了|我说错了|哦不|啊不|呃|应该是|我是说|更正)[，,！!：:\s]*)+(?:是)?(.*)$",
+    re.IGNORECASE,
+)
+# A value a correction swaps: a clock time, a date, a weekday, an amount.
+_VALUE: Final = re.compile(
+    r"\d{1,2}[:：.]\d{2}(?:\s?(?:am|pm))?|\d{1,2}\s?(?:am|pm)\b|(?:\d{1,2}\s*(?:月|号|號|日|点|點)\s*)+(?:半)?"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:周|星期|礼拜)[一二三四五六日天]"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|[$¥£€]?\d+(?:[.,]\d+)?",
+    re.IGNORECASE,
+)
+
+
+def fold_self_corrections(pieces: list[str]) -> list[str]:
+    """A value corrected in the same message keeps only the last one: "moved standup to 10"
+    + "wait no, 10:15" -> "moved standup to 10:15" (the correction replaces the last value
+    of the piece before it). A correction that is not a bare value is left as it is.
+
+    Example:
+        >>> fold_self_corrections(["we moved standup to 10", "wait no, 10:15"])
+        ['we moved standup to 10:15']
+        >>> fold_self_corrections(["瑜伽改到周三", "不对", "周四"])
+        ['瑜伽改到周四']
+    """
+    inner = [_fold_clauses(p) for p in pieces]
+    return _fold(inner)
+
+
+def _fold_clauses(piece: str) -> str:
+    """The same inside one piece: "moved standup to 10, wait no, 10:15"."""
+    clauses = re.split(r"\s*[,，]\s*", piece)
+    if len(clauses) < 2:
+        return piece
+    folded = _fold(clauses)
+    if len(folded) == len(clauses):
+        return piece
+    return ("，" if CJK_CHAR.search(piece) else ", ").join(folded)
+
+
+def _fold(pieces: list[str]) -> list[str]:
+    out: list[str] = []
+    marker: str | None = None  # a bare "不对" / "wait no": the next piece holds the value
+    for piece in pieces:
+        m = _SELF_CORRECTION.match(piece.strip())
+        value = (next((g for g in m.groups() if g is not None), "") if m else piece).strip(
+            " ,.!，。"
+        )
+        if m and not value:
+            if marker is not None:
+                out.append(marker)
+            marker = piece
+            continue
+        values = list(_VALUE.finditer(out[-1])) if out else []
+        if m or marker is not None:
+            value = re.sub(r"^(?:是|就是|it'?s|make it)\s*", "", value, flags=re.IGNORECASE)
+        if (m or marker is not None) and values and _VALUE.fullmatch(value):
+            last = values[-1]
+            out[-1] = out[-1][: last.start()] + value + out[-1][last.end() :]
+            marker = None
+            continue
+        if marker is not None:
+            out.append(marker)
+            marker = None
+        out.append(piece)
+    if marker is not None:
+        out.append(marker)
+    return out

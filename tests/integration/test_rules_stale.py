@@ -1,0 +1,271 @@
+"""What ends an old memory, end to end (rules -> reconcile -> real Chroma store).
+
+An update that shares a topic but no word with what it replaces, a pending request
+that is settled, and a forget request that points back at something said must each
+end the old memory; the still-true pieces of the same turn, and everything about
+other people or other topics, must stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langgraph_memory.clock import ManualClock
+from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.nodes.reconcile import Reconciler, kept_id
+from langgraph_memory.nodes.rules import RuleBasedExtractor
+from langgraph_memory.nodes.writer import MemoryWriter
+from langgraph_memory.types import MemoryStatus
+
+U = "dana"
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: ManualClock) -> Iterator[ChromaMemoryStore]:
+    s = ChromaMemoryStore.embedded(tmp_path / "lt", embeddings=HashingEmbeddings(), clock=clock)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def writer(store: ChromaMemoryStore, clock: ManualClock) -> MemoryWriter:
+    return MemoryWriter(store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock)
+
+
+def say(writer: MemoryWriter, clock: ManualClock, text: str, mid: str) -> None:
+    writer.submit(U, "t", [HumanMessage(text, id=mid)])
+    clock.advance(timedelta(days=1))
+
+
+def active(store: ChromaMemoryStore) -> list[str]:
+    return [r.text for r in store.list_memories(U)]
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        (
+            "I take my atenolol every morning with tea",
+            "the cardiologist switched my heart pills, I'm on bisoprolol now",
+            "atenolol",
+            "bisoprolol",
+        ),
+        (
+            "We're driving to Cornwall for the wedding",
+            "change of plan, we'll get the coach from Exeter instead",
+            "driving",
+            "coach",
+        ),
+        ("我每天晚上吃一片阿托伐他汀", "医生给我换药了，现在吃瑞舒伐他汀", "阿托伐他汀", "瑞舒伐"),
+        ("我们打算开车去黄山", "不开车了，改坐高铁去", "开车去黄山", "高铁"),
+    ],
+)
+def test_an_update_on_the_same_topic_ends_the_old_statement(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+
+
+def test_the_still_true_pieces_of_a_partly_changed_turn_stay(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "We're on the Team plan, 8 seats, the workspace is called nightowl", "h1")
+    say(writer, clock, "btw we renamed our workspace, it's dawnfox now", "h2")
+    texts = active(store)
+    assert not any("nightowl" in t for t in texts), texts
+    assert any("Team plan" in t and "8 seats" in t for t in texts), texts
+    history = store.list_memories(U, include_history=True)
+    (old,) = [r for r in history if "nightowl" in r.text]
+    assert old.status is MemoryStatus.SUPERSEDED
+    (kept,) = [r for r in history if "Team plan" in r.text and r.status is MemoryStatus.ACTIVE]
+    assert kept.key == old.key and kept.supersedes == (old.id,)
+
+
+def test_a_settled_request_ends_the_pending_one(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "Still no sign of the 60 quid refund for the broken kettle", "h1")
+    say(writer, clock, "我上个月的电费被扣了两次，请退一笔", "h2")
+    say(writer, clock, "The 60 finally came through, thanks", "h3")
+    say(writer, clock, "退款到账了，谢谢", "h4")
+    texts = active(store)
+    assert not any("kettle" in t for t in texts), texts
+    assert not any("扣了两次" in t for t in texts), texts
+
+
+def test_a_settled_refund_leaves_a_promised_gift_pending(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "你们说好补偿送我一个保温杯，到现在还没收到", "h1")
+    say(writer, clock, "电费多扣的钱退回来了", "h2")
+    assert any("保温杯" in t for t in active(store))
+
+
+def test_a_users_change_leaves_other_peoples_facts_alone(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "My nephew stays with us on weekends, he's allergic to sesame", "h1")
+    say(writer, clock, "I've gone fully vegan now, no more eggs", "h2")
+    assert any("sesame" in t for t in active(store))
+
+
+@pytest.mark.parametrize(
+    ("told", "other", "ask", "gone", "stays"),
+    [
+        (
+            "我跟我姐为了装修的钱闹翻了，现在不说话",
+            "我姐夫是医生，在协和",
+            "之前跟你说我跟我姐那事儿，你就当没听过吧，删了",
+            "装修",
+            "协和",
+        ),
+        (
+            "Priya is interviewing at a bank in Dublin, keep it quiet",
+            "Priya is my oldest friend from school",
+            "forget the priya dublin stuff please",
+            "Dublin",
+            "oldest friend",
+        ),
+        (
+            "Joel 在面 Tokyo 的一个 job，成了我们可能要搬",
+            "Joel 是我老公，做设计的",
+            "之前说 Joel 面 Tokyo job 那个事你删掉吧，他不想让人知道",
+            "Tokyo",
+            "做设计",
+        ),
+    ],
+)
+def test_a_forget_request_that_points_back_reaches_its_topic(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    told: str,
+    other: str,
+    ask: str,
+    gone: str,
+    stays: str,
+) -> None:
+    say(writer, clock, told, "h1")
+    say(writer, clock, other, "h2")
+    say(writer, clock, ask, "h3")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(stays in t for t in texts), texts
+    # The request itself is never kept as something the user said.
+    assert not any("删" in t or "forget" in t.lower() for t in texts), texts
+
+
+def test_a_self_correction_keeps_only_the_last_value(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "the choir rehearsal is at 7 every Wednesday", "h1")
+    say(writer, clock, "choir rehearsal moved to 8, wait no, 8:30", "h2")
+    texts = active(store)
+    assert any("8:30" in t for t in texts), texts
+    assert not any("at 7" in t or "to 8," in t or "to 8 " in t for t in texts), texts
+
+
+def test_the_kept_pieces_are_written_once_when_an_op_is_applied_again(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    extractor, reconciler = RuleBasedExtractor(clock=clock), Reconciler(store, clock=clock)
+    first = extractor.extract(
+        [HumanMessage("We're on the Team plan, the workspace is owlery", id="a")]
+    )
+    reconciler.reconcile(U, first)
+    clock.advance(timedelta(days=1))
+    second = extractor.extract([HumanMessage("we renamed our workspace to larkspur", id="b")])
+    (op,) = [o for o in reconciler.plan(U, second, seed="s") if o.kept]
+    assert reconciler.apply_op(U, op) is True
+    assert reconciler.apply_op(U, op) is False  # idempotent: nothing new the second time
+    ((target, _),) = op.kept
+    assert op.result_id is not None
+    kept = store.get_memory(U, kept_id(op.result_id, target))
+    assert kept is not None and "Team plan" in kept.text and "owlery" not in kept.text
+    assert sum("Team plan" in t for t in active(store)) == 1
+
+
+def test_a_forget_request_erases_the_older_versions_and_kept_pieces_too(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我家养了只黑猫；物业上门时记得关门；周末我在家", "h1")
+    say(writer, clock, "物业的师傅来过了，门禁修好了", "h2")
+    say(writer, clock, "之前说的猫那个事不用记了，删了吧", "h3")
+    everything = [r.text for r in store.list_memories(U, include_history=True)]
+    assert not any("黑猫" in t for t in everything), everything
+
+
+def test_a_date_move_leaves_a_statement_whose_day_is_past(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    # One conversation over a week: the damage report is bound to its day, which has
+    # passed when the date change comes, so the change moves something else.
+    said = clock()
+    later = said + timedelta(days=6)
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage(
+                "my wardrobe came today but one door is cracked",
+                id="h1",
+                additional_kwargs={"created_at": said.isoformat()},
+            ),
+            HumanMessage(
+                "can you do the 27th instead?",
+                id="h2",
+                additional_kwargs={"created_at": later.isoformat()},
+            ),
+        ],
+    )
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "cracked" in r.text]
+    assert report.status is not MemoryStatus.SUPERSEDED
+
+
+def test_a_date_change_right_after_a_report_does_not_move_the_report(
+    store: ChromaMemoryStore, writer: MemoryWriter
+) -> None:
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage("my bookcase arrived this morning but a shelf is split", id="h1"),
+            HumanMessage("can you do Friday the 13th instead?", id="h2"),
+        ],
+    )
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "shelf is split" in r.text]
+    assert report.status is MemoryStatus.ACTIVE
+
+
+def test_a_later_date_change_does_not_move_an_earlier_report(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "my bookcase arrived this morning but a shelf is split", "h1")
+    clock.advance(timedelta(hours=-23))  # the same day
+    say(writer, clock, "can you do Friday the 13th instead?", "h2")
+    history = store.list_memories(U, include_history=True)
+    (report,) = [r for r in history if "shelf is split" in r.text]
+    assert report.status is MemoryStatus.ACTIVE

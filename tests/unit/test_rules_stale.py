@@ -1,0 +1,272 @@
+"""What ends an old memory, as pure rules: topic families, resolutions, pieces an update
+retires, self-corrections inside one message, and forget requests that point back.
+
+The sentences are this file's own (not the exam's), in English and Chinese, with the
+reverse cases beside each class: what must NOT be retired or deleted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from langgraph_memory.nodes.rules._clause import match_clause
+from langgraph_memory.nodes.rules._evidence import topics, updates
+from langgraph_memory.nodes.rules._forget import forget_reaches
+from langgraph_memory.nodes.rules._retire import (
+    fold_self_corrections,
+    moves_a_date,
+    moves_a_value,
+    retired_dates,
+    retired_part,
+    split_pieces,
+)
+from langgraph_memory.types import CandidateMemory, MemoryOp
+
+# --- topic families: an update and what it replaces share a topic, not a word ----------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "topic"),
+    [
+        ("I have my metformin with breakfast", "the GP put me on insulin instead", "medication"),
+        (
+            "I take two ramipril tablets a day",
+            "they've changed my blood pressure pills",
+            "medication",
+        ),
+        ("我每天早上吃降压药", "医生给我换了一种药", "medication"),
+        ("we'll drive up to Inverness", "we're taking the sleeper train now", "transport"),
+        ("打算自驾去杭州", "改坐高铁了", "transport"),
+        ("I still have dairy in my coffee", "gone fully plant-based, no more dairy", "diet"),
+        ("我不吃牛肉", "最近开始吃肉了", "diet"),
+        ("the team sync is at 11 every Monday", "the sync moved to 2pm", "schedule"),
+        ("每周三晚上开例会", "例会改到周四了", "schedule"),
+        ("our workspace is called pinecrest", "the workspace got renamed", "account"),
+        ("账号叫 moonpie", "账号改名了", "account"),
+        ("still waiting for my refund on the kettle", "the refund came through", "refund"),
+        ("上个月扣费扣了两次", "退款到账了", "refund"),
+        ("you promised me a voucher for the delay", "the voucher arrived", "compensation"),
+        ("洗衣机漏水", "师傅修好了，不漏水了", "repair"),
+        ("下个月去厦门旅游", "旅游取消了", "trip"),
+        ("I'm on 10GB of data", "I've bought a 30GB data top-up", "data"),
+        ("我们家在三楼", "我们搬家了，现在住一楼", "home"),
+    ],
+)
+def test_an_update_shares_a_topic_with_what_it_replaces(old: str, new: str, topic: str) -> None:
+    assert topic in topics(old) & topics(new)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        # A data pack is not the broadband tier, a gift is not the refund, a shipment is
+        # not the pickup of a return.
+        ("流量包也跟着改", "升级到千兆"),
+        ("退的99块收到了", "说好补偿送我一个音箱"),
+        ("still not shipped", "when will you collect it"),
+        # The boss of the flat is not a job.
+        ("my cat is the boss of this apartment", "started a new job today"),
+    ],
+)
+def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
+    assert topics(a) and topics(b) and not topics(a) & topics(b)
+
+
+# --- what counts as an update ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the parcel finally arrived",
+        "the money came through this morning",
+        "got my deposit back",
+        "the leak is fixed",
+        "退款到账了",
+        "空调修好了",
+        "问题已经解决了",
+        "别再打电话了",
+        "stop emailing me about it",
+        "I'm eating normally again",
+        "升吧",
+    ],
+)
+def test_resolutions_and_cessations_are_updates(text: str) -> None:
+    assert updates(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "提前三天提醒我",
+        "I like the blue one",
+        "我想升千兆",
+        "remind me two days before",
+        "ok got it",
+        "我到了",
+    ],
+)
+def test_not_every_sentence_with_a_time_word_is_an_update(text: str) -> None:
+    assert not updates(text)
+
+
+def test_a_change_of_date_is_told_from_other_changes() -> None:
+    assert moves_a_date("User said: can we do the 9th instead?")
+    assert moves_a_date("用户说：改到周五吧")
+    assert not moves_a_date("User said: the refund arrived on the 9th")  # a topic of its own
+    assert moves_a_value("User said: make it 7 people")
+    assert not moves_a_value("用户说：这次别再出岔子")
+
+
+# --- which pieces of an older statement an update retires -------------------------------
+
+
+def test_only_the_pieces_on_the_changed_topic_are_retired() -> None:
+    old = "User said: we're on the Team plan; 8 seats; the workspace is called nightowl"
+    new = "User said: the workspace got renamed to dawnfox"
+    assert retired_part(new, old, split=True) == "User said: we're on the Team plan; 8 seats"
+
+
+def test_a_chinese_turn_keeps_what_the_update_does_not_touch() -> None:
+    old = "用户说：我们家在天通苑；周末常去奥森跑步"
+    new = "用户说：我们搬家了，现在住亦庄"
+    assert retired_part(new, old, split=True) == "用户说：周末常去奥森跑步"
+
+
+def test_a_piece_that_leans_on_the_one_before_goes_with_it() -> None:
+    old = "User said: I take my levothyroxine at 7; so if I ask about breakfast remind me"
+    new = "User said: my doctor switched my thyroid tablets"
+    assert retired_part(new, old, split=True) == ""
+    _, pieces = split_pieces(old)
+    assert len(pieces) == 1
+
+
+def test_a_resolution_retires_the_pending_request_it_settles() -> None:
+    old = "User said: still waiting on the 40 pound refund; it was promised last week"
+    assert retired_part("User said: the 40 came through btw", old, split=True) == ""
+
+
+def test_unrelated_statements_are_not_touched() -> None:
+    old = "User said: I volunteer at the food bank on Saturdays"
+    assert retired_part("User said: I switched to the unlimited plan", old, split=True) is None
+
+
+def test_dates_never_make_two_statements_the_same_subject() -> None:
+    old = "用户说：10月1号开始用新套餐"
+    assert retired_part("用户说：出差改成12月10号", old, split=True) is None
+
+
+def test_someone_elses_safety_fact_survives_the_users_change() -> None:
+    old = "User said: my nephew is staying over; he's allergic to sesame"
+    assert retired_part("User said: I've gone vegan now", old, split=True) is None
+    old = "User said: my mum is coeliac, no gluten for her"
+    assert retired_part("User said: I switched diets, low carb now", old, split=True) is None
+
+
+def test_who_travels_survives_a_moved_flight() -> None:
+    old = "User said: I'm flying with my son Tom; out on the 3rd"
+    kept = retired_part("User said: the flight moved, out on the 5th instead", old, split=True)
+    assert kept is not None and "Tom" in kept and "3rd" not in kept
+
+
+def test_the_return_leg_leaves_the_outbound_one() -> None:
+    outbound = "User needs to fly out on the 24th, same booking"
+    assert retired_part("User said: coming back on the 14th now", outbound, split=False) is None
+    assert retired_part("User said: flying out on the 25th instead", outbound, split=False) == ""
+
+
+def test_an_owed_refund_is_ended_only_by_its_resolution() -> None:
+    owed = "客服承诺：已登记投诉，退还当晚房费并赠送一次升级"
+    assert retired_part("客服承诺：已修改入住日期，改成三晚", owed, split=False) is None
+    assert retired_part("用户说：房费退回来了", owed, split=False) == ""
+
+
+def test_a_date_only_change_moves_the_dates_and_keeps_the_rest() -> None:
+    old = "User said: a table at Nonna's; Friday the 6th; by the window"
+    assert retired_dates(old) == "User said: a table at Nonna's; by the window"
+    assert retired_dates("User said: I like jazz") is None
+
+
+# --- a value corrected inside one message --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pieces", "folded"),
+    [
+        (["piano moved to 4", "no wait, 4:30"], ["piano moved to 4:30"]),
+        (["the dentist is on Tuesday, sorry, Wednesday"], ["the dentist is on Wednesday"]),
+        (["聚餐改到周五", "不对", "周六"], ["聚餐改到周六"]),
+        (["预算是8000，不对，是9000"], ["预算是9000"]),
+        # Not a bare value: both stay.
+        (["we're 4", "actually it's complicated"], ["we're 4", "actually it's complicated"]),
+        (["no, 5"], ["no, 5"]),
+    ],
+)
+def test_self_corrections_keep_only_the_last_value(pieces: list[str], folded: list[str]) -> None:
+    assert fold_self_corrections(pieces) == folded
+
+
+# --- forget requests that point back at what was said ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "之前说我表姐离婚那个事你删掉吧",
+        "上次讲的 Marta 那件事你就别记了",
+        "我跟我爸吵架那事儿不用记了",
+        "forget the marta stuff",
+        "could you forget that whole visa business",
+        "please forget about Marta",
+        "delete what I said about my landlord",
+    ],
+)
+def test_back_references_are_forget_requests(text: str) -> None:
+    found = match_clause(text)
+    assert found is not None and found.forget, text
+
+
+@pytest.mark.parametrize(
+    "text", ["我忘了带钥匙", "please delete the file", "forget it", "don't forget the milk"]
+)
+def test_look_alikes_are_not_forget_requests(text: str) -> None:
+    found = match_clause(text)
+    assert found is None or not found.forget
+
+
+@pytest.mark.parametrize(
+    ("topic", "memory", "reached"),
+    [
+        ("the marta stuff", "User said: my flatmate marta owes me rent", True),
+        ("the marta stuff", "User said: we had a smart meter fitted", False),  # not "smarta"
+        # Several names: two must be there.
+        ("Tom 面 Berlin job 那个事", "用户说：Tom 在面 Berlin 的 job", True),
+        ("Tom 面 Berlin job 那个事", "用户说：Tom 是我老公", False),
+        # Kin words and the head noun of a back-reference.
+        ("用户跟用户爸那事儿", "用户说：跟我爸为了买房吵了一架", True),
+        ("用户跟用户爸那事儿", "用户说：我爸妈下周来", False),
+        ("猫那个事别记了，猫送人了", "用户说：我家的猫怕生人", True),
+        ("房子那事", "用户说：我儿子上小学了", False),
+    ],
+)
+def test_forget_reaches_the_memories_its_topic_names(
+    topic: str, memory: str, reached: bool
+) -> None:
+    assert forget_reaches(topic, memory) is reached
+
+
+# --- the op that keeps the still-true pieces survives the queue ------------------------------
+
+
+def test_kept_pieces_round_trip_through_the_plan_record() -> None:
+    op = MemoryOp(
+        "supersede",
+        CandidateMemory("User said: the workspace got renamed"),
+        ("old-1",),
+        "an update",
+        "new-1",
+        kept=(("old-1", "User said: we're on the Team plan"),),
+    )
+    assert MemoryOp.from_dict(op.to_dict()) == op
+    plain = MemoryOp("add", CandidateMemory("x"), (), "", "r")
+    assert "kept" not in plain.to_dict() and MemoryOp.from_dict(plain.to_dict()) == plain
