@@ -269,3 +269,32 @@ def test_a_later_date_change_does_not_move_an_earlier_report(
     history = store.list_memories(U, include_history=True)
     (report,) = [r for r in history if "shelf is split" in r.text]
     assert report.status is MemoryStatus.ACTIVE
+
+
+def test_a_moved_date_also_ends_the_assistants_confirmation_of_the_old_dates(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """The user asks for a cabin Mar 20 to 23; the assistant confirms it (acknowledged);
+    "can we do Mar 21 to 24 instead?" then moves both the request and the confirmation,
+    while an unrelated dated plan stays."""
+    from langchain_core.messages import AIMessage
+
+    writer = MemoryWriter(
+        store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock
+    )
+    writer.submit(
+        U,
+        "t",
+        [
+            HumanMessage("dentist appointment on Apr 2 at 9am", id="h0"),
+            HumanMessage("please book me a lake cabin, Mar 20 to 23, two adults", id="h1"),
+            AIMessage("Booked: Pine Lake cabin, Mar 20-23, 2 adults, ref PL-5512.", id="a1"),
+            HumanMessage("great, thanks", id="h2"),
+        ],
+    )
+    clock.advance(timedelta(days=1))
+    assert any("Mar 20-23" in t for t in active(store)), active(store)
+    say(writer, clock, "plans shifted, can we do Mar 21 to 24 instead?", "h3")
+    now = active(store)
+    assert not any("Mar 20" in t for t in now), now
+    assert any("Apr 2" in t for t in now), now
