@@ -347,7 +347,10 @@ def _keyed_op(
             return None  # nothing with that key; similar memories may still match
         for k in [k for k in batch_by_key if key_matches(k, key)]:
             del batch_by_key[k]
-        return MemoryOp("delete", cand, targets + planned, f"user asked to forget key {key!r}")
+        reason = f"user asked to forget key {key!r}"
+        if planned:  # an earlier candidate's memory under that key, maybe one it matched
+            reason += " (with the versions of this batch)"
+        return MemoryOp("delete", cand, targets + planned, reason)
     active = [r for r in ctx.same_key if r.status == MemoryStatus.ACTIVE and r.key == key]
     earlier = batch_by_key.get(key)
     if earlier is not None:  # a later value in the same batch wins over the earlier one
