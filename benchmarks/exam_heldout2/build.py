@@ -1,6 +1,6 @@
-"""Builds heldout2/users/*.json (blind held-out exam, format: eval/data/SCHEMA.md).
+"""Builds benchmarks/exam_heldout2/users/*.json (blind held-out exam, format: eval/data/SCHEMA.md).
 
-Run from the repo root: python heldout2/build.py. The checks at the bottom keep the
+Run from the repo root: python benchmarks/exam_heldout2/build.py. The checks at the bottom keep the
 gists honest (a fact's text matches its gist, stale/bait gists don't match live texts).
 """
 
