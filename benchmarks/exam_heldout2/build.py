@@ -1,3 +1,4 @@
+# mypy: ignore-errors
 """Builds benchmarks/exam_heldout2/users/*.json (blind held-out exam, format: eval/data/SCHEMA.md).
 
 Run from the repo root: python benchmarks/exam_heldout2/build.py. The checks at the bottom keep the

@@ -8,7 +8,9 @@ reverse cases beside each class: what must NOT be retired or deleted.
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import HumanMessage
 
+from langgraph_memory.nodes.rules import RuleBasedExtractor
 from langgraph_memory.nodes.rules._clause import match_clause
 from langgraph_memory.nodes.rules._evidence import topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
@@ -270,3 +272,31 @@ def test_kept_pieces_round_trip_through_the_plan_record() -> None:
     assert MemoryOp.from_dict(op.to_dict()) == op
     plain = MemoryOp("add", CandidateMemory("x"), (), "", "r")
     assert "kept" not in plain.to_dict() and MemoryOp.from_dict(plain.to_dict()) == plain
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "那个 blood test 的事你 forget 掉 ok，不想留 record",
+        "上次说我弟欠钱那件事，你们那别记了",
+        "之前給你的地址那個，當作沒看到好嗎，從你們那邊刪掉",
+    ],
+)
+def test_code_switched_traditional_and_polite_forget_requests(text: str) -> None:
+    """A forget request in a code-switched, traditional-script or polite-question form is
+    a forget request: nothing of the turn is stored as the user's fact."""
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert found and all(c.forget for c in found), [(c.forget, c.text) for c in found]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "再这样我就去投诉了，开个玩笑，你们快点就行",
+        "When I retire I'm buying a yacht, ha. Anyway",
+        "如果 we move to Perth, 要办什么手续",
+    ],
+)
+def test_jokes_and_code_switched_conditions_stay_out(text: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert not [c.text for c in found if "yacht" in c.text or "投诉" in c.text or "Perth" in c.text]

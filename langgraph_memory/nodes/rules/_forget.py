@@ -18,7 +18,13 @@ from typing import Final
 
 from langgraph_memory.nodes.rules._evidence import salient_terms
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._text import TRIM, cjk_pairs, to_third_person, word_set
+from langgraph_memory.nodes.rules._text import (
+    TRIM,
+    cjk_pairs,
+    to_simplified,
+    to_third_person,
+    word_set,
+)
 
 FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"address|地址|住址", "address"),
@@ -104,8 +110,10 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了?|不用记了?|不要记了?|唔好记|唔使记|当没听过|当没说过|别留着?了?)"
-    r"(?:吧|了|啦|哈|哦|喔)*$"
+    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了?|不用记了?|不要记了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
+    # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
+    r"|(?:forget|delete|remove)\s?掉?)"
+    r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*$"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
@@ -122,11 +130,13 @@ _BARE_FORGET: Final = re.compile(
     r"(?:\s+please)?$"
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
-    r"|^(?:你们?|您)?(?:也|就)?(?:帮我|给我|麻烦|请)?(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
+    r"|^(?:从|在)?(?:你们?|您)?(?:那边?|那里|这边|系统里)?(?:也|就)?(?:帮我|给我|麻烦|请)?"
+    r"(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
     r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记了?|不用记了?|不要记了?|别留着?了?|不要留着?了?|"
     r"唔好留|唔好记|唔使记|别存了?|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
-    r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?)"
-    r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊)*$"
+    r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?|当作?没(?:看到|看见|听到|听过|说过)|"
+    r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?)"
+    r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊|好吗|好不好|行吗|可以吗|ok)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
     r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$",
     re.IGNORECASE,
@@ -140,7 +150,7 @@ def bare_forget(segment: str) -> bool:
         >>> bare_forget("帮我删掉"), bare_forget("delete it please"), bare_forget("delete the file")
         (True, True, False)
     """
-    return bool(_BARE_FORGET.match(segment.strip(TRIM + " ")))
+    return bool(_BARE_FORGET.match(to_simplified(segment).strip(TRIM + " ")))
 
 
 # The redactor's placeholders a topic refers to: "delete that card number" covers every
@@ -342,6 +352,7 @@ def rule_forget(segment: str) -> Match | None:
                 forget=True,
             )
         return None
+    segment = to_simplified(segment)  # one for one: "當作沒看到", "從你們那邊刪掉"
     if re.search(
         r"忘了(?!记|吧)|忘记(?:带|拿|买|说|做|了)", segment
     ):  # "我忘了带钥匙": the user forgot

@@ -120,10 +120,12 @@ _TRADITIONAL: Final = dict(
     zip(
         "們請說話電後發語體過約訂號碼單門買賣車東機會時間點這個麼來對為與員帳錢費處給謝還沒關覆週禮開從現寫歡"
         "實際聯繫應該讓歲醫藥貓養場區線網頁視聽讀書學習業務產價據遞貨運輸換變辦預簡繁稱呼記得別"
-        "長裡裏嗎確認額華寶啟動愛喜較陳黃劉趙鄭吳張楊楊劃週歷內隻條種該將專門題問幫難點燈鐘頭髮飯麵雞魚蝦蟲藥療診護臉腳",
+        "長裡裏嗎確認額華寶啟動愛喜較陳黃劉趙鄭吳張楊楊劃週歷內隻條種該將專門題問幫難點燈鐘頭髮飯麵雞魚蝦蟲藥療診護臉腳"
+        "當刪邊錄檔聽見",
         "们请说话电后发语体过约订号码单门买卖车东机会时间点这个么来对为与员账钱费处给谢还没关复周礼开从现写欢"
         "实际联系应该让岁医药猫养场区线网页视听读书学习业务产价据递货运输换变办预简繁称呼记得别"
-        "长里里吗确认额华宝启动爱喜较陈黄刘赵郑吴张杨杨划周历内只条种该将专门题问帮难点灯钟头发饭面鸡鱼虾虫药疗诊护脸脚",
+        "长里里吗确认额华宝启动爱喜较陈黄刘赵郑吴张杨杨划周历内只条种该将专门题问帮难点灯钟头发饭面鸡鱼虾虫药疗诊护脸脚"
+        "当删边录档听见",
         strict=True,
     )
 )
@@ -425,6 +427,8 @@ HYPOTHETICAL: Final = re.compile(
     r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
     r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
     r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
+    # Code-switched conditions: "如果 we move to Melbourne", "要是 I get the offer".
+    r"|(?:如果|要是|万一)\s*(?:we|i|you|they)\b"
     r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票"
     # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
     # "if my parents ever move in, we'd need a bigger place".
@@ -439,14 +443,16 @@ HYPOTHETICAL: Final = re.compile(
 JOKE: Final = re.compile(
     r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
     r"just a joke|only joking|obviously not|as if)\b|/s\b"
-    r"|开玩笑|逗你的?|骗你的|说着玩的|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛|做梦呢",
+    r"|开个?玩笑|開個?玩笑|讲笑|講笑|逗你的?|骗你的|说着玩的|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛|做梦呢",
     re.IGNORECASE,
 )
 # Laughter is weaker: it laughs at the clause it closes ("I'm the king of England lol",
 # "他是一只羊哈哈"), not at the whole turn. Leading or mid-sentence laughter is a reaction
 # ("lol i never told u that, her name is Anjali") and says nothing about the facts.
 LAUGH: Final = re.compile(
-    r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
+    # A lone "ha" only at the end of a clause ("I'm taking up skydiving, ha").
+    r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|(?<=[,，;；]\s)ha\b(?=\s*(?:[.!。！;；]|$))"
+    r"|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
     re.IGNORECASE,
 )
 
