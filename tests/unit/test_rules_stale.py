@@ -300,3 +300,17 @@ def test_code_switched_traditional_and_polite_forget_requests(text: str) -> None
 def test_jokes_and_code_switched_conditions_stay_out(text: str) -> None:
     found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
     assert not [c.text for c in found if "yacht" in c.text or "投诉" in c.text or "Perth" in c.text]
+
+
+def test_cantonese_now_and_moved_are_updates_and_fasting_is_diet() -> None:
+    assert updates("公司搬咗去荃湾，我而家喺嗰边返工")
+    assert updates("我而家食素")
+    assert "diet" in topics("doing intermittent fasting, eating window 11 to 7")
+    assert "diet" in topics("最近在做轻断食")
+
+
+def test_a_forget_with_zhe_is_a_forget_request() -> None:
+    found = RuleBasedExtractor().extract(
+        [HumanMessage("之前说的我胃不好那个事，你们别记着了", id="m")]
+    )
+    assert found and all(c.forget for c in found)

@@ -52,7 +52,7 @@ UPDATE: Final = re.compile(
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed)\b"
-    r"|现在|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
+    r"|现在|而家|而今|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|搬咗|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
     r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
@@ -189,7 +189,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:vegan|vegetarian|veggie|pescatarian|plant-based|meat|dairy|eggs?|omelettes?|gluten|halal|kosher|keto|"
             r"diet|dieting|lactose|meals?|eat(?:s|ing)? (?:normally|everything|anything|meat|fish|eggs|dairy|pork|beef|chicken|"
             r"healthy|clean)|normally again)\b"
-            r"|吃素|食素|素食|吃斋|吃肉|食肉|不吃|唔食|戒口|忌口|饮食|飲食|牛肉|猪肉|豬肉|海鲜|鸡蛋|雞蛋|奶制品|清真|节食|减肥|餐食",
+            r"|吃素|食素|素食|吃斋|吃肉|食肉|不吃|唔食|戒口|忌口|饮食|飲食|牛肉|猪肉|豬肉|海鲜|鸡蛋|雞蛋|奶制品|清真|节食|减肥|餐食"
+            r"|断食|斷食|\bfasting\b|\beating window\b",
         ),
         # A recurring time: a standing meeting, a class, a habit "every evening".
         (

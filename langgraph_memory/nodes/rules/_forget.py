@@ -110,7 +110,7 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记了?|不用记了?|不要记了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
+    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
     r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*$"
