@@ -75,6 +75,13 @@ _LAZY: dict[str, str] = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__all__":
+        return [
+            public
+            for public in _PUBLIC
+            if public not in _EXTRA_OF
+            or all(is_installed(m) for m in EXTRA_MODULES[_EXTRA_OF[public]])
+        ]
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'langgraph_memory' has no attribute {name!r}")
@@ -127,8 +134,8 @@ __all__ = [
     "create_reconcile_node",
     "redact",
 ]
-__all__[:] = [
-    name
-    for name in __all__
-    if name not in _EXTRA_OF or all(is_installed(m) for m in EXTRA_MODULES[_EXTRA_OF[name]])
-]
+# The list above is for readers and linters; ``from langgraph_memory import *`` asks
+# ``__getattr__`` below, which leaves out the names whose extra is missing. Looking the
+# extras up only then keeps a plain import from touching them.
+_PUBLIC = tuple(__all__)
+del __all__
