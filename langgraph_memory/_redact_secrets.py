@@ -239,14 +239,14 @@ def _is_prose_word(m: re.Match[str], value: str) -> bool:
     )
 
 
-# One-time and door codes: digits after 验证码/动态码/verification code/OTP/door
-# code ... (4-8 of them, so "验证码 5 分钟内有效" stays prose), card CVVs (3-4),
-# and the two phrasings of a code SMS: "Use code 552031 to sign in", "552031
-# is your verification code".
+# One-time codes: 4-8 digits after 验证码/动态码/verification code/OTP ... (so
+# "验证码 5 分钟内有效" stays prose; door and gate codes are ``_ENTRY_CODE``'s), card
+# CVVs (3-4), and the two phrasings of a code SMS: "Use code 552031 to sign in",
+# "552031 is your verification code".
 _CODE_KEYWORD: Final = (
     r"(?:(?:短信|登录|登陆|手机|邮箱)?(?:验证码|校验码|认证码|动态码|确认码|授权码)|门禁码|开门码"
     r"|(?<![A-Za-z])(?:(?:verification|confirmation|security|one[\s\-]?time|login|sign[\s\-]?in"
-    r"|access|auth(?:entication)?|2fa|mfa|otp|door|gate|entry|alarm|unlock)\s?(?:pass)?code"
+    r"|access|auth(?:entication)?|2fa|mfa|otp|unlock)\s?(?:pass)?code"
     r"|otp|totp)(?![A-Za-z]))"
 )
 # Literals every code match contains (a cheap search before the keyword patterns).

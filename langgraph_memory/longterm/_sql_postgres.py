@@ -406,7 +406,7 @@ INSERT_PARTITION: Final = (
 )
 ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = greatest(0, vector_count + ?), "
-    "version = nextval('lt_partition_versions') WHERE partition = ?"
+    "version = nextval('lt_partition_versions') WHERE partition = ? RETURNING version"
 )
 # Term statistics for query planning (catalog.plan_terms) and the change counter
 # that invalidates their cache come with the layout, in one statement. The

@@ -324,7 +324,7 @@ INSERT_PARTITION: Final = (
 )
 ADD_VECTOR_COUNT: Final = (
     "UPDATE lt_partitions SET vector_count = max(0, vector_count + ?), version = version + 1 "
-    "WHERE partition = ?"
+    "WHERE partition = ? RETURNING version"
 )
 
 # Per-connection view of FTS5's term statistics (document frequency per scoped

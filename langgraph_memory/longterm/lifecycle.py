@@ -178,7 +178,7 @@ class Lifecycle(Erasure):
                             vector_ids.append(item_id)
                 if layout is not None and vector_ids:
                     self.vectors.delete(layout[0], vector_ids)
-                    conn.execute(sql.ADD_VECTOR_COUNT, (-len(vector_ids), partition))
+                    conn.execute(sql.ADD_VECTOR_COUNT, (-len(vector_ids), partition)).fetchall()
         if deleted:
             # Expired text leaves the keyword index's segments too. Collections are
             # not rebuilt for TTL expiry (it runs every few minutes): a rebuild is for

@@ -182,7 +182,7 @@ class Reembedding(Writes):
                 for name in sorted({str(c) for _, c in partitions}):
                     self.vectors.drop_collection(name)
                 for partition, _ in partitions:  # bump versions: drop cached old vectors
-                    conn.execute(sql.ADD_VECTOR_COUNT, (0, partition))
+                    conn.execute(sql.ADD_VECTOR_COUNT, (0, partition)).fetchall()
             conn.execute(sql.UPSERT_META, (PROGRESS_META, progress.to_json()))
 
     def _write_reembedded(

@@ -255,10 +255,9 @@ class Writes(StoreState):
         name, dedicated, count, _ = layout
         # Always, even with delta 0: a changed vector under an existing id must bump
         # the version too, or an in-process vector cache would keep the old one.
-        conn.execute(sql.ADD_VECTOR_COUNT, (delta, partition))
+        bumped = conn.execute(sql.ADD_VECTOR_COUNT, (delta, partition)).fetchone()
         if versions is not None and found is not None:
-            bumped = conn.execute(sql.SELECT_PARTITION, (partition,)).fetchone()
-            versions[partition] = (int(found[3]), int(bumped[3]))
+            versions[partition] = (int(found[3]), int(bumped[0]))
         if dedicated or count + delta <= self.dedicated_threshold:
             return name
         target = dedicated_collection_name(self.collection_prefix, partition)

@@ -48,9 +48,10 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import DATE_OR_TIME, topics, updates
+from langgraph_memory.nodes.rules._evidence import topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.nodes.rules._retire import (
+    calendar_dates,
     happened,
     moves_a_date,
     moves_a_value,
@@ -239,20 +240,13 @@ def _stale_loose(
             out.append((latest, kept))
             # What echoes the moved dates goes with them ("Booked: ..., Dec 11-14" after
             # "a room Dec 11 to 14"): a confirmation of the old dates is stale too.
-            moved = _calendar_dates(latest.text)
+            moved = calendar_dates(latest.text)
             for r in eligible:
-                echo = r is not latest and moved & _calendar_dates(r.text)
+                echo = r is not latest and moved & calendar_dates(r.text)
                 if echo and not happened(r.text):
                     left = retired_dates(r.text) if is_evidence_key(r.key) else ""
                     out.append((r, left or ""))
     return out
-
-
-def _calendar_dates(text: str) -> set[str]:
-    """The dates in ``text`` that name a month ("Dec 11", "12月11"), normalised: bare
-    days ("the 5th") and clock times are too common to tie two memories together."""
-    found = {re.sub(r"\s+", "", m.group()).lower() for m in DATE_OR_TIME.finditer(text)}
-    return {d for d in found if re.search(r"\d", d) and ("月" in d or re.search(r"[a-z]{3}", d))}
 
 
 def _pending(record: MemoryRecord, at: datetime | None) -> bool:

@@ -15,10 +15,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langgraph_memory.clock import ManualClock
-from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
+from langgraph_memory.nodes.rules import is_evidence_key
 from langgraph_memory.nodes.writer import MemoryWriter
+from tests.integration._rules_world import rules_store, rules_writer, say_as
 
 U = "carol"
 
@@ -30,19 +30,18 @@ def clock() -> ManualClock:
 
 @pytest.fixture
 def store(tmp_path: Path, clock: ManualClock) -> Iterator[ChromaMemoryStore]:
-    s = ChromaMemoryStore.embedded(tmp_path / "lt", embeddings=HashingEmbeddings(), clock=clock)
+    s = rules_store(tmp_path, clock)
     yield s
     s.close()
 
 
 @pytest.fixture
 def writer(store: ChromaMemoryStore, clock: ManualClock) -> MemoryWriter:
-    return MemoryWriter(store, extractor=RuleBasedExtractor(clock=clock), mode="sync", clock=clock)
+    return rules_writer(store, clock)
 
 
 def say(writer: MemoryWriter, clock: ManualClock, text: str, mid: str) -> None:
-    writer.submit(U, "t", [HumanMessage(text, id=mid)])
-    clock.advance(timedelta(days=1))
+    say_as(writer, clock, U, text, mid)
 
 
 def recalled(store: ChromaMemoryStore, query: str) -> list[str]:

@@ -232,6 +232,14 @@ _DAY: Final = re.compile(
 )
 
 
+def calendar_dates(text: str) -> set[str]:
+    """The dates in ``text`` that name a month ("Dec 11", "12月11"), normalised: what ties
+    a confirmation to the plan whose dates moved. Bare days ("the 5th") and clock times
+    are too common to tie two memories together."""
+    found = {re.sub(r"\s+", "", m.group()).lower() for m in DATE_OR_TIME.finditer(text)}
+    return {d for d in found if re.search(r"\d", d) and ("月" in d or re.search(r"[a-z]{3}", d))}
+
+
 def retired_dates(old: str) -> str | None:
     """``old`` without its dated pieces (``moves_a_date``): ``""`` when all of it is dated,
     ``None`` when it names no date."""
