@@ -271,6 +271,52 @@ _ZH_END: Final = re.compile(
 )
 
 
+# One full date in any of the forms users write: "Oct 20", "20 October", "10月20日",
+# "2026-10-20", "10/20" (month first; day first only when the first number can't be a
+# month: "20/10"). A bare "10/20" is read only as one end of a range below, never alone
+# ("1/2 cup", "50/50").
+_ANY_DATE: Final = (
+    rf"(?:{_EN_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}"
+    r"|\d{1,2}月\d{1,2}[日号]?|20\d\d-\d{1,2}-\d{1,2}|(?<![\d/.:])\d{1,2}/\d{1,2}(?![\d/]))"
+)
+# Two dates joined by a range word: "Oct 20 to Nov 10", "10/20 到 11/10", "10/20-11/10".
+_DATE_SPAN: Final = re.compile(
+    rf"(?P<start>{_ANY_DATE})\s*(?:-|–|—|~|～|to|until|till|through|thru|到|至)\s*(?P<end>{_ANY_DATE})",
+    re.IGNORECASE,
+)
+_SLASH_DATE: Final = re.compile(r"^(\d{1,2})/(\d{1,2})$")
+
+
+def _day_first(*texts: str) -> bool:
+    """Slash dates are day first when one of them can only be ("20/10 - 2/11")."""
+    return any((m := _SLASH_DATE.match(t.strip())) and int(m.group(1)) > 12 for t in texts)
+
+
+def _one_date(text: str, now: datetime, *, day_first: bool = False) -> date | None:
+    """A date of ``_ANY_DATE``'s forms, the next one on or after ``now``."""
+    text = text.strip()
+    m = _SLASH_DATE.match(text)
+    if m is None:
+        return _explicit_date(text + "日" if text[-1].isdigit() and "月" in text else text, now)
+    month, day = int(m.group(1)), int(m.group(2))
+    if day_first:
+        month, day = day, month
+    return _future_date(now, month, day) if month <= 12 else None
+
+
+def _span_end(clause: str, now: datetime) -> date | None:
+    """The last day of a range of two full dates, crossing months or not."""
+    m = _DATE_SPAN.search(clause)
+    if m is None:
+        return None
+    day_first = _day_first(m.group("start"), m.group("end"))
+    start = _one_date(m.group("start"), now, day_first=day_first)
+    if start is None:
+        return None
+    # The end is the next such day from the start: "Dec 28 to Jan 3" ends next year.
+    return _one_date(m.group("end"), _day_start(start, now), day_first=day_first)
+
+
 def stated_end(clause: str, now: datetime) -> datetime | None:
     """An end date the user states outright (exclusive end of that day), or ``None``.
 
@@ -286,6 +332,9 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
         '2026-12-13'
     """
     clause = zh_time_words(clause)
+    span = _span_end(clause, now)
+    if span is not None:
+        return _day_end(span, now)
     m = _EN_RANGE.search(clause)
     if m:
         if m.group(1):

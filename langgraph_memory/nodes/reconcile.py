@@ -57,6 +57,7 @@ from langgraph_memory.nodes.rules._retire import (
     moves_a_value,
     retired_dates,
     retired_part,
+    retires_slot,
 )
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
@@ -197,6 +198,17 @@ def _slot_value(cand: CandidateMemory) -> bool:
     )
 
 
+def _one_value_slot(record: MemoryRecord) -> bool:
+    """An active rule value of a slot (not evidence, a generic fact or a procedure)."""
+    return (
+        record.key is not None
+        and record.status == MemoryStatus.ACTIVE
+        and not is_evidence_key(record.key)
+        and not _generic_key(record.key)
+        and record.type is not MemoryType.PROCEDURAL
+    )
+
+
 def _stale_loose(
     cand: CandidateMemory, records: Sequence[MemoryRecord]
 ) -> list[tuple[MemoryRecord, str]]:
@@ -217,6 +229,17 @@ def _stale_loose(
     dated: list[MemoryRecord] = []
     eligible: list[MemoryRecord] = []
     for r in records:
+        if (
+            not topic_only
+            and (is_evidence_key(cand.key) or _generic_key(cand.key))
+            and _one_value_slot(r)
+            and cand.source is MemorySource.USER_STATED
+            and r.source is MemorySource.USER_STATED
+            and r.valid_from <= (cand.observed_at or r.valid_from)
+            and retires_slot(cand.text, r.text, r.key or "")
+        ):
+            out.append((r, ""))
+            continue
         if not (
             (is_evidence_key(r.key) or _generic_key(r.key))
             # What the assistant said replaces only what the assistant said.
@@ -1093,14 +1116,15 @@ class Reconciler:
             )
             if not cand.forget and (updates(cand.text) or _slot_value(cand)):
                 # An update may replace a raw statement that shares no word with it ("we
-                # moved to Bath" and "we're in Clifton"): also look at the newest evidence.
+                # moved to Bath" and "we're in Clifton"): also look at the newest evidence
+                # and slot values ("User lives in Canton").
                 recent = yield Call(
                     store,
                     "search_memories",
                     (user_id, cand.text),
                     {
                         "limit": _UPDATE_LOOKBACK,
-                        "types": [MemoryType.EPISODIC],
+                        "types": [MemoryType.EPISODIC, MemoryType.SEMANTIC],
                         "min_relevance": 0.0,
                         "weights": _NEWEST_FIRST,
                     },

@@ -297,3 +297,104 @@ def test_a_moved_date_also_ends_the_assistants_confirmation_of_the_old_dates(
     now = active(store)
     assert not any("Mar 20" in t for t in now), now
     assert any("Apr 2" in t for t in now), now
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        # A rule's slot value ended by a raw update that only names the topic.
+        (
+            "I live in Leeds",
+            "we got the keys to our new flat in York, moved in on Saturday",
+            "Leeds",
+            "York",
+        ),
+        ("我住在海淀", "上个月搬家了，新房子在通州", "海淀", "通州"),
+        ("我是小学老师", "我现在转行做产品经理了", "老师", "产品经理"),
+        ("I'm vegetarian", "I've gone pescatarian since summer", "vegetarian", "pescatarian"),
+    ],
+)
+def test_an_update_ends_a_slot_value_it_shares_no_word_with(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+    (old,) = [r for r in store.list_memories(U, include_history=True) if gone in r.text]
+    assert old.status is MemoryStatus.SUPERSEDED  # kept as history, with its validity end
+
+
+@pytest.mark.parametrize(
+    ("first", "other"),
+    [
+        ("I live in Leeds", "my brother just moved to Bristol"),
+        ("I'm a teacher", "my daughter became a vet"),
+        ("I live in Leeds", "my cat Miso has a new favourite box"),
+    ],
+)
+def test_someone_elses_change_leaves_the_users_slot_value(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, first: str, other: str
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, other, "h2")
+    assert any(first.removeprefix("I live in ").removeprefix("I'm a ") in t for t in active(store))
+
+
+def test_a_pet_stays_when_the_user_moves_house(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "my dog biscuit rules this apartment", "h1")
+    say(writer, clock, "got a place across town, moving in on the 29th", "h2")
+    assert any("biscuit" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("said", "forget"),
+    [
+        (
+            "Between us, I had a biopsy on my arm last month, it came back benign.",
+            "Oh, and the biopsy business - forget I ever mentioned it, would you.",
+        ),
+        ("我有糖尿病，每天打胰岛素", "我身体方面的情况你们就别记了"),
+        ("I have high blood pressure and take amlodipine", "please forget my health stuff"),
+    ],
+)
+def test_a_forget_request_by_category_or_by_back_reference_erases_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str, forget: str
+) -> None:
+    say(writer, clock, said, "h1")
+    say(writer, clock, "I prefer window seats", "h2")
+    say(writer, clock, forget, "h3")
+    texts = active(store)
+    assert texts and all(
+        w not in t for t in texts for w in ("biopsy", "糖尿病", "胰岛素", "amlodipine", "blood")
+    ), texts
+    assert any("window" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "we're away 12/20 - 1/3, hold the deliveries",
+        "我们 3/20 到 4/2 不在家，先暂停配送",
+        "in Japan from Mar 20 to Apr 2, pause the box",
+    ],
+)
+def test_a_stated_date_range_ends_the_statement_after_its_last_day(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str
+) -> None:
+    say(writer, clock, said, "h1")
+    records = store.list_memories(U)
+    assert records
+    for record in records:  # the away status and the held deliveries end together
+        assert record.expires_at is not None, record.text
+        last = record.expires_at - timedelta(days=1)
+        assert (last.month, last.day) in {(1, 3), (4, 2)}, (record.text, record.expires_at)

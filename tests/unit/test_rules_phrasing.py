@@ -414,3 +414,32 @@ def test_a_name_beside_an_instruction_keeps_both(text: str, instruction: str, na
 def test_commitments_setting_is_checked() -> None:
     with pytest.raises(ConfigurationError, match="commitments='always'"):
         RuleBasedExtractor(commitments="always")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("clause", "last_day"),
+    [
+        ("我们 10/20 到 11/10 要去日本", "2026-11-10"),
+        ("we're in Japan Oct 20 to Nov 10", "2026-11-10"),
+        ("away 20 Oct - 10 Nov", "2026-11-10"),
+        ("10/20-11/10 去日本", "2026-11-10"),
+        ("Oslo Dec 28 to Jan 3", "2027-01-03"),
+        ("从10月20到11月10日出差", "2026-11-10"),
+        ("back 20/10 - 2/11", "2026-11-02"),
+    ],
+)
+def test_a_range_of_two_dates_ends_after_its_last_day(clause: str, last_day: str) -> None:
+    from langgraph_memory.nodes._rules_time import stated_end
+
+    now = datetime(2026, 10, 15, 21, 0, tzinfo=UTC)
+    end = stated_end(clause, now)
+    assert end is not None and (end - timedelta(days=1)).date().isoformat() == last_day
+
+
+@pytest.mark.parametrize(
+    "clause", ["1/2 cup of sugar", "it's a 50/50 chance", "24/7 support", "3/4 of the team"]
+)
+def test_a_fraction_is_not_a_date(clause: str) -> None:
+    from langgraph_memory.nodes._rules_time import stated_end
+
+    assert stated_end(clause, datetime(2026, 10, 15, tzinfo=UTC)) is None

@@ -51,7 +51,9 @@ UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
-    r"change of plans?|plans? changed)\b"
+    r"change of plans?|plans? changed|gone|became|become|turned)\b"
+    # A career change: "转行做产品了", "跳槽去了字节".
+    r"|转行|轉行|改行|跳槽|辞职了|辭職了|离职了|離職了"
     r"|现在|而家|而今|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|搬咗|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
@@ -168,7 +170,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "work",
             r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute)\b"
-            r"|公司|上班|返工|工作|单位|單位|转工|跳槽|入职|入職|辞职|辭職|离职|離職",
+            r"|公司|上班|返工|工作|单位|單位|转工|跳槽|入职|入職|辞职|辭職|离职|離職|转行|轉行|改行",
         ),
         (
             "appointment",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from langgraph_memory.nodes.rules._evidence import salient_terms
+from langgraph_memory.nodes.rules._evidence import salient_terms, topics
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
     TRIM,
@@ -39,7 +39,7 @@ FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"\bdiet\b|饮食|吃素|vegetarian|vegan", "diet"),
     (r"phone|电话|手机号", "phone"),
     (r"e-?mail|邮箱", "email"),
-    (r"health|medical|condition|病|健康", "health"),
+    (r"health|medical|condition|病|健康|身体|身體|体检", "health"),
     (r"membership|会员", "membership"),
     (r"group size|how many people|人数", "group_size"),
     (r"flight|航班|机票", "event.flight"),
@@ -64,7 +64,10 @@ def mentions_topic(text: str, key: str) -> bool:
         False
     """
     patterns = [p for p, k in FORGET_TOPICS if k == key or k.startswith(key + ".")]
-    return any(re.search(p, text, re.IGNORECASE) for p in patterns)
+    if any(re.search(p, text, re.IGNORECASE) for p in patterns):
+        return True
+    # "别记我身体的情况了" reaches the medicines too ("每天打胰岛素"), which name no illness.
+    return key == "health" and "medication" in topics(text)
 
 
 _EN_FORGET: Final = re.compile(
@@ -138,7 +141,14 @@ _BARE_FORGET: Final = re.compile(
     r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊|好吗|好不好|行吗|可以吗|ok)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
-    r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$",
+    r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$"
+    # "forget I ever mentioned it, would you", "pretend I never said that": the saying is
+    # the object; what was said is the rest of the sentence.
+    r"|^(?:(?:ok|okay|so|and|also|please|just|oh)[,\s]+)*(?:(?:can|could|would) you\s+)?(?:please\s+)?"
+    r"(?:forget|pretend|act like|act as if)\s+(?:that\s+)?(?:i|we)\s+(?:ever\s+|even\s+|never\s+|just\s+)?"
+    r"(?:said|mentioned|told you|brought (?:it|that|this) up|talked about it|said anything|mentioned anything)"
+    r"(?:\s+(?:it|that|this|anything|about it|about that|to you))*"
+    r"(?:[,\s]+(?:would you|will you|please|ok|okay|thanks|yeah))*$",
     re.IGNORECASE,
 )
 
@@ -299,7 +309,8 @@ _ZH_FUNCTION: Final = re.compile(
 
 # Words every forget request shares with many memories; they alone never reach one.
 _GENERIC_TOPIC_WORDS: Final = word_set(
-    "number last time typed told said gave mentioned earlier before thing stuff that never mind "
+    "number last time typed told said gave mentioned earlier before thing things stuff business "
+    "matter situation story that never mind would could "
     "user user's users venting kept keep remember forget delete please btw anyway "
     "用户 之前 以前 那个 这个 上次 刚才 东西 事情 要求 忘记"
 )

@@ -56,7 +56,8 @@ _SELF_SUBJECT: Final = re.compile(
 )
 
 
-# Who, not what: "travelling with my daughter Giulia" stays when the flight moves, and "my
+# Who, not what: "travelling with my daughter Giulia" stays when the flight moves, a pet when
+# the user moves house ("my cat miso is the boss of this apartment"), and "my
 # mum is allergic to penicillin" when the user turns out to be coeliac.
 _KIN: Final = re.compile(
     r"\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
@@ -72,7 +73,7 @@ _OWED: Final = frozenset({"refund", "compensation"})
 
 def _sticky(text: str) -> set[str]:
     """What a piece holds that only an update on the same thing may retire."""
-    out = topics(text) & ({"allergy"} | _OWED)
+    out = topics(text) & ({"allergy", "pet"} | _OWED)
     return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
 
 
@@ -119,6 +120,41 @@ def _blocked(update: str, piece: str) -> bool:
     if _THIRD_PERSON.search(LABEL.sub("", update)):
         need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
     return bool(need)
+
+
+# Slots that hold one value at a time, by the coarse topic an update names: "we're in
+# the new house in Bristol as of Tuesday" ends "User lives in Canton" (address.city).
+_ONE_VALUE_SLOTS: Final = {
+    "home": ("address",),
+    "work": ("occupation", "workplace"),
+    "plan": ("membership", "plan"),
+    "diet": ("diet",),
+}
+
+
+def retires_slot(update: str, value: str, key: str) -> bool:
+    """Does the raw update ``update`` end ``value``, a rule's value of the slot ``key``?
+
+    Example:
+        >>> retires_slot("User said: we're in the new house in Bristol as of Tuesday",
+        ...              "User lives in Canton", "address.city")
+        True
+        >>> retires_slot("User said: my sister moved to Leeds", "User lives in Canton", "address.city")
+        False
+    """
+    family = key.split(".")[0]
+    shared = {t for t in _changed_topics(update) if family in _ONE_VALUE_SLOTS.get(t, ())}
+    if not shared:
+        return False
+    # The pieces that say the change; someone else's ("my sister moved") is not the user's.
+    prefix, pieces = split_pieces(update)
+    carrying = [p for p in pieces if topics(p) & shared] or pieces
+    return not any(
+        _subjects_differ(prefix + p, value)
+        or _blocked(prefix + p, value)
+        or _kin_of(p) != _kin_of(value)
+        for p in carrying
+    )
 
 
 # Topics too wide to pull a second piece along with the one an update retired.

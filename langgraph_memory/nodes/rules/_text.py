@@ -60,7 +60,9 @@ _EN_SPLIT: Final = re.compile(
     rf",\s*(?={_EN_CLAUSE_START})"
     r"|\s+(?:and|but|so|because|since|plus|while|although|though)\s+(?=(?:i|my|we|our|please|"
     r"don'?t|do not|never|always|call me|also|it)\b)"
-    r"|\s*\b(?:by the way|btw|oh and|also)\b[,:]?\s+|\s+-\s+|\s*—\s*",
+    r"|\s*\b(?:by the way|btw|oh and|also)\b[,:]?\s+|\s*—\s*"
+    # A spaced dash breaks a clause, but not a range ("10/20 - 11/10", "Oct 20 - Nov 3").
+    r"|(?<!\d)\s+-\s+|(?<=\d)\s+-\s+(?!\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)",
     re.IGNORECASE,
 )
 _ZH_SPLIT: Final = re.compile(
@@ -285,7 +287,8 @@ _EN_VERBS_3RD: Final = {
     "don't": "doesn't", "own": "owns", "enjoy": "enjoys", "dislike": "dislikes",
 }  # fmt: skip
 ADVERBS: Final = (
-    "really|also|usually|always|often|sometimes|normally|still|only|just|mostly|generally"
+    "really|also|usually|always|often|sometimes|normally|still|only|just|mostly|generally|"
+    "ever|never|already|actually|even|rarely|seldom|hardly"
 )
 
 
