@@ -443,3 +443,30 @@ def test_a_fraction_is_not_a_date(clause: str) -> None:
     from langgraph_memory.nodes._rules_time import stated_end
 
     assert stated_end(clause, datetime(2026, 10, 15, tzinfo=UTC)) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "instruction"),
+    [
+        ("Firstly, please use proper British spelling.", "British spelling"),
+        ("And no emojis, I can't abide them.", "no emojis"),
+        ("你回我能不能简短点", "简短"),
+        ("平时用 English 回我就好", "English"),
+    ],
+)
+def test_how_to_write_replies_is_a_standing_instruction(text: str, instruction: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
+    assert any(c.type is MemoryType.PROCEDURAL and instruction in c.text for c in found), found
+
+
+@pytest.mark.parametrize(
+    "text", ["no worries", "no problem, thanks", "no onions please", "我回家再跟你说"]
+)
+def test_a_bare_no_or_a_reply_word_without_a_style_is_no_instruction(text: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
+    assert not any(c.type is MemoryType.PROCEDURAL for c in found), found
+
+
+def test_the_wider_place_after_a_district_stays_with_the_home() -> None:
+    found = RuleBasedExtractor().extract([HumanMessage("We live in Canton, in Cardiff.", id="m1")])
+    assert [c.text for c in found] == ["User lives in Canton, in Cardiff"]

@@ -137,7 +137,25 @@ _STYLE_EN: Final = re.compile(
     r"\b(?:short|brief|concise|formal|informal|casual|bullet|bullets|metric|imperial|celsius|"
     r"fahrenheit|emojis?|honorifics?|jargon|simple|plain|polite|summary|summaries|tl;?dr|"
     r"first name|last name|sir|madam|ma'am|technical|detailed|pleasantries|small talk|chit-?chat|fluff|"
-    r"waffle|direct|to the point|straight|english|chinese|mandarin|cantonese|lists?|numbered|tables?)\b",
+    r"waffle|direct|to the point|straight|english|chinese|mandarin|cantonese|lists?|numbered|tables?|"
+    # How replies are written: spelling, units, format, tone, language ("use British spelling").
+    r"spelling|british|american|australian|units?|format|formatting|tone|style|language|markdown|"
+    r"headings?|paragraphs?|sentences?|currency|24-?hour|12-?hour|caps|capitals|lowercase|"
+    r"exclamation marks?|slang|swearing|emoticons|stickers|abbreviations|acronyms|simplified|traditional)\b",
+    re.IGNORECASE,
+)
+# "And no emojis, I can't abide them": a bare "no X" about how replies look.
+_NO_STYLE_EN: Final = re.compile(
+    r"^(?:(?:and|also|oh|plus|just|please|pls)[,\s]+)*no (?:more )?(.{2,30}?)(?:,? please)?$",
+    re.IGNORECASE,
+)
+# "你回我能不能简短点，列个点就行", "平时用 English 回我就好": how to reply, asked in passing.
+_ZH_REPLY: Final = re.compile(
+    r"回我|回复我|回覆我|答我|跟我说|同我讲|你回|回的时候|回复的时候|写给我|给我写"
+)
+_ZH_STYLE: Final = re.compile(
+    r"简短|簡短|简洁|簡潔|短一?点|短一?點|列(?:个|個)?点|列(?:个|個)?點|分点|分點|要点|重點|重点|口语|口語|正式|"
+    r"中文|英文|English|繁体|繁體|简体|簡體|表情|emoji|详细|詳細|直接|广东话|廣東話|粤语|粵語|普通话|普通話",
     re.IGNORECASE,
 )
 
@@ -166,6 +184,19 @@ _EXCLUDE_ALL: Final = re.compile(
 def rule_instruction(segment: str) -> Match | None:
     if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
         return None  # a one-off reminder ("don't forget to bring snacks")
+    m = _NO_STYLE_EN.match(segment.strip(TRIM))
+    if m and _STYLE_EN.search(m.group(1)):
+        return Match(
+            f"User's standing instruction: no {m.group(1).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
+    if _ZH_REPLY.search(segment) and _ZH_STYLE.search(segment):
+        return Match(
+            f"用户的长期要求：{segment.strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
     if _CONDITIONAL.match(segment) or _EXCLUDE_ALL.match(segment):
         return Match(
             f"User's standing instruction: {segment.strip(TRIM)}",

@@ -342,6 +342,9 @@ def _place(text: str) -> str | None:
     return place or None
 
 
+_WIDER_PLACE: Final = re.compile(r"^\s*,\s*((?:in\s+)?[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,2})\s*$")
+
+
 def rule_location(segment: str) -> Match | None:
     m = re.search(
         r"\bmy (?:home |shipping |delivery |new )?address is\s+(.+)$", segment, re.IGNORECASE
@@ -363,6 +366,10 @@ def rule_location(segment: str) -> Match | None:
     )
     if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.start() + 12], re.IGNORECASE):
         place = _place(m.group(1) or m.group(2))
+        # "in Canton, in Cardiff", "in Clifton, Bristol": the wider place belongs to it.
+        wider = _WIDER_PLACE.match(segment[m.end() :])
+        if place and wider and place == (m.group(1) or m.group(2)).strip():
+            place = f"{place}, {wider.group(1)}"
         if place and not re.search(r"\b(?:used to|lived)\b", m.group(0), re.IGNORECASE):
             return Match(f"User lives in {place}", key="address.city", importance=0.75)
     m = re.search(
