@@ -426,7 +426,7 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         return _week_end(now, weeks_ahead=1)
     if re.search(r"\bend of (?:the|this) month\b|月底|这个月底", lowered):
         return _month_end(now)
-    if re.search(r"\bthis weekend\b|这个?周末|本周末", lowered):
+    if re.search(r"\b(?:this|for the|over the|at the) weekend\b|这个?周末|本周末", lowered):
         return _week_end(now)
     if re.search(r"\bthis week\b|这周|这个星期|这个礼拜|本周|这一周", lowered):
         return _week_end(now)

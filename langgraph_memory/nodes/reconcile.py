@@ -52,6 +52,7 @@ from langgraph_memory.nodes.rules._evidence import topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
+    done,
     happened,
     moves_a_date,
     moves_a_value,
@@ -459,7 +460,14 @@ def _offline_op(
         stale = _stale_loose(replace(cand, text=f"{cand.text} {previous.text}"), [previous])
     if stale and not (scored and scored[0][0] >= duplicate_threshold):
         ends = [r.expires_at for r, _ in stale]
-        if cand.expires_at is None and all(end is not None for end in ends):
+        # Not once the plan's day has come: "搬好了，新家在莘庄" after "下个月要搬家" reports
+        # how it went, and lasts.
+        came = done(cand.text) or any(
+            r.event_time is not None and r.event_time <= at
+            for r, _ in stale
+            if (at := cand.observed_at)
+        )
+        if cand.expires_at is None and not came and all(end is not None for end in ends):
             # "change of plan: we'll stay at my brother's instead" changes a dated
             # plan, and ends when it would have.
             cand = replace(cand, expires_at=max(e for e in ends if e is not None))

@@ -398,3 +398,96 @@ def test_a_stated_date_range_ends_the_statement_after_its_last_day(
         assert record.expires_at is not None, record.text
         last = record.expires_at - timedelta(days=1)
         assert (last.month, last.day) in {(1, 3), (4, 2)}, (record.text, record.expires_at)
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        # Traditional script and career words: "放棄了", "跳到", "transfer".
+        (
+            "我最近在做 keto，晚餐不吃 pasta",
+            "Keto 放棄了，太痛苦，現在就正常吃",
+            "不吃 pasta",
+            "正常吃",
+        ),
+        ("我在网易上班", "我跳槽去美团了", "网易", "美团"),
+        (
+            "I'm on the search team writing backend",
+            "I'm transferring to the payments team next month",
+            "search team",
+            "payments",
+        ),
+    ],
+)
+def test_an_update_in_other_words_or_script_ends_the_old_statement(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+
+
+def test_a_plan_carried_out_lasts_past_the_plans_date(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """ "搬好了，新家在莘庄" after "下个月要搬家" reports how it went: it keeps no end."""
+    say(writer, clock, "我们下个月要搬家，到时候再找你们", "h1")
+    clock.advance(timedelta(days=40))
+    say(writer, clock, "搬好了，累死。新家在闵行莘庄", "h2")
+    (home,) = [r for r in store.list_memories(U) if "莘庄" in r.text]
+    assert home.expires_at is None
+    clock.advance(timedelta(days=90))
+    assert any("莘庄" in t for t in active(store))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "lol if it drops again during the playoffs I'm switching to carrier pigeons",
+        "if they're late again we're cancelling everything",
+    ],
+)
+def test_a_threat_on_a_condition_is_no_fact(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str
+) -> None:
+    say(writer, clock, said, "h1")
+    assert active(store) == []
+
+
+@pytest.mark.parametrize(
+    "forget",
+    [
+        "我之前提过我表哥借我旧电脑的事，这个你别记了，跟你们业务没关系",
+        "Oh 我上次讲表哥借电脑的 thing，你不用 keep 在我这边",
+    ],
+)
+def test_a_forget_that_points_back_erases_its_topic_and_not_the_phone_number(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, forget: str
+) -> None:
+    say(writer, clock, "我手机号13917734520，以后有活动发短信就行", "h0")
+    say(writer, clock, "我表哥借了我的旧电脑去用", "h1")
+    say(writer, clock, forget, "h2")
+    texts = active(store)
+    assert not any("旧电脑" in t for t in texts), texts
+    assert any("[PHONE]" in t or "短信" in t for t in texts), texts
+
+
+def test_away_for_the_weekend_ends_with_the_weekend(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(
+        writer,
+        clock,
+        "Cancel Friday's order, we're at the in-laws in Al Ain for the weekend.",
+        "h1",
+    )
+    (record,) = [r for r in store.list_memories(U) if "Al Ain" in r.text]
+    assert record.expires_at is not None and record.expires_at - clock() <= timedelta(days=7)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from langgraph_memory.nodes.rules._text import cjk_pairs, word_set
+from langgraph_memory.nodes.rules._text import cjk_pairs, to_simplified, word_set
 
 # The labels memories start with: shared by many, they never make two the same subject.
 LABEL: Final = re.compile(
@@ -51,9 +51,11 @@ UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
-    r"change of plans?|plans? changed|gone|became|become|turned)\b"
-    # A career change: "转行做产品了", "跳槽去了字节".
-    r"|转行|轉行|改行|跳槽|辞职了|辭職了|离职了|離職了"
+    r"change of plans?|plans? changed|gone|became|become|turned|gave up|giving up|transferr?(?:ed|ing)?|"
+    r"upgrade|downgrade|drop me to|bump (?:me|us) (?:up )?to)\b"
+    # A career change: "转行做产品了", "跳槽去了字节", "从京东跳到小红书", "下个月去新公司".
+    r"|转行|改行|跳槽|跳到|跳去|辞职了|离职了|放弃了|放弃|调过去|调去"
+    r"|新(?:公司|工作|单位|岗位|部门|家|房子|房|地址|号码|号|手机|卡|套餐|老师|医生|学校)"
     r"|现在|而家|而今|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|搬咗|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
@@ -169,8 +171,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "work",
-            r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute)\b"
-            r"|公司|上班|返工|工作|单位|單位|转工|跳槽|入职|入職|辞职|辭職|离职|離職|转行|轉行|改行",
+            r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行",
         ),
         (
             "appointment",
@@ -284,7 +286,7 @@ def topics(text: str) -> set[str]:
         >>> sorted(topics("User said: we moved last weekend, new job in Bath"))
         ['home', 'work']
     """
-    text = _MASK.sub(" ", LABEL.sub("", text))
+    text = to_simplified(_MASK.sub(" ", LABEL.sub("", text)))  # "換時段" reads as "换时段"
     return {name for name, pattern in _TOPICS if pattern.search(text)}
 
 
@@ -314,4 +316,4 @@ AGREED: Final = re.compile(r"^(?:User agreed to|用户同意了客服的提议)[
 
 def updates(text: str) -> bool:
     """Does ``text`` state a change ("switched to", "搬到了", "now", an accepted offer)?"""
-    return bool(AGREED.match(text)) or bool(UPDATE.search(LABEL.sub("", text)))
+    return bool(AGREED.match(text)) or bool(UPDATE.search(to_simplified(LABEL.sub("", text))))

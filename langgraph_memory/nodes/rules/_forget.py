@@ -133,12 +133,15 @@ _BARE_FORGET: Final = re.compile(
     r"(?:\s+please)?$"
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
-    r"|^(?:从|在)?(?:你们?|您)?(?:那边?|那里|这边|系统里)?(?:也|就)?(?:帮我|给我|麻烦|请)?"
+    r"|^(?:这个|那个|这件事|那件事|这事|那事|这些|那些|这段|那段)?[，,\s]*"  # "这个你别记了"
+    r"(?:从|在)?(?:你们?|您)?(?:那边?|那里|这边|系统里)?(?:也|就)?(?:帮我|给我|麻烦|请)?"
     r"(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
     r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记着?了?|不用记着?了?|不要记着?了?|别留着?了?|不要留着?了?|"
     r"唔好留|唔好记|唔使记|别存了?|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
     r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?|当作?没(?:看到|看见|听到|听过|说过)|"
-    r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?)"
+    r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?|"
+    # Code-switched: "你不用 keep 在我这边", "别 save 了".
+    r"(?:不用|不要|别|唔使|唔好)\s?(?:keep|save|store|record|remember)(?:\s?(?:在|喺)?(?:我|你)?(?:这边|那边|这里|度))?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊|好吗|好不好|行吗|可以吗|ok)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
     r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$"
@@ -167,7 +170,8 @@ def bare_forget(segment: str) -> bool:
 # memory holding a masked card, whatever its wording ("User's Mastercard is [BANK_CARD]").
 _PLACEHOLDER_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"card|卡号|银行卡|信用卡|iban|bank account|银行账号|银行账户", "[BANK_CARD"),
-    (r"phone|mobile|电话|号码|手机", "[PHONE"),
+    # The number, not the device: "我爸拿我旧手机用的事" is about a handset.
+    (r"phone|mobile|电话|号码|手机号", "[PHONE"),
     (r"e-?mail|邮箱", "[EMAIL"),
     (r"address|地址|住址", "[ADDRESS"),
     (r"\bid\b|passport|身份证|证件|\bssn\b|social security|hkid|nric", "[ID_NUMBER"),

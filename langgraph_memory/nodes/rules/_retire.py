@@ -30,9 +30,9 @@ from langgraph_memory.nodes.rules._evidence import (
     DATE_OR_TIME,
     LABEL,
     RESOLVED,
-    UPDATE,
     distinctive,
     topics,
+    updates,
 )
 from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
 
@@ -209,7 +209,7 @@ def _changed_topics(update: str) -> set[str]:
     if AGREED.match(update):
         return topics(update)
     _, pieces = split_pieces(update)
-    marked = set().union(*(topics(p) for p in pieces if UPDATE.search(p)))
+    marked = set().union(*(topics(p) for p in pieces if updates(p)))
     # Goods that arrived have shipped: "洗碗机到了" ends "到现在还没发货" (not the standing
     # delivery arrangements, which are "delivery").
     arrived = {"shipping"} if _ARRIVED.search(LABEL.sub("", update)) else set()
@@ -222,6 +222,20 @@ _ARRIVED: Final = re.compile(
     r"|(?<![我你他她们們])到了|送到了|到货了|到貨了|收到货|收到貨|到咗",
     re.IGNORECASE,
 )
+
+
+# A plan carried out: "搬好了", "装好了", "we're all moved in", "done and dusted".
+_DONE: Final = re.compile(
+    r"\b(?:all (?:moved|settled) in|moved in|settled in|we'?re in|all done|it'?s done|done and dusted|finished|"
+    r"sorted now|all set)\b|(?:搬|装|裝|弄|办|辦|修|换|換|做|整)(?:好|完)了|搞定了|办妥了|弄妥了|搬咗",
+    re.IGNORECASE,
+)
+
+
+def done(text: str) -> bool:
+    """A report that a plan was carried out ("搬好了", "we're all moved in"): what it
+    says lasts, it does not end when the plan would have."""
+    return happened(text) or bool(_DONE.search(LABEL.sub("", text)))
 
 
 def _shares_distinctive(a: str, b: str) -> bool:
