@@ -491,3 +491,70 @@ def test_away_for_the_weekend_ends_with_the_weekend(
     )
     (record,) = [r for r in store.list_memories(U) if "Al Ain" in r.text]
     assert record.expires_at is not None and record.expires_at - clock() <= timedelta(days=7)
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        (
+            "机票选座帮我选靠窗的，我每次都要靠窗",
+            "我要靠过道，靠窗是我老公喜欢的",
+            "选靠窗",
+            "过道",
+        ),
+        (
+            "I always book a window seat",
+            "I'm an aisle person now, my knees need it",
+            "window",
+            "aisle",
+        ),
+        # Someone named: "Chloe 的 piano" is "我女兒 Chloe"'s lesson.
+        (
+            "我女兒 Chloe 每週六早上十點上 piano",
+            "Chloe 的 piano 老師換時段, 改到禮拜天下午兩點了",
+            "每週六",
+            "禮拜天",
+        ),
+        (
+            "Book club is Thursday afternoons at the library",
+            "They've moved book club to Wednesdays",
+            "Thursday",
+            "Wednesdays",
+        ),
+        ("最近在减脂，晚饭基本不碰主食", "减脂那个先停了，医生让正常吃饭", "不碰主食", "正常吃饭"),
+    ],
+)
+def test_a_changed_seat_lesson_club_or_diet_ends_the_old_one(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+
+
+def test_a_forget_in_its_own_sentence_takes_the_sentence_before_and_keeps_none_of_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "roaming 去 Malaysia 常常没有 signal", "h1")
+    say(
+        writer,
+        clock,
+        "Oh 我上次讲 roaming 没 signal 的 thing, 其实是我老公的 line. 你不用 keep 在我这边.",
+        "h2",
+    )
+    assert not any("roaming" in t for t in active(store)), active(store)
+
+
+def test_a_window_table_is_no_seat_preference(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "I need a table at Rocco's for the 5th, window seat.", "h1")
+    assert not any(r.key == "preference.seat" for r in store.list_memories(U))

@@ -346,9 +346,13 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if bare:
             # "that backup number is no longer used, delete it": the rest is the topic,
             # and none of it is kept as evidence.
-            topic = "，".join(p for p in pieces if p not in bare) or (
-                previous_sentence if previous_sentence is not None else ""
-            )
+            topic = "，".join(p for p in pieces if p not in bare)
+            if not topic and previous_sentence is not None and len(marks) >= 2:
+                # "我上次讲 roaming 的 thing, 其实是我老公的 line. 你不用 keep.": the sentence
+                # before is the topic, and what it left is no longer kept either.
+                topic = previous_sentence
+                facts_at, residue_at = marks[-2]
+                del turn.facts[facts_at:], turn.residue[residue_at:]
             if topic:
                 turn.facts.append(forget_request(topic))
             previous_sentence = sentence

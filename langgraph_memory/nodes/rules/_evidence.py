@@ -194,15 +194,17 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"diet|dieting|lactose|meals?|eat(?:s|ing)? (?:normally|everything|anything|meat|fish|eggs|dairy|pork|beef|chicken|"
             r"healthy|clean)|normally again)\b"
             r"|吃素|食素|素食|吃斋|吃肉|食肉|不吃|唔食|戒口|忌口|饮食|飲食|牛肉|猪肉|豬肉|海鲜|鸡蛋|雞蛋|奶制品|清真|节食|减肥|餐食"
-            r"|断食|斷食|\bfasting\b|\beating window\b",
+            r"|断食|斷食|\bfasting\b|\beating window\b|减脂|控糖|戒糖|碳水|主食|低碳|生酮",
         ),
         # A recurring time: a standing meeting, a class, a habit "every evening".
         (
             "schedule",
             r"\b(?:stand-?up|meetings?|sync|one-on-one|1:1|every (?:day|week|morning|evening|night|monday|tuesday|wednesday|thursday|"
             r"friday|saturday|sunday|weekday|weekend)|daily|weekly|fortnightly|(?:mon|tues|wednes|thurs|fri|satur|sun)days|"
-            r"weeknights?|rota|timetable|routine|practice|rehearsals?)\b"
-            r"|每天|每日|每周|每週|每星期|每礼拜|每禮拜|逢星期|逢礼拜|周[一二三四五六日天](?:[一二三四五六日天、和])+|例会|開會|开会|站会|晨会|排班|作息",
+            r"weeknights?|rota|timetable|routine|practice|rehearsals?|"
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)day (?:mornings|afternoons|evenings|nights))\b"
+            r"|每天|每日|每周|每週|每星期|每礼拜|每禮拜|逢星期|逢礼拜|周[一二三四五六日天](?:[一二三四五六日天、和])+|例会|開會|开会|站会|晨会|排班|作息"
+            r"|时段|上课时间",
         ),
         # The name of an account, a workspace, a team: "workspace 改名了" replaces "workspace 叫 X".
         (

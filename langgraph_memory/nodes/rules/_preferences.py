@@ -46,6 +46,53 @@ def rule_shipping(segment: str) -> Match | None:
     return None
 
 
+# The user's own seat: "I always take an aisle seat", "机票帮我选靠窗的", "我要靠过道".
+# Someone else's ("靠窗是我老公喜欢的", "my wife likes the window") is not it.
+_SEAT_EN: Final = re.compile(r"\b(window|aisle)(?: seats?)?\b", re.IGNORECASE)
+_SEAT_ZH: Final = re.compile(r"靠(窗|过道|走道|通道)")
+_SEAT_SUBJECT_OTHER: Final = re.compile(
+    r"\b(?:my (?:wife|husband|partner|son|daughter|mum|mom|dad|kids?)|he|she|they)\b.{0,20}(?:window|aisle)"
+    r"|(?:window|aisle).{0,24}\b(?:is|are)\s+(?:my|his|her|their) \w+'?s\b"
+    r"|(?:靠窗|过道|走道).{0,4}是?(?:我)?(?:老公|老婆|先生|太太|儿子|女儿|孩子|爸|妈|他|她)"
+    r"|(?:老公|老婆|先生|太太|儿子|女儿|孩子|爸|妈|他|她).{0,6}(?:靠窗|过道|走道)",
+    re.IGNORECASE,
+)
+
+
+# A table by the window is a booking, not how the user travels.
+_SEAT_NOT_TRAVEL: Final = re.compile(
+    r"\b(?:table|restaurant|dinner|lunch|brunch|bar|cafe)\b|餐|桌|饭", re.IGNORECASE
+)
+
+
+def rule_seat(segment: str) -> Match | None:
+    simplified = segment
+    if (
+        NEGATED.search(segment)
+        or _SEAT_SUBJECT_OTHER.search(simplified)
+        or _SEAT_NOT_TRAVEL.search(segment)
+    ):
+        return None
+    m = _SEAT_ZH.search(simplified)
+    if m and re.search(r"我|帮我|给我|选|订|要|座", simplified):
+        where = "靠窗" if m.group(1) == "窗" else "靠过道"
+        return Match(f"用户坐飞机/火车选{where}座位", key="preference.seat", importance=0.7)
+    m = _SEAT_EN.search(segment)
+    if (
+        m
+        and re.search(r"\b(?:i|me|my)\b", segment, re.IGNORECASE)
+        and re.search(
+            r"\bseats?\b|\b(?:take|prefer|want|like|book|get|give me)\b|\b(?:window|aisle) (?:person|guy|girl)\b",
+            segment,
+            re.IGNORECASE,
+        )
+    ):
+        return Match(
+            f"User prefers {m.group(1).lower()} seats", key="preference.seat", importance=0.7
+        )
+    return None
+
+
 def rule_contact(segment: str) -> Match | None:
     m = re.search(
         r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
@@ -290,5 +337,5 @@ def rule_instruction(segment: str) -> Match | None:
     return None
 
 
-PREFERENCE_RULES: Final = (rule_contact, rule_shipping)
+PREFERENCE_RULES: Final = (rule_contact, rule_shipping, rule_seat)
 LIKE_RULES: Final = (rule_like, rule_instruction)

@@ -117,9 +117,20 @@ def _blocked(update: str, piece: str) -> bool:
     if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece):
         return True
     need = _sticky(piece) - _unlocks(update)
-    if _THIRD_PERSON.search(LABEL.sub("", update)):
-        need = {n for n in need if not n.startswith("kin:")}  # "we moved him to Oakwood"
+    if _THIRD_PERSON.search(LABEL.sub("", update)) or _names(update) & _names(piece):
+        # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
+        need = {n for n in need if not n.startswith("kin:")}
     return bool(need)
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised names inside a sentence ("Chloe", "Sian"), not its first word."""
+    body = LABEL.sub("", text)
+    return {w for w in re.findall(r"(?<=[\s\u4e00-\u9fff，,；;])[A-Z][a-z]{2,}\b", body)} | (
+        {m.group(0)}
+        if (m := re.match(r"[A-Z][a-z]{2,}\b(?=\s*(?:的|'s|\u2019s))", body))
+        else set()
+    )
 
 
 # Slots that hold one value at a time, by the coarse topic an update names: "we're in
