@@ -470,3 +470,14 @@ def test_a_bare_no_or_a_reply_word_without_a_style_is_no_instruction(text: str) 
 def test_the_wider_place_after_a_district_stays_with_the_home() -> None:
     found = RuleBasedExtractor().extract([HumanMessage("We live in Canton, in Cardiff.", id="m1")])
     assert [c.text for c in found] == ["User lives in Canton, in Cardiff"]
+
+
+@pytest.mark.parametrize("text", ["每次来我家都打喷嚏打个不停", "总是迟到"])
+def test_a_habit_said_with_meici_is_no_standing_instruction(text: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
+    assert not any(c.type is MemoryType.PROCEDURAL for c in found), found
+
+
+def test_an_ask_said_with_meici_is_a_standing_instruction() -> None:
+    found = RuleBasedExtractor().extract([HumanMessage("每次都提醒我带伞", id="m1")])
+    assert any(c.type is MemoryType.PROCEDURAL for c in found), found

@@ -319,7 +319,14 @@ def rule_instruction(segment: str) -> Match | None:
         r"^(?:请你?|你|麻烦你?|拜托)?(?:以后|今后|往后)?(?:都|也)?(不要再?|别再?|千万别|永远不要|总是|一定要|每次都要?|每次|一律|务必|记得|回复(?:的时候|时)?|回答(?:的时候|时)?)(.+)$",
         segment,
     )
-    if m and not re.match(r"[了的]", m.group(2)):
+    habit_only = (
+        m is not None
+        and m.group(1) in ("总是", "每次", "每次都", "每次都要")
+        and not re.search(
+            r"你|给我|帮我|提醒|回复|回答|告诉|通知|发给|用|叫我|称呼|推荐|安排|记得", m.group(2)
+        )
+    )  # "每次来我家都打喷嚏" is what someone does, not what the assistant should
+    if m and not habit_only and not re.match(r"[了的]", m.group(2)):
         return Match(
             f"用户的长期要求：{m.group(1)}{m.group(2).strip(TRIM)}",
             type=MemoryType.PROCEDURAL,
