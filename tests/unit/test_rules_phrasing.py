@@ -481,3 +481,18 @@ def test_a_habit_said_with_meici_is_no_standing_instruction(text: str) -> None:
 def test_an_ask_said_with_meici_is_a_standing_instruction() -> None:
     found = RuleBasedExtractor().extract([HumanMessage("每次都提醒我带伞", id="m1")])
     assert any(c.type is MemoryType.PROCEDURAL for c in found), found
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["drop me to 500, not all the way back to 300", "can you drop us down to the basic tier"],
+)
+def test_dropping_to_a_lower_plan_is_no_forget_request(text: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m1")])
+    assert found and not any(c.forget for c in found), found
+    assert any("500" in c.text or "basic" in c.text for c in found), found
+
+
+def test_dropping_an_old_address_is_still_a_forget_request() -> None:
+    found = RuleBasedExtractor().extract([HumanMessage("please drop my old address", id="m1")])
+    assert any(c.forget and c.key == "address" for c in found), found

@@ -85,7 +85,9 @@ _EN_PERSONAL: Final = re.compile(
     re.IGNORECASE,
 )
 _EN_NOT_FORGET: Final = re.compile(
-    r"\b(?:don'?t|do not|never) forget\b|\bi forgot\b|\bforgot (?:my|to|the)\b|\bforget it\b",
+    r"\b(?:don'?t|do not|never) forget\b|\bi forgot\b|\bforgot (?:my|to|the)\b|\bforget it\b"
+    # A change of plan, not of memory: "drop me to 500", "drop us down to the basic tier".
+    r"|\b(?:drop|clear|remove)\s+(?:me|us|it|him|her|them|my \w+)\s+(?:down\s+|back\s+)?(?:to|from)\b",
     re.IGNORECASE,
 )
 # "the sam stuff", "that whole Ben thing", "the London job business", "about Sam": what the

@@ -354,7 +354,7 @@ _QUESTION_END: Final = re.compile(r"[吗呢么嘛]$|[?？]$|(?:好不好|行不�
 _POLITE_IMPERATIVE: Final = re.compile(
     r"^(?:can|could|would|will) (?:you|we|i) (?:please )?(?:always|never|remember|forget|delete|"
     r"stop|not|call me|reply|respond|answer|use|keep|make sure|note|change|move|switch|update|"
-    r"reschedule|push|make it|cancel|upgrade|downgrade)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)",
+    r"reschedule|push|make it|cancel|upgrade|downgrade|bump|drop|move)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)",
     re.IGNORECASE,
 )
 
