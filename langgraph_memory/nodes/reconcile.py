@@ -49,7 +49,7 @@ from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import topics, updates
-from langgraph_memory.nodes.rules._forget import forget_reaches
+from langgraph_memory.nodes.rules._forget import forget_reaches, touches_topic
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
     done,
@@ -59,6 +59,8 @@ from langgraph_memory.nodes.rules._retire import (
     retired_dates,
     retired_part,
     retires_slot,
+    says_something,
+    split_pieces,
 )
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
@@ -293,6 +295,41 @@ def _same_turn(targets: Sequence[str], records: Sequence[MemoryRecord]) -> list[
     return [r.id for r in records if r.key in keys and r.id not in targets]
 
 
+_OWN_SUBJECT = re.compile(
+    r"^(?:i|i'm|my|we|we're|our)\b|^(?:我|我们|我的)(?!.{0,2}(?:说|讲|提))", re.I
+)
+
+
+def _left_by_forget(
+    topic: str, reached: Sequence[MemoryRecord], threshold: float
+) -> tuple[tuple[str, str], ...]:
+    """What a forget request leaves of the evidence turns it reached: the pieces that are
+    not on its topic ("我刚入了个华为Mate 70" stays when "我爸拿我旧手机用的事" goes). A turn
+    none of whose pieces the request reaches alone (it matched the whole) goes whole."""
+    out: list[tuple[str, str]] = []
+    for r in reached:
+        if r.status != MemoryStatus.ACTIVE or not is_evidence_key(r.key):
+            continue
+        prefix, pieces = split_pieces(r.text)
+        touched = [
+            touches_topic(topic, p) or text_similarity(topic, p) >= threshold for p in pieces
+        ]
+        if not any(touched):
+            continue
+        first = touched.index(True)
+        # A piece after the forgotten one may go on about it ("Ben 面 London job；成了的话我们
+        # 可能要搬"): it stays only when it has a subject of its own.
+        left = [
+            p
+            for i, p in enumerate(pieces)
+            if not touched[i] and (i < first or _OWN_SUBJECT.match(p))
+        ]
+        if left and len(left) < len(pieces) and any(says_something(p) for p in left):
+            joined = "; ".join(left) if all(p.isascii() for p in left) else "；".join(left)
+            out.append((r.id, prefix + joined))
+    return tuple(out)
+
+
 def _kept(stale: Sequence[tuple[MemoryRecord, str]]) -> tuple[tuple[str, str], ...]:
     return tuple((r.id, text) for r, text in stale if text)
 
@@ -439,13 +476,19 @@ def _offline_op(
                 ]
             )
         )
+        reached = [r for r in active if r.id in targets]
         targets += tuple(_same_turn(targets, active))
         if not targets:
             return MemoryOp(
                 "ignore", cand, (), "forget request matched no stored memory; nothing deleted"
             )
         return MemoryOp(
-            "delete", cand, targets, "user asked to forget; deleted the closely matching memories"
+            "delete",
+            cand,
+            targets,
+            "user asked to forget; deleted the closely matching memories",
+            result_id_for(seed, index),
+            kept=_left_by_forget(topic, reached, forget_threshold),
         )
     scored = sorted(((text_similarity(cand.text, r.text), r) for r in active), key=lambda p: -p[0])
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
@@ -1271,6 +1314,22 @@ class Reconciler:
             return False
         if op.action == "delete":
             changed = False
+            # What the request left of a turn is written before the turn is erased, so a
+            # re-run after a crash between the two still has it, once.
+            for target, text in op.kept:
+                kept = kept_id(op.result_id or "", target)
+                old = yield Call(store, "get_memory", (user_id, target))
+                if old is None or (yield Call(store, "get_memory", (user_id, kept))) is not None:
+                    continue
+                # Its own key, so storing it does not supersede the turn it is cut from (that
+                # turn is erased, and nothing links back to it).
+                record = replace(
+                    _kept_record(old, kept, text, now(self.clock)),
+                    key=f"{old.key}.{kept[:6]}",
+                    supersedes=(),
+                )
+                yield Call(store, "put_memory", (record,))
+                changed = True
             for target in op.target_ids:
                 try:
                     if (yield Call(store, "get_memory", (user_id, target))) is None:

@@ -558,3 +558,49 @@ def test_a_window_table_is_no_seat_preference(
 ) -> None:
     say(writer, clock, "I need a table at Rocco's for the 5th, window seat.", "h1")
     assert not any(r.key == "preference.seat" for r in store.list_memories(U))
+
+
+def test_a_forget_leaves_the_other_pieces_of_the_turn_it_reached(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """ "我爸拿我旧手机用的事" goes; "我刚入了个华为Mate 70" from the same turn stays, as its
+    own memory; nothing of the forgotten piece is left in any version."""
+    say(writer, clock, "我刚入了个华为Mate 70，原来那台iPhone 12给我爸用了", "h1")
+    say(writer, clock, "我之前提过我爸拿我旧手机用的事，这个你别记了", "h2")
+    assert active(store) == ["用户说：我刚入了个华为Mate 70"]
+    history = store.list_memories(U, include_history=True)
+    assert not any("我爸" in r.text or "iPhone" in r.text for r in history), history
+    (kept,) = history
+    assert kept.supersedes == ()  # no link back to what was erased
+
+
+def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "老公 Ben 在面 London 的 job，成了的话我们可能要搬，我在做 compliance", "h1")
+    say(writer, clock, "之前说 Ben 面 London job 那个事你删掉吧", "h2")
+    texts = active(store)
+    assert not any("London" in t or "要搬" in t for t in texts), texts
+    assert any("compliance" in t for t in texts), texts
+
+
+def test_a_partial_forget_applied_twice_keeps_one_copy(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """A re-run of the same delete (a crash after the kept piece was written) writes it once."""
+    writer = rules_writer(store, clock)
+    say(writer, clock, "我刚入了个华为Mate 70，原来那台iPhone 12给我爸用了", "h1")
+    reconciler = Reconciler(store, clock=clock)
+    from langgraph_memory.types import CandidateMemory, MemorySource
+
+    forget = CandidateMemory(
+        text="用户要求忘记：用户爸拿用户旧手机用的事",
+        source=MemorySource.USER_STATED,
+        forget=True,
+        observed_at=clock(),
+    )
+    (op,) = reconciler.plan(U, [forget], seed="s1")
+    assert op.action == "delete" and op.kept
+    assert reconciler.apply_op(U, op) is True
+    reconciler.apply_op(U, op)
+    assert active(store) == ["用户说：我刚入了个华为Mate 70"]

@@ -223,6 +223,23 @@ def forget_reaches(topic: str, text: str) -> bool:
     return shared_pairs >= 2
 
 
+def touches_topic(topic: str, text: str) -> bool:
+    """Does ``text`` share anything at all with a forget request's ``topic`` (one name,
+    noun, kin word, head noun or Chinese content pair)? Looser than ``forget_reaches``:
+    what decides which pieces of a reached turn may stay."""
+    if forget_reaches(topic, text):
+        return True
+    lowered = text.lower()
+    focus = _focus(topic)
+    pairs = {p for p in cjk_pairs(focus) if not _ZH_FUNCTION.search(p)} - _GENERIC_TOPIC_WORDS
+    return (
+        any(_has_word(w, lowered) for w in _topic_words(focus))
+        or any(_has_kin(k, text) for k in _kin(focus))
+        or any(h in text for h in _heads(focus))
+        or any(pair in text for pair in pairs)
+    )
+
+
 def _topic_words(topic: str) -> set[str]:
     """The topic's Latin content words: 4+ letters, or 3-letter names and nouns ("sam", "job")."""
     found = {w.lower().removesuffix("'s") for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", topic)}

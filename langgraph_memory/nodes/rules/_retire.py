@@ -172,7 +172,7 @@ def retires_slot(update: str, value: str, key: str) -> bool:
 _BROAD: Final = frozenset({"price", "schedule", "contact"})
 
 
-def _says_something(piece: str) -> bool:
+def says_something(piece: str) -> bool:
     """Not a bare date, a filler or a question ("12月1号到15号", "btw", "怎麼 rotate"): worth
     keeping alone ("5 個 seats" is)."""
     if _ASKS.search(piece):
@@ -308,7 +308,7 @@ def retired_dates(old: str) -> str | None:
     dated = [p for p in pieces if DATE_OR_TIME.search(p) or _DAY.search(p)]
     if not dated:
         return None
-    kept = [p for p in pieces if p not in dated and _says_something(p)]
+    kept = [p for p in pieces if p not in dated and says_something(p)]
     if not kept:
         return ""
     return prefix + ("; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept))
@@ -359,7 +359,7 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     stale = [i for i in stale if not _blocked(update, pieces[i])]
     if not stale:
         return None
-    kept = [p for i, p in enumerate(pieces) if i not in stale and _says_something(p)]
+    kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
     if not kept:
         return ""
     body = "; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept)
