@@ -177,7 +177,7 @@ class Retrieval(StoreState):
         if len(rows) < pool and not ranked.exhaustive:
             return None
         score = dict(ranked.pairs)
-        rows.sort(key=lambda raw: -score[raw[0]])
+        rows.sort(key=lambda raw: (-score[raw[0]], raw[0]))  # ties: the older row
         return [(*raw, score[raw[0]]) for raw in rows[:pool]]
 
     def _hybrid_hits(
@@ -209,6 +209,11 @@ class Retrieval(StoreState):
         reads: list[tuple[str, Sequence[Any]]] = []
         keyword_rows: list[Any] | None = None
         keyword_kind = None
+        rank = getattr(self.catalog, "rank_keywords", None)
+        if rank is not None and ranked is None and rank_first and plan.match_params is not None:
+            # A catalog holding the partition's postings in process (Postgres) ranks
+            # here: no keyword statement, only the winners' rows are read.
+            ranked = rank(partition, plan.match_params, pool * RANK_FIRST_OVERFETCH)
         if plan.match_params is not None:
             if ranked is not None and ranked.pairs:
                 keyword_kind = "ranked"
