@@ -90,7 +90,8 @@ class PostgresCatalog(CatalogHelpers):
         pool_size: Most connections this instance opens.
         connect_timeout: Seconds to wait for the first connection before giving up.
         keyword_cache_bytes: Bound of the in-process copy of searched partitions'
-            keyword postings (``postings.py``); 0 ranks every search in SQL.
+            keyword postings (``postings.py``); 0 keeps none between searches
+            (each search's first statement then reads its terms' postings).
     """
 
     sql: ModuleType = _sql
@@ -277,12 +278,11 @@ class PostgresCatalog(CatalogHelpers):
         self, partition: str, match_params: tuple[Any, ...], limit: int
     ) -> RankedKeywords | None:
         """The ``limit`` best keyword matches of the planned terms by BM25, ranked
-        in process from the partition's copied postings (what
+        in process from the postings this thread's :meth:`plan_query` read (what
         ``KEYWORD_RANK_THEN_FILTER_TEMPLATE`` ranks in SQL, same scores and ties);
-        ``None`` when this instance holds no copy with every term (evicted, or
-        the cache is off): the caller ranks in SQL."""
+        ``None`` when that plan was of other terms: the caller ranks in SQL."""
         terms = match_params[0]
-        entry = self.keywords.get(partition)
+        entry: PartitionPostings | None = getattr(self._local, "planned", None)
         if entry is None or any(t not in entry.terms for t in terms):
             return None
         docs, tokens = self._index_totals

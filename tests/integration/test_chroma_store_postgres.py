@@ -403,7 +403,7 @@ def test_another_instances_writes_invalidate_the_copied_postings(pg_dsn: str) ->
     """Instance B's in-process postings (``postings.py``) answer its searches only
     while the partition's keyword version is the one they were read with: after
     instance A adds, rewrites, deletes and forgets, B ranks exactly what an
-    instance with no copy (every search in SQL) ranks."""
+    instance keeping no copy ranks, and what the SQL statement ranks."""
     a, b = _keyword_store(pg_dsn), _keyword_store(pg_dsn)
     fresh = _keyword_store(pg_dsn, keyword_cache_bytes=0)
     try:
@@ -431,6 +431,16 @@ def test_another_instances_writes_invalidate_the_copied_postings(pg_dsn: str) ->
         a.delete_memory("sam", "n6")
         after = _ranked(b, "sam", query)
         assert after == _ranked(fresh, "sam", query)
+        plan = b._plan_query("sam", query, None)
+        assert plan.match_params is not None
+        in_process = b.catalog.rank_keywords("sam", plan.match_params, 60)  # type: ignore[attr-defined]
+        in_sql = b.catalog.query(
+            b.catalog.sql.KEYWORD_RANK_THEN_FILTER_TEMPLATE.format(where="1 = 1"),
+            [*plan.match_params, 60, "sam"],
+        )
+        in_sql.sort(key=lambda row: (-row[-1], row[0]))  # its rows come in join order
+        assert [hit for hit, _ in in_process.pairs] == [row[0] for row in in_sql]
+        assert [s for _, s in in_process.pairs] == pytest.approx([r[-1] for r in in_sql], rel=1e-12)
         texts_after = [text for text, _ in after]
         assert set(texts_after[:2]) == {
             "User now drinks matcha, not oolong",
