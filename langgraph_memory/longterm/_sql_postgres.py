@@ -459,9 +459,12 @@ KEYWORD_RANK_SHARED_ELIGIBLE_TEMPLATE: Final = (
     "WHERE hit = ANY (ARRAY(SELECT rowid FROM eligible)) ORDER BY score DESC, hit LIMIT ?) b "
     "UNION ALL SELECT (SELECT count(*) FROM eligible), 0, 2"
 )
+# ``{marks}`` is one array parameter here (``PostgresCatalog.id_list``): the text
+# then repeats from search to search, so psycopg prepares it (no planning of a
+# 60-item IN list per search: 0.5 -> 0.37 ms a read on a quiet box).
 SELECT_ROWS_BY_ROWID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid IN ({{marks}}) AND (partition || '') = ? "
-    "AND {where}"
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE rowid = ANY ({{marks}}::bigint[]) "
+    "AND (partition || '') = ? AND {where}"
 )
 SELECT_ROWIDS_BY_TYPE_TEMPLATE: Final = "SELECT rowid FROM lt_items WHERE partition = ? AND {where}"
 # LIMIT NULL is "no limit" (SQLite's -1).
@@ -532,8 +535,8 @@ VACUUM_FULL: Final = (
 )
 
 SELECT_ROWS_BY_ITEM_ID_TEMPLATE: Final = (
-    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE (partition || '') = ? AND item_id IN ({{marks}}) "
-    "AND {where}"
+    f"SELECT {ITEM_COLUMNS} FROM lt_items WHERE (partition || '') = ? "
+    "AND item_id = ANY ({marks}::text[]) AND {where}"
 )
 
 # -- vector intents (repair.py) -----------------------------------------------------

@@ -162,10 +162,10 @@ class Retrieval(StoreState):
         self, partition: str, where: str, params: list[Any], ranked: RankedKeywords
     ) -> tuple[str, list[Any]]:
         """The catalog read of :meth:`_filter_ranked`: ``ranked``'s rows that pass the filter."""
-        marks = ", ".join("?" for _ in ranked.pairs)
+        marks, hits = self.catalog.id_list([hit for hit, _ in ranked.pairs])
         return (
             self.catalog.sql.SELECT_ROWS_BY_ROWID_TEMPLATE.format(marks=marks, where=where),
-            [*(hit for hit, _ in ranked.pairs), partition, *params],
+            [*hits, partition, *params],
         )
 
     @staticmethod
@@ -251,11 +251,11 @@ class Retrieval(StoreState):
         elif use_vectors:
             best, from_cache = self._vector_scores(plan, pool)
             if best:
-                marks = ", ".join("?" for _ in best)
+                marks, ids = self.catalog.id_list(list(best))
                 reads.append(
                     (
                         sql.SELECT_ROWS_BY_ITEM_ID_TEMPLATE.format(marks=marks, where=where),
-                        [partition, *best, *params],
+                        [partition, *ids, *params],
                     )
                 )
         results = self.catalog.query_many(reads)
