@@ -5,6 +5,9 @@ from __future__ import annotations
 import doctest
 import math
 
+import numpy as np
+import pytest
+
 from langgraph_memory.longterm import postings
 from langgraph_memory.longterm.postings import KeywordPostings, bm25_top
 
@@ -93,3 +96,19 @@ def test_least_recently_used_partitions_leave_past_the_bound_and_zero_keeps_noth
     assert cache.get("a") is not None and cache.get("b") is None and cache.get("c") is not None
     off = KeywordPostings(max_bytes=0)
     assert off.merge("a", 1, 100, found, ["t"]) is not None and off.get("a") is None
+
+
+def test_the_plain_python_path_for_few_postings_ranks_as_numpy_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = np.random.default_rng(3)
+    found = {}
+    for i in range(6):
+        rowids = sorted(rng.choice(500, 12, replace=False).tolist())
+        found[f"t{i}"] = [rowids, rng.integers(1, 4, 12).tolist(), rng.integers(2, 9, 12).tolist()]
+    entry = KeywordPostings().merge("p", 1, 500, found, list(found))
+    assert entry is not None
+    small = bm25_top(entry, list(found), 900, 5000, 30)
+    monkeypatch.setattr(postings, "SMALL_POSTINGS", 0)
+    assert bm25_top(entry, list(found), 900, 5000, 30) == small
+    assert len(small[0]) == 30 and small[1] > 30
