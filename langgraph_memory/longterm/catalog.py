@@ -84,6 +84,11 @@ class Catalog(Protocol):
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]: ...
 
+    def id_list(self, ids: list[Any]) -> tuple[str, list[Any]]:
+        """The ``{marks}`` of the ``*_BY_ROWID`` / ``*_BY_ITEM_ID`` templates for
+        ``ids`` and the parameters they take."""
+        ...
+
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> list[str]: ...
@@ -132,6 +137,9 @@ class CatalogHelpers:
 
     def items(self, sql: str, params: Sequence[Any] = ()) -> list[ItemRow]:
         return [ItemRow.from_tuple(r, self.encryption) for r in self.query(sql, params)]
+
+    def id_list(self, ids: list[Any]) -> tuple[str, list[Any]]:
+        return ", ".join("?" for _ in ids), ids
 
     def plan_terms(
         self, partition: str, scoped_terms: Sequence[str], max_share: float

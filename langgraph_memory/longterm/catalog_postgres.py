@@ -2,7 +2,10 @@
 
 Items, typed columns, TTL, partitions (with their cache versions) and the
 keyword index live in Postgres (statements in ``_sql_postgres.py``); vectors on
-the Chroma server. Connections come from a ``psycopg_pool.ConnectionPool``; a
+the Chroma server. Searched partitions' keyword postings are copied into the
+process (``postings.py``) and used while the partition's keyword version in the
+catalog is the one they were read with, so another instance's write is seen by
+the next search. Connections come from a ``psycopg_pool.ConnectionPool``; a
 transaction pins one connection to the calling thread, so the store's parts
 (which read the partition layout inside their write transactions, as on SQLite)
 see their own uncommitted writes.
@@ -29,11 +32,17 @@ from langgraph_memory._migrations import migrate
 from langgraph_memory._pg_erase import wait_for_older_snapshots
 from langgraph_memory.errors import ConfigurationError
 from langgraph_memory.longterm import _sql_postgres as _sql
+from langgraph_memory.longterm._state import RankedKeywords
 from langgraph_memory.longterm.catalog import (
-    MAX_CACHED_TERMS,
     MIN_ITEMS_FOR_TERM_PRUNING,
     CatalogHelpers,
     choose_terms,
+)
+from langgraph_memory.longterm.postings import (
+    DEFAULT_KEYWORD_CACHE_BYTES,
+    KeywordPostings,
+    PartitionPostings,
+    bm25_top,
 )
 
 DEFAULT_POOL_SIZE = 8
@@ -80,13 +89,21 @@ class PostgresCatalog(CatalogHelpers):
         dsn: ``postgresql://...`` connection string (psycopg 3).
         pool_size: Most connections this instance opens.
         connect_timeout: Seconds to wait for the first connection before giving up.
+        keyword_cache_bytes: Bound of the in-process copy of searched partitions'
+            keyword postings (``postings.py``); 0 keeps none between searches
+            (each search's first statement then reads its terms' postings).
     """
 
     sql: ModuleType = _sql
     dialect = "postgres"
 
     def __init__(
-        self, dsn: str, *, pool_size: int = DEFAULT_POOL_SIZE, connect_timeout: float = 10.0
+        self,
+        dsn: str,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        connect_timeout: float = 10.0,
+        keyword_cache_bytes: int = DEFAULT_KEYWORD_CACHE_BYTES,
     ) -> None:
         require_extra("postgres", feature="catalog='postgresql://...' (PostgresCatalog)")
         from psycopg_pool import ConnectionPool
@@ -97,6 +114,10 @@ class PostgresCatalog(CatalogHelpers):
             )
         if pool_size < 1:
             raise ConfigurationError(f"pool_size={pool_size!r}; use an integer >= 1.")
+        if keyword_cache_bytes < 0:
+            raise ConfigurationError(
+                f"keyword_cache_bytes={keyword_cache_bytes!r}; use 0 (off) or more bytes."
+            )
         self.path = redact_dsn(dsn)
         self._local = threading.local()
         self.pool = ConnectionPool(
@@ -116,12 +137,10 @@ class PostgresCatalog(CatalogHelpers):
                 f"Could not connect to the catalog database {self.path}: {exc}. Start Postgres "
                 "(or fix the DSN) and open the store again."
             ) from exc
-        # Term statistics cache (see SqliteCatalog.plan_terms), valid while the
-        # shared change counter of the keyword index is unchanged.
-        self._stats_version: int | None = None
-        self._partition_items: dict[str, int] = {}
-        self._doc_freq: dict[str, int] = {}
-        self._stats_lock = threading.Lock()
+        # Searched partitions' postings, each valid at its keyword version (postings.py),
+        # and the index's (N, tokens) as the latest plan read them.
+        self.keywords = KeywordPostings(keyword_cache_bytes)
+        self._index_totals = (0, 0)
         self._migrate()
 
     def _migrate(self) -> None:
@@ -141,17 +160,21 @@ class PostgresCatalog(CatalogHelpers):
         self.pool.close()
 
     def match_params(self, scoped_terms: list[str]) -> tuple[Any, ...] | None:
-        """``(terms, document frequencies)``: the planned terms and how many items
-        hold each, from the statistics :meth:`plan_query` just read (read again if
-        another thread's newer change counter dropped them meanwhile)."""
+        """``(terms, document frequencies)`` for the SQL keyword statements, from the
+        postings :meth:`plan_query` just copied (counted again if another thread
+        replaced or evicted that copy meanwhile)."""
         if not scoped_terms:
             return None
-        with self._stats_lock:
-            docs = [self._doc_freq.get(t) for t in scoped_terms]
+        # The copy this thread's plan_query just read (match_params follows it).
+        entry: PartitionPostings | None = getattr(self._local, "planned", None)
+        docs = [
+            len(entry.terms[t][0]) if entry is not None and t in entry.terms else None
+            for t in scoped_terms
+        ]
         missing = [t for t, n in zip(scoped_terms, docs, strict=True) if n is None]
-        found = self.query(_sql.SELECT_PLAN, (False, "", missing, ""))[0][-1] if missing else None
+        found = dict(self.query(_sql.SELECT_DOC_FREQ, (missing,))) if missing else {}
         return list(scoped_terms), [
-            float((found or {}).get(t, 0) if n is None else n)
+            float(found.get(t, 0) if n is None else n)
             for t, n in zip(scoped_terms, docs, strict=True)
         ]
 
@@ -196,6 +219,10 @@ class PostgresCatalog(CatalogHelpers):
             rows: list[tuple[Any, ...]] = conn.execute(sql, params).fetchall()
             return rows
 
+    def id_list(self, ids: list[Any]) -> tuple[str, list[Any]]:
+        """One array parameter (see ``SELECT_ROWS_BY_ROWID_TEMPLATE``)."""
+        return "?", [ids]
+
     def query_many(self, reads: Sequence[tuple[str, Sequence[Any]]]) -> list[list[tuple[Any, ...]]]:
         """Independent reads in one round trip (psycopg pipeline mode): each costs
         0.3-2 ms of waiting on a busy machine, their execution a fraction of that."""
@@ -216,44 +243,55 @@ class PostgresCatalog(CatalogHelpers):
         self, partition: str, scoped_terms: Sequence[str], max_share: float
     ) -> tuple[list[str], tuple[Any, ...] | None]:
         """The planned terms (:meth:`SqliteCatalog.plan_terms`'s rule) and the
-        partition's layout in one statement (``SELECT_PLAN``: the change counter,
-        the layout and whatever statistics are not cached). A second one only when
-        the counter moved since they were cached: the cached ones are then stale."""
+        partition's layout in one statement (``SELECT_PLAN``), which also brings
+        the postings of the terms this instance has no current copy of. A second
+        one only if another thread replaced the copy this read was extending."""
         unique = list(dict.fromkeys(scoped_terms))
-        with self._stats_lock:
-            items = self._partition_items.get(partition)
-            unknown = [t for t in unique if t not in self._doc_freq]
-        # Small partitions' terms too: the keyword statement takes them (match_params).
-        changes, *layout, counted, found = self.query(
-            _sql.SELECT_PLAN, (bool(unique) and items is None, partition, unknown, partition)
-        )[0]
+        cached = self.keywords.get(partition)
+        version = None if cached is None else cached.version
+        missing = [t for t in unique if cached is None or t not in cached.terms]
+        entry = None
+        for attempt in range(2):
+            docs, tokens, *layout, kw_version, items, found = self.query(
+                _sql.SELECT_PLAN,
+                (version, partition, version, missing, unique, partition, partition),
+            )[0]
+            self._index_totals = (int(docs), int(tokens))
+            # The copy's version still current: only the missing terms were read.
+            asked = missing if version is not None and kw_version == version else unique
+            entry = self.keywords.merge(
+                partition,
+                None if kw_version is None else int(kw_version),
+                None if items is None else int(items),
+                found,
+                asked,
+            )
+            if entry is not None or attempt:
+                break
+            version, missing = None, unique
+        assert entry is not None  # a read of every term always yields its postings
+        self._local.planned = entry
         row = None if layout[0] is None else tuple(layout)
         if not unique:
             return [], row
-        with self._stats_lock:
-            if int(changes) != self._stats_version or len(self._doc_freq) > MAX_CACHED_TERMS:
-                self._partition_items.clear()
-                self._doc_freq.clear()
-                self._stats_version = int(changes)
-            if counted is not None:
-                self._partition_items[partition] = int(counted)
-            for term in unknown:
-                self._doc_freq[term] = int((found or {}).get(term, 0))
-            items = self._partition_items.get(partition)
-            doc_freq = {t: self._doc_freq[t] for t in unique if t in self._doc_freq}
-        if items is None or len(doc_freq) < len(unique):
-            missing = [t for t in unique if t not in doc_freq]
-            _, *_, counted, found = self.query(
-                _sql.SELECT_PLAN, (items is None, partition, missing, partition)
-            )[0]
-            items = int(counted) if items is None else items
-            doc_freq.update({t: int((found or {}).get(t, 0)) for t in missing})
-            with self._stats_lock:
-                self._partition_items[partition] = items
-                self._doc_freq.update(doc_freq)
-        if items < MIN_ITEMS_FOR_TERM_PRUNING:
+        if entry.items < MIN_ITEMS_FOR_TERM_PRUNING:
             return unique, row
-        return choose_terms(unique, items, doc_freq, max_share), row
+        return choose_terms(unique, entry.items, entry.doc_freq(unique), max_share), row
+
+    def rank_keywords(
+        self, partition: str, match_params: tuple[Any, ...], limit: int
+    ) -> RankedKeywords | None:
+        """The ``limit`` best keyword matches of the planned terms by BM25, ranked
+        in process from the postings this thread's :meth:`plan_query` read (what
+        ``KEYWORD_RANK_THEN_FILTER_TEMPLATE`` ranks in SQL, same scores and ties);
+        ``None`` when that plan was of other terms: the caller ranks in SQL."""
+        terms = match_params[0]
+        entry: PartitionPostings | None = getattr(self._local, "planned", None)
+        if entry is None or any(t not in entry.terms for t in terms):
+            return None
+        docs, tokens = self._index_totals
+        pairs, matched = bm25_top(entry, terms, docs, tokens, limit)
+        return RankedKeywords(pairs, exhaustive=matched <= limit)
 
     def scrub(self, *, vacuum: bool = True) -> None:
         """``VACUUM FULL`` the catalog's tables (outside any transaction).

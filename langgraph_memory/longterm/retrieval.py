@@ -162,10 +162,10 @@ class Retrieval(StoreState):
         self, partition: str, where: str, params: list[Any], ranked: RankedKeywords
     ) -> tuple[str, list[Any]]:
         """The catalog read of :meth:`_filter_ranked`: ``ranked``'s rows that pass the filter."""
-        marks = ", ".join("?" for _ in ranked.pairs)
+        marks, hits = self.catalog.id_list([hit for hit, _ in ranked.pairs])
         return (
             self.catalog.sql.SELECT_ROWS_BY_ROWID_TEMPLATE.format(marks=marks, where=where),
-            [*(hit for hit, _ in ranked.pairs), partition, *params],
+            [*hits, partition, *params],
         )
 
     @staticmethod
@@ -177,7 +177,7 @@ class Retrieval(StoreState):
         if len(rows) < pool and not ranked.exhaustive:
             return None
         score = dict(ranked.pairs)
-        rows.sort(key=lambda raw: -score[raw[0]])
+        rows.sort(key=lambda raw: (-score[raw[0]], raw[0]))  # ties: the older row
         return [(*raw, score[raw[0]]) for raw in rows[:pool]]
 
     def _hybrid_hits(
@@ -209,6 +209,11 @@ class Retrieval(StoreState):
         reads: list[tuple[str, Sequence[Any]]] = []
         keyword_rows: list[Any] | None = None
         keyword_kind = None
+        rank = getattr(self.catalog, "rank_keywords", None)
+        if rank is not None and ranked is None and rank_first and plan.match_params is not None:
+            # A catalog holding the partition's postings in process (Postgres) ranks
+            # here: no keyword statement, only the winners' rows are read.
+            ranked = rank(partition, plan.match_params, pool * RANK_FIRST_OVERFETCH)
         if plan.match_params is not None:
             if ranked is not None and ranked.pairs:
                 keyword_kind = "ranked"
@@ -246,11 +251,11 @@ class Retrieval(StoreState):
         elif use_vectors:
             best, from_cache = self._vector_scores(plan, pool)
             if best:
-                marks = ", ".join("?" for _ in best)
+                marks, ids = self.catalog.id_list(list(best))
                 reads.append(
                     (
                         sql.SELECT_ROWS_BY_ITEM_ID_TEMPLATE.format(marks=marks, where=where),
-                        [partition, *best, *params],
+                        [partition, *ids, *params],
                     )
                 )
         results = self.catalog.query_many(reads)

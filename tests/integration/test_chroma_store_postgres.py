@@ -23,6 +23,7 @@ from langgraph_memory.embeddings import HashingEmbeddings
 from langgraph_memory.errors import ConfigurationError, InvalidFilterError
 from langgraph_memory.longterm import ChromaMemoryStore
 from langgraph_memory.longterm.catalog_postgres import PostgresCatalog
+from langgraph_memory.longterm.rows import term_scope
 from langgraph_memory.types import MemoryRecord, MemoryType
 from tests.conftest import IN_CI, PG_ADMIN_DSN, _dsn_for, postgres_reachable
 from tests.integration.test_retrieval_quality import MEMORIES, QUERIES, USER
@@ -319,7 +320,11 @@ def test_a_catalog_from_before_the_postings_table_migrates_and_ranks_the_same(
     embedded.close()
     store = ChromaMemoryStore(client=client, catalog=pg_dsn, embeddings=embeddings)
     try:
-        assert store.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == 2
+        assert store.catalog.query("SELECT max(version) FROM lt_migrations")[0][0] == len(
+            _sql_postgres.MIGRATIONS
+        )
+        # Migration 3 gave the existing partition its keyword version.
+        assert store.catalog.query("SELECT partition FROM lt_keyword_versions") == [("quinn",)]
         postings = store.catalog.query("SELECT count(*) FROM lt_postings")[0][0]
         assert postings > len(texts)
         after = [
@@ -332,6 +337,7 @@ def test_a_catalog_from_before_the_postings_table_migrates_and_ranks_the_same(
         assert "new" in [m.record.id for m in store.search_memories("quinn", "matcha")]
         store.forget_user("quinn")
         assert store.catalog.query("SELECT count(*) FROM lt_postings")[0][0] == 0
+        assert store.catalog.query("SELECT count(*) FROM lt_keyword_versions") == [(0,)]
     finally:
         store.close()
 
@@ -341,8 +347,8 @@ def test_reads_in_one_round_trip_and_term_statistics_read_again_when_dropped(
 ) -> None:
     """``query_many`` (one pipeline) answers what ``query`` answers one by one, in
     a transaction too; the keyword statement's document frequencies are the
-    index's, read again when another thread's newer change counter dropped them
-    from the cache between planning and ranking; no JIT on catalog connections."""
+    index's, counted again when the copied postings are gone between planning and
+    ranking; no JIT on catalog connections."""
     store = _pg_store(pg_dsn, HashingEmbeddings(dimensions=64))
     try:
         texts = ["User likes green tea", "用户对花生过敏", "User flies to Tokyo"] * 40
@@ -370,9 +376,85 @@ def test_reads_in_one_round_trip_and_term_statistics_read_again_when_dropped(
         )
         assert docs == [float(counted[t]) for t in terms] and min(docs) > 0
         ranked = _bm25_by_key(store, "rae", "green tea 花生")
-        catalog._doc_freq.clear()  # type: ignore[attr-defined]
-        assert catalog.match_params(terms) == (terms, docs)
+        catalog._local.planned = None  # type: ignore[attr-defined]
+        assert catalog.match_params(terms) == (terms, docs)  # counted in SQL instead
         assert _bm25_by_key(store, "rae", "green tea 花生") == ranked
         assert catalog.query("SHOW jit") == [("off",)]
     finally:
         store.close()
+
+
+def _keyword_store(dsn: str, **catalog_args: Any) -> ChromaMemoryStore:
+    """An app instance without embeddings: its answers are the keyword index's alone."""
+    client = chromadb.PersistentClient(
+        path=tempfile.mkdtemp(prefix="lgm-pg-vectors-"),
+        settings=Settings(anonymized_telemetry=False),
+    )
+    catalog = PostgresCatalog(dsn, **catalog_args)
+    return ChromaMemoryStore(client=client, catalog=catalog, embeddings=None)
+
+
+def _ranked(store: ChromaMemoryStore, user: str, query: str) -> list[tuple[str, float]]:
+    found = store.search_memories(user, query, limit=20, weights=ScoringWeights(recency=0.0))
+    return [(m.record.text, m.score) for m in found]
+
+
+def test_another_instances_writes_invalidate_the_copied_postings(pg_dsn: str) -> None:
+    """Instance B's in-process postings (``postings.py``) answer its searches only
+    while the partition's keyword version is the one they were read with: after
+    instance A adds, rewrites, deletes and forgets, B ranks exactly what an
+    instance keeping no copy ranks, and what the SQL statement ranks."""
+    a, b = _keyword_store(pg_dsn), _keyword_store(pg_dsn)
+    fresh = _keyword_store(pg_dsn, keyword_cache_bytes=0)
+    try:
+        texts = [
+            f"User note {i} about oolong tea" if i % 3 == 0 else f"User note {i}"
+            for i in range(120)
+        ]
+        records = [MemoryRecord(text=t, user_id="sam", id=f"n{i}") for i, t in enumerate(texts)]
+        a.batch(PutOp(("memories", "sam"), r.id, r.to_dict()) for r in records)
+        query = "matcha oolong"
+        before = _ranked(b, "sam", query)
+        assert len(before) == 20 and all("oolong" in text for text, _ in before)
+        entry = b.catalog.keywords.get("sam")  # type: ignore[attr-defined]
+        scope = term_scope("sam")
+        assert entry is not None
+        assert entry.doc_freq([scope + "matcha", scope + "oolong"]) == {
+            scope + "matcha": 0,  # a stale copy would never find the memory A adds below
+            scope + "oolong": 40,
+        }
+        # A adds a matching memory, rewrites one, deletes another: B's next search sees all three.
+        a.put_memory(
+            MemoryRecord(text="User now drinks matcha, not oolong", user_id="sam", id="new")
+        )
+        a.put_memory(MemoryRecord(text="User note 3 about matcha", user_id="sam", id="n3"))
+        a.delete_memory("sam", "n6")
+        after = _ranked(b, "sam", query)
+        assert after == _ranked(fresh, "sam", query)
+        plan = b._plan_query("sam", query, None)
+        assert plan.match_params is not None
+        in_process = b.catalog.rank_keywords("sam", plan.match_params, 60)  # type: ignore[attr-defined]
+        in_sql = b.catalog.query(
+            b.catalog.sql.KEYWORD_RANK_THEN_FILTER_TEMPLATE.format(where="1 = 1"),
+            [*plan.match_params, 60, "sam"],
+        )
+        in_sql.sort(key=lambda row: (-row[-1], row[0]))  # its rows come in join order
+        assert [hit for hit, _ in in_process.pairs] == [row[0] for row in in_sql]
+        assert [s for _, s in in_process.pairs] == pytest.approx([r[-1] for r in in_sql], rel=1e-12)
+        texts_after = [text for text, _ in after]
+        assert set(texts_after[:2]) == {
+            "User now drinks matcha, not oolong",
+            "User note 3 about matcha",
+        }
+        assert "User note 6 about oolong tea" not in texts_after
+        assert b.catalog.keywords.get("sam").version > entry.version  # type: ignore[attr-defined]
+        # Forgotten through A, re-created through A: B neither keeps nor mistakes the old copy.
+        a.forget_user("sam")
+        assert _ranked(b, "sam", query) == []
+        a.put_memory(MemoryRecord(text="User tried matcha again", user_id="sam", id="again"))
+        assert [text for text, _ in _ranked(b, "sam", query)] == ["User tried matcha again"]
+        assert _ranked(b, "sam", query) == _ranked(fresh, "sam", query)
+    finally:
+        for store in (a, b, fresh):
+            store.close()
+            store.catalog.close()
