@@ -496,3 +496,30 @@ def test_dropping_to_a_lower_plan_is_no_forget_request(text: str) -> None:
 def test_dropping_an_old_address_is_still_a_forget_request() -> None:
     found = RuleBasedExtractor().extract([HumanMessage("please drop my old address", id="m1")])
     assert any(c.forget and c.key == "address" for c in found), found
+
+
+def test_a_committed_new_slot_ends_after_its_day_and_a_refund_with_a_pickup_does_not() -> None:
+    at = {"created_at": "2026-10-10T10:00:00+08:00"}
+    found = RuleBasedExtractor(commitments=True).extract(
+        [
+            HumanMessage("师傅上门能改到19号下午吗", id="h1", additional_kwargs=at),
+            AIMessage("已改为10月19日下午2点到5点", id="a1", additional_kwargs=at),
+            HumanMessage("好的谢谢", id="h2", additional_kwargs=at),
+            AIMessage(
+                "已为您登记退货，快递员明天上门取件，取件后 48 小时内原路退款 1,899 元",
+                id="a2",
+                additional_kwargs=at,
+            ),
+        ]
+    )
+    (slot,) = [c for c in found if "2点到5点" in c.text]
+    assert slot.expires_at is not None and slot.expires_at.date() == date(2026, 10, 20)
+    (refund,) = [c for c in found if "退款" in c.text]
+    assert refund.expires_at is None  # the refund is owed after the pickup day
+
+
+def test_it_works_out_cheaper_is_no_job() -> None:
+    from langgraph_memory.nodes.rules._evidence import topics
+
+    assert "work" not in topics("switch me to annual, it works out cheaper")
+    assert "work" in topics("she works at the bakery now")

@@ -261,7 +261,11 @@ _REFERS_TO_IT = re.compile(
 
 _VISIT = re.compile(
     r"^(?:Assistant said|客服说)[:：].*(?:\b(?:pick ?up|collection|visit|technician|engineer|installer|"
-    r"install\w*)\b|上门|取件|安装|师傅)",
+    r"install\w*)\b|上门|取件|安装|师傅)"
+    # A commitment that is only a new slot: "客服承诺：已改为10月19日下午2点到5点", "Moved to Tue 2-5pm".
+    r"|^(?:Assistant committed|客服承诺)[:：]\s*(?:已?(?:改|调|换)(?:为|到|成)|(?:re)?scheduled (?:for|to)|moved to|"
+    r"booked for)?\s*[^,，;；。.]{0,16}?(?:\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s*(?:-|–|to)\s*\d{1,2}(?::\d{2})?\s*(?:am|pm)"
+    r"|\d{1,2}[点點](?:半)?\s*(?:到|至|-|~)\s*\d{1,2}[点點])\W*$",
     re.IGNORECASE,
 )
 

@@ -171,7 +171,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "work",
-            r"\b(?:job|work|works|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            # ("it works out cheaper", "that works for me" are no job)
+            r"\b(?:job|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
             r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行",
         ),
         (
