@@ -510,7 +510,9 @@ class TypedMemories(Retrieval, Erasure):
                 )
             self.catalog.after_commit(lambda: self._carry_touched(carried, now_dt))
 
-    def _carry_touched(self, carried: Sequence[tuple[str, str, str, int]], now_dt: datetime) -> None:
+    def _carry_touched(
+        self, carried: Sequence[tuple[str, str, str, int]], now_dt: datetime
+    ) -> None:
         """Once a touch commits, the next turn finds its records parsed (only two fields changed)."""
         accessed = datetime.fromisoformat(now_dt.isoformat())  # as MemoryRecord.from_dict reads it
         for partition, before, after, count in carried:
