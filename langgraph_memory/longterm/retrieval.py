@@ -76,7 +76,7 @@ def _top_positions(sims: np.ndarray, pool: int) -> Sequence[int]:
     drops some)."""
     take = min(len(sims), pool + 10)
     if take < len(sims):
-        top: Sequence[int] = np.argpartition(-sims, take - 1)[:take]
+        top: list[int] = np.argpartition(-sims, take - 1)[:take].tolist()
         return top
     return range(len(sims))
 
