@@ -138,33 +138,34 @@ class Retrieval(StoreState):
         """``(ids, id -> row, cosine per row)`` from the in-process cache, computed once per plan."""
         if plan.pending is not None:
             plan.pending.result()  # the worker's (or its error, raised here)
-        return self._compute_cached_scores(plan)
-
-    def _compute_cached_scores(
-        self, plan: QueryPlan
-    ) -> tuple[list[str], dict[str, int], np.ndarray]:
-        sql = self.catalog.sql
         if plan.cached_scores is None:
             assert plan.layout is not None and plan.vector is not None
             collection, _, _, version = plan.layout
             partition = plan.partition
             entry = self.vector_cache.get(partition, version)
             if entry is None:
+                sql = self.catalog.sql
                 ids = [r[0] for r in self.catalog.query(sql.SELECT_VECTOR_IDS, (partition,))]
                 found = self.vectors.vectors_by_id(collection, ids)
                 dims = int(self.index_config["dims"]) if self.index_config else 0
                 entry = (list(found), normalised_matrix(list(found.values()), dims))
                 self.vector_cache.put(partition, version, *entry)
-            ids, matrix = entry
-            sims = cosine_scores(matrix, plan.vector) if ids else np.empty(0, np.float32)
-            plan.cached_scores = (ids, self.vector_cache.positions(partition, ids), sims)
+            self._score_cached(plan, *entry)
+        assert plan.cached_scores is not None
         return plan.cached_scores
+
+    def _score_cached(self, plan: QueryPlan, ids: list[str], matrix: np.ndarray) -> None:
+        """Fill ``plan.cached_scores`` from a cached partition's ids and matrix (no I/O)."""
+        assert plan.vector is not None
+        sims = cosine_scores(matrix, plan.vector) if ids else np.empty(0, np.float32)
+        plan.cached_scores = (ids, self.vector_cache.positions(plan.partition, ids), sims)
 
     def _cosines_beside(self, plan: QueryPlan, pools: Sequence[int]) -> None:
         """Start the plan's cosines, and the top rows for each of ``pools``, on a worker
-        (``plan.pending``) when they come from a large cached partition and keyword SQL
-        is about to run; else they are computed on first use, as before. The first use
-        waits for the worker."""
+        (``plan.pending``) when they come from a large partition already in the vector
+        cache and keyword SQL is about to run; else they are computed on first use, as
+        before. The worker does no I/O (the matrix is handed to it), and the first use
+        waits for it."""
         layout = plan.layout
         if (
             plan.vector is None
@@ -175,13 +176,17 @@ class Retrieval(StoreState):
             or not PARALLEL_COSINE_MIN_VECTORS <= layout[2] <= self.cache_max_vectors
         ):
             return
+        entry = self.vector_cache.get(plan.partition, layout[3])
+        if entry is None:  # loading it is I/O (catalog and Chroma): done on first use
+            return
 
-        def work() -> None:
-            sims = self._compute_cached_scores(plan)[2]
+        def work(ids: list[str], matrix: np.ndarray) -> None:
+            self._score_cached(plan, ids, matrix)
+            assert plan.cached_scores is not None
             for pool in pools:  # argpartition releases the GIL too
-                plan.tops[pool] = _top_positions(sims, pool)
+                plan.tops[pool] = _top_positions(plan.cached_scores[2], pool)
 
-        plan.pending = _cosine_pool().submit(work)
+        plan.pending = _cosine_pool().submit(work, *entry)
 
     def _vector_scores(self, plan: QueryPlan, pool: int) -> tuple[dict[str, float], bool]:
         """``(top pool by cosine, whether from the cache)``.

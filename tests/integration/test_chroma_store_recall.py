@@ -128,13 +128,13 @@ def test_cosines_on_the_worker_give_the_same_answers(
     store = ChromaMemoryStore.embedded(tmp_path, embeddings=HashingEmbeddings(dimensions=64))
     _seed(store, 400)
     threads: list[str] = []
-    compute = store._compute_cached_scores
+    score = store._score_cached
 
-    def spy(plan: Any) -> Any:
+    def spy(plan: Any, ids: Any, matrix: Any) -> None:
         threads.append(threading.current_thread().name)
-        return compute(plan)
+        score(plan, ids, matrix)
 
-    monkeypatch.setattr(store, "_compute_cached_scores", spy)
+    monkeypatch.setattr(store, "_score_cached", spy)
     kwargs: dict[str, Any] = {
         "limit": 5,
         "pinned_types": [MemoryType.PROCEDURAL],
@@ -158,9 +158,10 @@ def test_cosines_on_the_worker_give_the_same_answers(
     assert threads and not any(t.startswith("lgm-cosine") for t in threads)
     threads.clear()
     assert answers(1) == serial
-    # One worker computation per call with keyword terms (the last query has none:
-    # no keyword SQL to overlap, computed on first use); later uses find it done.
+    # The worker computed them on every call with keyword terms (the last query has
+    # none: no keyword SQL to overlap, computed on first use).
     assert sum(t.startswith("lgm-cosine") for t in threads) == 2 * (len(QUERIES) - 1)
+    assert len(threads) == 2 * len(QUERIES)
     store.close()
 
 
