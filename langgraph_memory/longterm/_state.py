@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -109,6 +110,10 @@ class QueryPlan:
     layout: Layout | None
     # (ids, id -> row, cosine per row) of a cached partition, filled on first use.
     cached_scores: tuple[list[str], dict[str, int], np.ndarray] | None = None
+    # A worker filling ``cached_scores`` and ``tops`` meanwhile (``Retrieval._cosines_beside``).
+    pending: Future[Any] | None = None
+    # Candidate pool -> row positions of its best cosines (``retrieval._top_positions``).
+    tops: dict[int, Sequence[int]] = field(default_factory=dict)
 
 
 def candidate_pool(limit: int) -> int:

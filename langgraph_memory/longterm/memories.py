@@ -484,6 +484,7 @@ class TypedMemories(Retrieval, Erasure):
             )
         ids = [check_memory_id(m) for m in memory_ids]
         now_dt = clock_now(self.clock)
+        carried: list[tuple[str, str, str, int]] = []
         with self.catalog.transaction(changes_terms=False) as conn:
             for row in self._memory_rows(conn, user_id, list(dict.fromkeys(ids))):
                 # Two fields of the stored dict change: editing it directly costs
@@ -492,6 +493,8 @@ class TypedMemories(Retrieval, Erasure):
                 value = row.value_dict()
                 value["last_accessed_at"] = now_dt.isoformat()
                 value["access_count"] = int(value.get("access_count") or 0) + 1
+                text = json.dumps(value, ensure_ascii=False)
+                carried.append((row.partition, row.value, text, value["access_count"]))
                 updated = value.get("updated_at")
                 updated_ts = (
                     to_ts(datetime.fromisoformat(updated)) if isinstance(updated, str) else None
@@ -499,14 +502,20 @@ class TypedMemories(Retrieval, Erasure):
                 conn.execute(
                     sql.TOUCH_ITEM,
                     (
-                        seal_value(
-                            self.catalog.encryption,
-                            row.partition,
-                            row.item_id,
-                            json.dumps(value, ensure_ascii=False),
-                        ),
+                        seal_value(self.catalog.encryption, row.partition, row.item_id, text),
                         max(now_dt.timestamp(), updated_ts or row.updated_ts),
                         row.partition,
                         row.rowid,
                     ),
                 )
+            self.catalog.after_commit(lambda: self._carry_touched(carried, now_dt))
+
+    def _carry_touched(
+        self, carried: Sequence[tuple[str, str, str, int]], now_dt: datetime
+    ) -> None:
+        """Once a touch commits, the next turn finds its records parsed (only two fields changed)."""
+        accessed = datetime.fromisoformat(now_dt.isoformat())  # as MemoryRecord.from_dict reads it
+        for partition, before, after, count in carried:
+            self.record_cache.carry(
+                partition, before, after, last_accessed_at=accessed, access_count=count
+            )

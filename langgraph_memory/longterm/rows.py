@@ -13,7 +13,7 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -273,6 +273,24 @@ class RecordCache:
                     del self._entries[next(iter(self._entries))]  # oldest first
                 self._entries[key] = record
         return record
+
+    def carry(self, partition: str, old_value: str, new_value: str, **changes: Any) -> None:
+        """Key the cached record of ``old_value`` under ``new_value`` too, with ``changes``.
+
+        For writes that change a few fields of a stored value and nothing else
+        (``touch``: ``last_accessed_at`` and ``access_count``): the next turn finds
+        the record instead of parsing it again (~30 us each, ~8 per turn). The
+        caller passes each changed field as ``MemoryRecord.from_dict`` would parse
+        it, so the carried record equals a fresh parse of ``new_value``.
+        """
+        old = self._entries.get((partition, old_value))
+        if old is None or self.max_entries <= 0:
+            return
+        record = replace(old, **changes)
+        with self._lock:
+            while len(self._entries) >= self.max_entries:
+                del self._entries[next(iter(self._entries))]
+            self._entries[(partition, new_value)] = record
 
     def drop(self, partition: str) -> None:
         """Forget every record of ``partition`` (after it lost rows)."""

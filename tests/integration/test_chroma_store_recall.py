@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,51 @@ def test_one_pass_equals_the_two_searches(tmp_path: Path, layout: str) -> None:
         )
         assert _ids(async_got.found) == _ids(found)
         assert _ids(async_got.pinned) == _ids(pinned)
+    store.close()
+
+
+def test_cosines_on_the_worker_give_the_same_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large cached partitions compute the turn's cosines (and top rows) on a worker
+    while the keyword pass runs: found, pinned and profile must equal the serial path."""
+    store = ChromaMemoryStore.embedded(tmp_path, embeddings=HashingEmbeddings(dimensions=64))
+    _seed(store, 400)
+    threads: list[str] = []
+    score = store._score_cached
+
+    def spy(plan: Any, ids: Any, matrix: Any) -> None:
+        threads.append(threading.current_thread().name)
+        score(plan, ids, matrix)
+
+    monkeypatch.setattr(store, "_score_cached", spy)
+    kwargs: dict[str, Any] = {
+        "limit": 5,
+        "pinned_types": [MemoryType.PROCEDURAL],
+        "pinned_limit": 3,
+        "pinned_weights": PINNED,
+        "profile_limit": 8,
+        "now": NOW,
+    }
+
+    def answers(parallel_from: int) -> list[Any]:
+        monkeypatch.setattr(retrieval_module, "PARALLEL_COSINE_MIN_VECTORS", parallel_from)
+        out = []
+        for query in QUERIES:
+            got = store.recall_memories(USER, query, **kwargs)
+            again = asyncio.run(store.arecall_memories(USER, query, **kwargs))
+            for one in (got, again):
+                out.append((_ids(one.found), _ids(one.pinned), [r.id for r in one.profile]))
+        return out
+
+    serial = answers(10**9)
+    assert threads and not any(t.startswith("lgm-cosine") for t in threads)
+    threads.clear()
+    assert answers(1) == serial
+    # The worker computed them on every call with keyword terms (the last query has
+    # none: no keyword SQL to overlap, computed on first use).
+    assert sum(t.startswith("lgm-cosine") for t in threads) == 2 * (len(QUERIES) - 1)
+    assert len(threads) == 2 * len(QUERIES)
     store.close()
 
 

@@ -139,3 +139,36 @@ def test_parsed_records_of_a_forgotten_or_deleted_memory_leave_the_cache(
     store.recall_memories(USER, "jazz", profile_limit=5)
     store.forget_user(USER)
     assert not any(k[0] == USER for k in store.record_cache._entries)
+
+
+def test_a_touch_carries_parsed_records_equal_to_a_fresh_parse(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """``touch`` re-keys the records it changed in ``RecordCache`` (no parse next turn);
+    each carried record must equal what parsing the stored row gives."""
+    records = [
+        store.put_memory(memory(f"User likes tea number {i}", clock, importance=0.6))
+        for i in range(4)
+    ]
+    got = store.recall_memories(USER, "tea", limit=4, profile_limit=4)
+    assert {m.record.id for m in got.found} == {r.id for r in records}
+    for _ in range(2):  # the second touch carries the first one's carried records
+        clock.advance(timedelta(minutes=5))
+        store.touch(USER, [r.id for r in records[:3]])
+        rows = store.catalog.items(
+            f"SELECT {store.catalog.sql.ITEM_COLUMNS} FROM lt_items WHERE partition = ?", [USER]
+        )
+        cached = {k: v for k, v in store.record_cache._entries.items()}
+        for row in rows:
+            fresh = MemoryRecord.from_dict(row.value_dict())
+            if fresh.id in {r.id for r in records[:3]}:
+                assert cached[(row.partition, row.value)] == fresh  # carried, not re-parsed
+                assert fresh.last_accessed_at == clock()
+    assert store.get_memory(USER, records[0].id).access_count == 2  # type: ignore[union-attr]
+    again = store.recall_memories(USER, "tea", limit=4, profile_limit=4)
+    assert [m.record for m in again.found] == [
+        MemoryRecord.from_dict(r.to_dict()) for r in (m.record for m in again.found)
+    ]
+    assert {m.record.id: m.record.access_count for m in again.found} == {
+        records[0].id: 2, records[1].id: 2, records[2].id: 2, records[3].id: 0
+    }
