@@ -118,6 +118,15 @@ _EIGHT_DIGIT_PHONE: Final = re.compile(
     + _NUM_RIGHT
     + r"(?![ .\-][0-9])"
 )
+# Ten digits without a trunk prefix, right after a phone word: India's mobiles
+# ("registered mobile is 9822013456", "98220 13456") and North America's written
+# solid ("my cell is 4155550123"). Any ten digits could be an account number, so only
+# with the cue.
+_CUED_TEN_DIGIT: Final = re.compile(
+    r"(?<![0-9A-Za-z_])(?<![0-9][ .\-])(?:[2-9][0-9]{9}|[6-9][0-9]{4}[ \-][0-9]{5})"
+    + _NUM_RIGHT
+    + r"(?![ .\-][0-9])"
+)
 # A country code in brackets without "+": "(852) 6123 4567".
 _BRACKETED_COUNTRY: Final = re.compile(
     r"(?<![0-9A-Za-z_])\([1-9][0-9]{1,2}\)\s?[0-9]{2,5}(?:[ \-][0-9]{2,5}){1,3}" + _NUM_RIGHT
@@ -156,6 +165,9 @@ def _detect_phone(folded: str) -> Iterator[_Candidate]:
             continue  # "(021) 6123 4567" is the landline rule's
         yield _Candidate("phone", m.start(), m.end(), digits)
     for m in _EIGHT_DIGIT_PHONE.finditer(folded) if cue_anywhere else ():
+        if _phone_cue_before(folded, m.start()) and not _in_negative_context(folded, m.start()):
+            yield _Candidate("phone", m.start(), m.end(), _digits(m.group()))
+    for m in _CUED_TEN_DIGIT.finditer(folded) if cue_anywhere else ():
         if _phone_cue_before(folded, m.start()) and not _in_negative_context(folded, m.start()):
             yield _Candidate("phone", m.start(), m.end(), _digits(m.group()))
     for m in _BRACKETED_COUNTRY.finditer(folded) if "(" in folded else ():

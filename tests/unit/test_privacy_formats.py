@@ -100,6 +100,10 @@ def test_every_valid_iban_is_caught_and_one_digit_off_is_not(bban: str) -> None:
     ("text", "kind", "span"),
     [
         ("My mobile is 07700 900123", "phone", "07700 900123"),
+        # Ten digits after a phone word: India's mobiles, North America written solid.
+        ("My registered mobile is 9822013456", "phone", "9822013456"),
+        ("new number 99001 54872, please update", "phone", "99001 54872"),
+        ("my cell is 4155550123", "phone", "4155550123"),
         ("call me on 07700900123 after six", "phone", "07700900123"),
         ("Office: 020 7946 0958", "phone", "020 7946 0958"),
         ("广州办公室 020 8765 4321", "cn_landline", "020 8765 4321"),  # same shape, Chinese text
@@ -123,6 +127,7 @@ def test_national_phone_formats_detected(text: str, kind: str, span: str) -> Non
     "text",
     [
         "双色球 01 05 12 18 23 + 07",  # pairs with spaces need a phone word
+        "order 9822013456 arrived yesterday",  # ten digits without a phone word
         "the sequence 01 02 03 04 05",
         "distances 200 400 1500 metres",  # three numbers in a row need a phone word
         "Zoom meeting ID 812 345 6789",
