@@ -61,6 +61,7 @@ from langgraph_memory.nodes.rules._retire import (
     retires_slot,
     says_something,
     split_pieces,
+    without_old_value,
 )
 from langgraph_memory.poisoning import flag_override
 from langgraph_memory.privacy import redact_for_log
@@ -514,6 +515,8 @@ def _offline_op(
             # "change of plan: we'll stay at my brother's instead" changes a dated
             # plan, and ends when it would have.
             cand = replace(cand, expires_at=max(e for e in ends if e is not None))
+        if is_evidence_key(cand.key):
+            cand = replace(cand, text=without_old_value(cand.text))
         return MemoryOp(
             "supersede",
             cand,

@@ -604,3 +604,85 @@ def test_a_partial_forget_applied_twice_keeps_one_copy(
     assert reconciler.apply_op(U, op) is True
     reconciler.apply_op(U, op)
     assert active(store) == ["用户说：我刚入了个华为Mate 70"]
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        (
+            "My registered mobile is 9822013456",
+            "My new mobile number is 9900154872",
+            "registered",
+            "new mobile",
+        ),
+        (
+            "my email is old@example.com",
+            "my new email address is new@example.com",
+            "User's email",
+            "new email",
+        ),
+        ("我的手机号是13812345678", "我的新手机号是13987654321", "的手机号", "新手机号"),
+    ],
+)
+def test_a_contact_detail_is_one_slot_whatever_it_is_called(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "old", "new"),
+    [
+        (
+            "我住在沙田第一城",
+            "仲有我搬咗屋，由沙田搬咗去將軍澳日出康城，帳單地址幫我改埋",
+            "沙田",
+            "將軍澳",
+        ),
+        (
+            "I take atenolol every morning",
+            "the cardiologist switched me from atenolol to bisoprolol",
+            "atenolol",
+            "bisoprolol",
+        ),
+    ],
+)
+def test_a_change_keeps_where_it_went_and_the_old_value_only_in_history(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    old: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert any(new in t for t in texts) and not any(old in t for t in texts), texts
+    history = store.list_memories(U, include_history=True)
+    assert any(old in r.text and r.status is MemoryStatus.SUPERSEDED for r in history)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "if this goes well I'm retiring to a cabin in Vermont by 40",
+        "豆豆要是会说话，第一句肯定是要吃鸡腿",
+    ],
+)
+def test_what_would_follow_from_a_condition_is_no_fact(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str
+) -> None:
+    say(writer, clock, said, "h1")
+    assert active(store) == []

@@ -209,6 +209,28 @@ _GENERIC_SKIP: Final = re.compile(
 )
 
 
+# "my new mobile number", "my registered mobile", "我的新手机号": one slot whatever the user
+# calls it, so the new value supersedes the old one (and a forget of "my phone" reaches it).
+_ATTRIBUTE_MODIFIER: Final = re.compile(
+    r"^(?:new|old|current|updated|latest|registered|main|primary|present|usual)\s+", re.IGNORECASE
+)
+_ZH_ATTRIBUTE_MODIFIER: Final = re.compile(r"^(?:新的?|现在的?|目前的?|现|最新的?|常用的?)")
+_CONTACT_SLOTS: Final = {
+    "mobile": "phone", "mobile number": "phone", "mobile no": "phone", "cell": "phone",
+    "cell number": "phone", "cellphone": "phone", "phone number": "phone", "phone": "phone",
+    "contact number": "phone", "number": "phone", "whatsapp number": "phone",
+    "email": "email", "email address": "email", "e-mail": "email", "mail": "email",
+    "手机": "phone", "手机号": "phone", "手机号码": "phone", "电话": "phone", "电话号码": "phone",
+    "联系电话": "phone", "号码": "phone", "邮箱": "email", "电子邮箱": "email", "邮箱地址": "email",
+}  # fmt: skip
+
+
+def _attribute_slot(attribute: str) -> str | None:
+    """``phone`` / ``email`` for a contact detail however it is named, else ``None``."""
+    bare = _ZH_ATTRIBUTE_MODIFIER.sub("", _ATTRIBUTE_MODIFIER.sub("", attribute.strip().lower()))
+    return _CONTACT_SLOTS.get(bare)
+
+
 def rule_my_attribute(segment: str) -> Match | None:
     """Any "my X is (now) Y" / "我的X是Y": a keyed fact, so a new value supersedes it.
 
@@ -220,14 +242,16 @@ def rule_my_attribute(segment: str) -> Match | None:
         segment,
         re.IGNORECASE,
     )
-    if m and not _GENERIC_SKIP.match(m.group(1).strip()):
+    contact = _attribute_slot(m.group(1)) if m else None
+    if m and (contact or not _GENERIC_SKIP.match(_ATTRIBUTE_MODIFIER.sub("", m.group(1).strip()))):
         attribute, value = m.group(1).strip(), en_value(m.group(2), 10)
+        bare = _ATTRIBUTE_MODIFIER.sub("", attribute)
         if value and not re.match(r"(?:not|n't|no)\b", value, re.IGNORECASE):
             return Match(
                 f"User's {attribute} is {value}",
-                key=f"profile.{slug(attribute)}",
-                importance=0.65,
-                weak=True,
+                key=contact or f"profile.{slug(bare)}",
+                importance=0.7 if contact else 0.65,
+                weak=contact is None,
             )
     m = re.search(
         r"我(?:的|家的?)([\u4e00-\u9fff]{1,8}?)(?:现在|目前|已经)?(?:是|叫|为|改成了?|改为|变成了?|换成了?|提高到|涨到|降到)(.+)$",
@@ -235,12 +259,14 @@ def rule_my_attribute(segment: str) -> Match | None:
     )
     if m and m.group(1) not in ("名字", "预算", "地址", "订单", "问题", "意思", "想法"):
         value = zh_value(m.group(2), 20)
+        contact = _attribute_slot(m.group(1))
+        bare = _ZH_ATTRIBUTE_MODIFIER.sub("", m.group(1)) or m.group(1)
         if value and not value.startswith(("不", "没")):
             return Match(
                 f"用户的{m.group(1)}是{value}",
-                key=f"profile.{slug(m.group(1))}",
-                importance=0.65,
-                weak=True,
+                key=contact or f"profile.{slug(bare)}",
+                importance=0.7 if contact else 0.65,
+                weak=contact is None,
             )
     return None
 

@@ -439,3 +439,33 @@ def _fold(pieces: list[str]) -> list[str]:
     if marker is not None:
         out.append(marker)
     return out
+
+
+# --- what a change keeps --------------------------------------------------------
+
+# "由沙田搬咗去將軍澳", "从京东跳到小红书", "從月費轉去年費": the source of a change.
+_FROM_OLD_ZH: Final = re.compile(
+    # (not a time: "从明天开始改成每天跑步" keeps its start)
+    r"(?:由|从|從)(?![^，,；;。]{0,12}?(?:开始|開始|起))(?!明天|今天|后天|後天|下|这|這|本|现在|現在|今|以后|以後|\d|[一二三四五六七八九十]+[月号號日点點])"
+    r"[^，,；;。由从從]{1,12}?((?:搬|转|轉|换|換|跳|调|調|改|升|降)(?:咗|了|家)?(?:去|到|成|为|為|咗去|返)?)"
+)
+_FROM_OLD_EN: Final = re.compile(
+    r"\b((?:moved|moving|switched|switching|changed|changing|transferr?(?:ed|ing)|upgraded|downgraded|went|"
+    r"swapped|relocated)(?:\s+(?:me|us|him|her|them|it))?)\s+from\s+[^,;]{1,30}?\s+(?=to\b|into\b)",
+    re.IGNORECASE,
+)
+
+
+def without_old_value(text: str) -> str:
+    """A change, once it has retired what it changed, keeps only where it went: "由沙田搬咗去
+    將軍澳" -> "搬咗去將軍澳", "switched me from atenolol to bisoprolol" -> "switched me to
+    bisoprolol". The old value stays in the history of the memory it superseded, never in
+    the current one (reconcile calls this after matching, which needs the old name).
+
+    Example:
+        >>> without_old_value("User said: we moved from Leeds to York in June")
+        'User said: we moved to York in June'
+        >>> without_old_value("用户说：从明天开始改成每天跑步")
+        '用户说：从明天开始改成每天跑步'
+    """
+    return _FROM_OLD_EN.sub(r"\1 ", _FROM_OLD_ZH.sub(r"\1", text))

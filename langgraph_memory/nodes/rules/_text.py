@@ -438,8 +438,10 @@ HYPOTHETICAL: Final = re.compile(
     r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
     r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b"
     # A threat on a condition: "if it drops again I'm switching to carrier pigeons".
-    r"|\bif\b[^.?!;]{0,60}\b(?:i'?m|we'?re|i am|we are|i'?ll|we'?ll) (?:switching|going|moving|leaving|jumping|"
-    r"quitting|cancell?ing|done|out|taking|buying|selling|throwing|suing)\b"
+    r"|\bif\b(?! you\b)[^.?!;]{0,60}\b(?:i'?m|we'?re|i am|we are|i'?ll|we'?ll) (?:switching|going|moving|leaving|jumping|"
+    r"quitting|cancell?ing|done|out|taking|buying|selling|throwing|suing|retiring|getting|starting|opening)\b"
+    # "豆豆要是会说话，第一句肯定是要吃鸡腿": what would follow from a condition.
+    r"|(?:要是|如果|假如)[^。！？!?]{1,16}[，,][^。！？!?]{0,12}(?:肯定|一定|估计|大概)"
     # "If I win the lotto I'm buying a beach house", "假如我中咗六合彩": a windfall dream.
     r"|\bif (?:i|we|he|she|they) (?:win|wins|won|strike|strikes|hit|hits|get rich|got rich)\b"
     r"|\b(?:lotto|jackpot|powerball|toto)\b|六合彩|中奖|中咗|发财了|有钱了",
