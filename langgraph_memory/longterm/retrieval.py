@@ -12,14 +12,13 @@ plan. ``longterm/DESIGN.md`` has the numbers behind each choice.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from langgraph_memory._pools import shared_pool
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import ScoringWeights
 from langgraph_memory.longterm._state import (
@@ -59,16 +58,6 @@ MAX_SHARED_PINNED_ROWS = 500
 # FTS5/BM25 both release the GIL, so on two cores the ~0.6 ms product at 10k x 384
 # hides behind the ~2 ms BM25 pass. Below, the product costs less than the handoff.
 PARALLEL_COSINE_MIN_VECTORS = 2_000
-_COSINE_POOL: ThreadPoolExecutor | None = None
-_COSINE_POOL_LOCK = threading.Lock()
-
-
-def _cosine_pool() -> ThreadPoolExecutor:
-    global _COSINE_POOL
-    with _COSINE_POOL_LOCK:
-        if _COSINE_POOL is None:
-            _COSINE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lgm-cosine")
-        return _COSINE_POOL
 
 
 def _top_positions(sims: np.ndarray, pool: int) -> Sequence[int]:
@@ -186,7 +175,7 @@ class Retrieval(StoreState):
             for pool in pools:  # argpartition releases the GIL too
                 plan.tops[pool] = _top_positions(plan.cached_scores[2], pool)
 
-        plan.pending = _cosine_pool().submit(work, *entry)
+        plan.pending = shared_pool("cosine").submit(work, *entry)
 
     def _vector_scores(self, plan: QueryPlan, pool: int) -> tuple[dict[str, float], bool]:
         """``(top pool by cosine, whether from the cache)``.

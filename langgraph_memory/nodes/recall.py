@@ -33,6 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
+from langgraph_memory._pools import shared_pool
 from langgraph_memory.clock import Clock
 from langgraph_memory.clock import now as clock_now
 from langgraph_memory.config import ScoringWeights, check_int, check_number
@@ -695,18 +696,6 @@ def _one_pass_pool(got: Any) -> list[ScoredMemory]:
     return [*profile, *got.pinned]
 
 
-_SEARCH_POOL: ThreadPoolExecutor | None = None
-_SEARCH_POOL_LOCK = threading.Lock()
-
-
-def _search_pool() -> ThreadPoolExecutor:
-    global _SEARCH_POOL
-    with _SEARCH_POOL_LOCK:
-        if _SEARCH_POOL is None:
-            _SEARCH_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lgm-recall")
-        return _SEARCH_POOL
-
-
 class _AccessStatsWorker:
     """Runs ``store.touch`` off the reply path; failures are logged, never raised.
 
@@ -979,7 +968,9 @@ def create_recall_node(
         elif pinned_kwargs:
             # The two searches overlap: the store spends most of it in SQLite/Chroma
             # calls that release the GIL.
-            pool_future = _search_pool().submit(_search, target, user_id, query, **pinned_kwargs)
+            pool_future = shared_pool("recall").submit(
+                _search, target, user_id, query, **pinned_kwargs
+            )
             found = _search(target, user_id, query, **search_kwargs)
             pool = pool_future.result()
         else:

@@ -54,6 +54,8 @@ from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
     done,
     happened,
+    has_own_subject,
+    join_pieces,
     moves_a_date,
     moves_a_value,
     retired_dates,
@@ -296,11 +298,6 @@ def _same_turn(targets: Sequence[str], records: Sequence[MemoryRecord]) -> list[
     return [r.id for r in records if r.key in keys and r.id not in targets]
 
 
-_OWN_SUBJECT = re.compile(
-    r"^(?:i|i'm|my|we|we're|our)\b|^(?:我|我们|我的)(?!.{0,2}(?:说|讲|提))", re.I
-)
-
-
 def _left_by_forget(
     topic: str, reached: Sequence[MemoryRecord], threshold: float
 ) -> tuple[tuple[str, str], ...]:
@@ -321,13 +318,10 @@ def _left_by_forget(
         # A piece after the forgotten one may go on about it ("Ben 面 London job；成了的话我们
         # 可能要搬"): it stays only when it has a subject of its own.
         left = [
-            p
-            for i, p in enumerate(pieces)
-            if not touched[i] and (i < first or _OWN_SUBJECT.match(p))
+            p for i, p in enumerate(pieces) if not touched[i] and (i < first or has_own_subject(p))
         ]
         if left and len(left) < len(pieces) and any(says_something(p) for p in left):
-            joined = "; ".join(left) if all(p.isascii() for p in left) else "；".join(left)
-            out.append((r.id, prefix + joined))
+            out.append((r.id, join_pieces(prefix, left)))
     return tuple(out)
 
 
@@ -506,10 +500,10 @@ def _offline_op(
         ends = [r.expires_at for r, _ in stale]
         # Not once the plan's day has come: "搬好了，新家在莘庄" after "下个月要搬家" reports
         # how it went, and lasts.
-        came = done(cand.text) or any(
-            r.event_time is not None and r.event_time <= at
-            for r, _ in stale
-            if (at := cand.observed_at)
+        at = cand.observed_at
+        came = done(cand.text) or (
+            at is not None
+            and any(r.event_time is not None and r.event_time <= at for r, _ in stale)
         )
         if cand.expires_at is None and not came and all(end is not None for end in ends):
             # "change of plan: we'll stay at my brother's instead" changes a dated

@@ -51,6 +51,24 @@ def active(store: ChromaMemoryStore) -> list[str]:
     return [r.text for r in store.list_memories(U)]
 
 
+def say_then_change(
+    writer: MemoryWriter,
+    store: ChromaMemoryStore,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    *,
+    gone: str,
+    new: str,
+) -> None:
+    """``first``, a day later ``change``: nothing current holds ``gone``, something ``new``."""
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any(new in t for t in texts), texts
+
+
 @pytest.mark.parametrize(
     ("first", "change", "gone", "new"),
     [
@@ -79,11 +97,7 @@ def test_an_update_on_the_same_topic_ends_the_old_statement(
     gone: str,
     new: str,
 ) -> None:
-    say(writer, clock, first, "h1")
-    say(writer, clock, change, "h2")
-    texts = active(store)
-    assert not any(gone in t for t in texts), texts
-    assert any(new in t for t in texts), texts
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
 
 
 def test_the_still_true_pieces_of_a_partly_changed_turn_stay(
@@ -323,11 +337,7 @@ def test_an_update_ends_a_slot_value_it_shares_no_word_with(
     gone: str,
     new: str,
 ) -> None:
-    say(writer, clock, first, "h1")
-    say(writer, clock, change, "h2")
-    texts = active(store)
-    assert not any(gone in t for t in texts), texts
-    assert any(new in t for t in texts), texts
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
     (old,) = [r for r in store.list_memories(U, include_history=True) if gone in r.text]
     assert old.status is MemoryStatus.SUPERSEDED  # kept as history, with its validity end
 
@@ -428,11 +438,7 @@ def test_an_update_in_other_words_or_script_ends_the_old_statement(
     gone: str,
     new: str,
 ) -> None:
-    say(writer, clock, first, "h1")
-    say(writer, clock, change, "h2")
-    texts = active(store)
-    assert not any(gone in t for t in texts), texts
-    assert any(new in t for t in texts), texts
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
 
 
 def test_a_plan_carried_out_lasts_past_the_plans_date(
@@ -533,11 +539,7 @@ def test_a_changed_seat_lesson_club_or_diet_ends_the_old_one(
     gone: str,
     new: str,
 ) -> None:
-    say(writer, clock, first, "h1")
-    say(writer, clock, change, "h2")
-    texts = active(store)
-    assert not any(gone in t for t in texts), texts
-    assert any(new in t for t in texts), texts
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
 
 
 def test_a_forget_in_its_own_sentence_takes_the_sentence_before_and_keeps_none_of_it(
@@ -633,11 +635,7 @@ def test_a_contact_detail_is_one_slot_whatever_it_is_called(
     gone: str,
     new: str,
 ) -> None:
-    say(writer, clock, first, "h1")
-    say(writer, clock, change, "h2")
-    texts = active(store)
-    assert not any(gone in t for t in texts), texts
-    assert any(new in t for t in texts), texts
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
 
 
 @pytest.mark.parametrize(

@@ -203,9 +203,35 @@ def forget_reaches(topic: str, text: str) -> bool:
         >>> forget_reaches("my old address", "User likes tea")
         False
     """
-    for pattern, placeholder in _PLACEHOLDER_TOPICS:
-        if placeholder in text and re.search(pattern, topic, re.IGNORECASE):
-            return True
+    if _names_masked_kind(topic, text):
+        return True
+    hits, units, shared_pairs = _overlap(topic, text)
+    if units:
+        return hits >= min(2, units) or (hits >= 1 and shared_pairs >= 2)
+    return shared_pairs >= 2
+
+
+def touches_topic(topic: str, text: str) -> bool:
+    """Does ``text`` share anything at all with a forget request's ``topic`` (one name,
+    noun, kin word, head noun or Chinese content pair)? Looser than ``forget_reaches``:
+    what decides which pieces of a reached turn may stay."""
+    if _names_masked_kind(topic, text):
+        return True
+    hits, _, shared_pairs = _overlap(topic, text)
+    return hits >= 1 or shared_pairs >= 1
+
+
+def _names_masked_kind(topic: str, text: str) -> bool:
+    """``text`` holds a masked identifier of the kind ``topic`` names ("that card number")."""
+    return any(
+        placeholder in text and re.search(pattern, topic, re.IGNORECASE)
+        for pattern, placeholder in _PLACEHOLDER_TOPICS
+    )
+
+
+def _overlap(topic: str, text: str) -> tuple[int, int, int]:
+    """What ``text`` shares with the focus of ``topic``: (hits among its names, nouns, kin
+    words and head nouns; how many of those the topic has; shared Chinese content pairs)."""
     lowered = text.lower()
     topic = _focus(topic)
     words = _topic_words(topic)
@@ -217,27 +243,7 @@ def forget_reaches(topic: str, text: str) -> bool:
     units = len(words) + len(kin) + len(heads)
     # Chinese: content pairs ("备用" + "号码"); one common pair never deletes alone.
     pairs = {p for p in cjk_pairs(topic) if not _ZH_FUNCTION.search(p)} - _GENERIC_TOPIC_WORDS
-    shared_pairs = sum(pair in text for pair in pairs)
-    if units:
-        return hits >= min(2, units) or (hits >= 1 and shared_pairs >= 2)
-    return shared_pairs >= 2
-
-
-def touches_topic(topic: str, text: str) -> bool:
-    """Does ``text`` share anything at all with a forget request's ``topic`` (one name,
-    noun, kin word, head noun or Chinese content pair)? Looser than ``forget_reaches``:
-    what decides which pieces of a reached turn may stay."""
-    if forget_reaches(topic, text):
-        return True
-    lowered = text.lower()
-    focus = _focus(topic)
-    pairs = {p for p in cjk_pairs(focus) if not _ZH_FUNCTION.search(p)} - _GENERIC_TOPIC_WORDS
-    return (
-        any(_has_word(w, lowered) for w in _topic_words(focus))
-        or any(_has_kin(k, text) for k in _kin(focus))
-        or any(h in text for h in _heads(focus))
-        or any(pair in text for pair in pairs)
-    )
+    return hits, units, sum(pair in text for pair in pairs)
 
 
 def _topic_words(topic: str) -> set[str]:

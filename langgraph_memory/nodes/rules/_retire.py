@@ -154,6 +154,8 @@ def retires_slot(update: str, value: str, key: str) -> bool:
         False
     """
     family = key.split(".")[0]
+    if not any(family in slots for slots in _ONE_VALUE_SLOTS.values()):
+        return False  # most keys: decided before the update is read
     shared = {t for t in _changed_topics(update) if family in _ONE_VALUE_SLOTS.get(t, ())}
     if not shared:
         return False
@@ -360,10 +362,23 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     if not stale:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
-    if not kept:
-        return ""
-    body = "; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept)
-    return prefix + body
+    return join_pieces(prefix, kept) if kept else ""
+
+
+def join_pieces(prefix: str, pieces: list[str]) -> str:
+    """``split_pieces`` undone: "User said: A; B" (or "用户说：A；B")."""
+    return prefix + ("; ".join(pieces) if all(p.isascii() for p in pieces) else "；".join(pieces))
+
+
+def has_own_subject(piece: str) -> bool:
+    """The piece says who it is about: the user ("I ...", "我在…"), not a report of what was
+    said ("我说过…") nor a clause going on about the one before ("成了的话…")."""
+    return bool(_SELF_SUBJECT.match(piece)) and not _SAYING.match(piece)
+
+
+_SAYING: Final = re.compile(
+    r"^(?:i (?:said|told|mentioned))\b|^我.{0,2}(?:说|讲|提)", re.IGNORECASE
+)
 
 
 # --- a value corrected inside one message ------------------------------------------
