@@ -49,7 +49,7 @@ from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import topics, updates
-from langgraph_memory.nodes.rules._forget import forget_reaches, touches_topic
+from langgraph_memory.nodes.rules._forget import forget_reaches, reach_score, touches_topic
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
     done,
@@ -182,6 +182,9 @@ def forget_covers(record: MemoryRecord, key: str) -> bool:
 _UPDATE_LOOKBACK = 48
 # How many older loose memories one update may retire (the nearest first).
 _MAX_RETIRED = 4
+# A forget request that reaches nothing outright erases what holds the most of its topic,
+# when that is at least one name, noun, kin word, Chinese pair or coarse topic.
+_FORGET_FALLBACK_MIN = 1
 _NEWEST_FIRST = ScoringWeights(relevance=0.0, recency=1.0, importance=0.0, min_relevance=0.0)
 
 
@@ -471,6 +474,15 @@ def _offline_op(
                 ]
             )
         )
+        if not targets:
+            # Nothing holds enough of the topic ("我姐住哪儿那条" against "我姐叫刘静；住望京那
+            # 边"): the user asked to forget something, so what holds the most of it goes.
+            scores = {
+                r.id: reach_score(topic, r.text) for r in active if r.status == MemoryStatus.ACTIVE
+            }
+            best = max(scores.values(), default=0)
+            if best >= _FORGET_FALLBACK_MIN:
+                targets = tuple(i for i, n in scores.items() if n == best)
         reached = [r for r in active if r.id in targets]
         targets += tuple(_same_turn(targets, active))
         if not targets:

@@ -89,7 +89,9 @@ async def test_async_path_gives_the_same_profile(
     store.put_memory(memory("Never use honorifics", clock, type=MemoryType.PROCEDURAL))
     store.put_memory(memory("用户对花生过敏", clock, key="allergy:花生", importance=0.95))
     store.put_memory(memory("User likes jazz", clock))
-    recall = create_recall_node(store=store, clock=clock, update_access_stats=False, recent_fill=False)
+    recall = create_recall_node(
+        store=store, clock=clock, update_access_stats=False, recent_fill=False
+    )
     state = {"messages": [HumanMessage("帮我推荐一个零食", id="q")]}
     sync = recall.invoke(state, CONFIG)
     assert await recall.ainvoke(state, CONFIG) == sync
@@ -170,5 +172,8 @@ def test_a_touch_carries_parsed_records_equal_to_a_fresh_parse(
         MemoryRecord.from_dict(r.to_dict()) for r in (m.record for m in again.found)
     ]
     assert {m.record.id: m.record.access_count for m in again.found} == {
-        records[0].id: 2, records[1].id: 2, records[2].id: 2, records[3].id: 0
+        records[0].id: 2,
+        records[1].id: 2,
+        records[2].id: 2,
+        records[3].id: 0,
     }

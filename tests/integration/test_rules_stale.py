@@ -684,3 +684,142 @@ def test_what_would_follow_from_a_condition_is_no_fact(
 ) -> None:
     say(writer, clock, said, "h1")
     assert active(store) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "forget", "gone", "stays"),
+    [
+        # Only one of the topic's words is in the memory: the request still reaches it.
+        (
+            "我哥搬去杭州了，住西湖区那边",
+            "另外我哥住哪那条你也删了吧，他不想让人知道",
+            "西湖区",
+            None,
+        ),
+        (
+            "my knee has been bad since the ski trip, booking physio",
+            "please delete the bit about my knee from my notes",
+            "knee",
+            None,
+        ),
+        # A medicine by name is on "吃药的事" (a coarse topic shared, no word).
+        (
+            "我爸最近血糖高，医生让他每天吃两次 metformin",
+            "我爸吃药的事你就别记了，他不想别人知道",
+            "metformin",
+            None,
+        ),
+        # Two verbs in a row, and what the request says to keep stays.
+        (
+            "我女儿穿130的衣服，鞋子穿31码",
+            "我女儿鞋码那个你别记了删掉吧",
+            "31码",
+            None,
+        ),
+        (
+            "I had a complaint about the late delivery on the 3rd, ticket was raised",
+            "还有那个 late delivery 的 complaint, 可以帮我 delete 掉那个 record 吗",
+            "late delivery",
+            None,
+        ),
+        (
+            "my partner Alex adores that little Georgian bakery on Elm Road",
+            "oh and scratch the Georgian bakery thing for Alex, we went off it",
+            "Georgian",
+            None,
+        ),
+    ],
+)
+def test_a_forget_request_reaches_what_holds_the_most_of_its_topic(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    forget: str,
+    gone: str,
+    stays: str | None,
+) -> None:
+    say(writer, clock, first, "h1")
+    assert any(gone in t for t in active(store)), active(store)
+    say(writer, clock, forget, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+
+
+def test_a_forget_reaching_nothing_outright_spares_what_shares_nothing_with_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """The fallback takes the best match, not everything: "我哥住哪那条" erases the brother's
+    address and leaves the user's own coffee habit and the dog alone."""
+    say(writer, clock, "我每天早上喝一杯美式", "h1")
+    say(writer, clock, "我哥搬去杭州了，住西湖区那边", "h2")
+    say(writer, clock, "我家狗叫豆豆，是柯基", "h3")
+    say(writer, clock, "我哥住哪那条你删了吧", "h4")
+    texts = active(store)
+    assert not any("西湖区" in t for t in texts), texts
+    assert any("美式" in t for t in texts) and any("豆豆" in t for t in texts), texts
+
+
+def test_what_a_forget_request_says_to_keep_stays(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """ "少吃糖那个可以留着" is no part of the topic: the sugar habit stays."""
+    say(writer, clock, "医生让我每天吃降糖药", "h1")
+    say(writer, clock, "我最近在少吃糖，奶茶都戒了", "h2")
+    say(writer, clock, "我吃药那个事你别记着了，删了吧，少吃糖那个可以留着", "h3")
+    texts = active(store)
+    assert not any("降糖药" in t for t in texts), texts
+    assert any("少吃糖" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        (
+            "我最近在练冥想，每天睡前二十分钟",
+            "冥想坚持不下去了，改成睡前听播客",
+            "每天睡前二十分钟",
+            "播客",
+        ),
+        (
+            "I'm racing the Cardiff 10k on the 9th, training most evenings",
+            "pulled my calf so I'm out of the 10k, deferred to spring",
+            "racing",
+            "deferred",
+        ),
+    ],
+)
+def test_giving_something_up_is_an_update(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
+
+
+def test_cantonese_grammar_pairs_tie_no_two_statements_together(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """ "嗰個" and "個啦" are in half of what a Cantonese speaker says: a change of the
+    mother's plan must not end the user's own plan through them."""
+    say(writer, clock, "諗清楚喇，轉 50GB 嗰個啦，$238 嗰個", "h1")
+    say(writer, clock, "我阿爸個計劃，佢話唔要喇，幫我cut咗佢嗰個啦", "h2")
+    assert any("50GB" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "我老婆说要是这次面试顺利，年底干脆搬去深圳，她也就是嘴上说说",
+        "my brother reckons we should all move to Perth, he's just talking",
+    ],
+)
+def test_a_condition_with_its_consequence_after_a_comma_or_idle_talk_is_no_fact(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str
+) -> None:
+    say(writer, clock, said, "h1")
+    assert not any("深圳" in t or "Perth" in t for t in active(store)), active(store)

@@ -163,7 +163,11 @@ def test_query_is_latest_human_message_plus_previous_user_message() -> None:
 )
 def test_a_self_contained_question_gets_no_context(latest: str) -> None:
     """Only short follow-ups borrow the previous turn: a full question stands alone."""
-    msgs = [HumanMessage("my budget for dinner is 50 euros"), AIMessage("Noted."), HumanMessage(latest)]
+    msgs = [
+        HumanMessage("my budget for dinner is 50 euros"),
+        AIMessage("Noted."),
+        HumanMessage(latest),
+    ]
     assert build_recall_query(msgs) == latest
     follow_up = [*msgs, AIMessage("Here are three."), HumanMessage("那第二家呢？")]
     assert build_recall_query(follow_up) == f"那第二家呢？ {latest[:160]}"

@@ -175,9 +175,12 @@ def test_min_importance_filters_low_value_patterns() -> None:
     (kept,) = extractor.extract([HumanMessage("I like jazz", id="m1")])
     assert kept.key is not None and kept.key.startswith("evidence.")
     assert kept.text == "User said: I like jazz" and kept.importance < 0.7
-    assert RuleBasedExtractor(min_importance=0.7, evidence=False).extract(
-        [HumanMessage("I like jazz", id="m1")]
-    ) == []
+    assert (
+        RuleBasedExtractor(min_importance=0.7, evidence=False).extract(
+            [HumanMessage("I like jazz", id="m1")]
+        )
+        == []
+    )
     assert [c.key for c in extractor.extract([HumanMessage("I'm allergic to soy", id="m1")])] == [
         "allergy.soy"
     ]

@@ -82,7 +82,12 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
 from langgraph_memory.nodes.rules._events import with_time
-from langgraph_memory.nodes.rules._forget import bare_forget, forget_request, mentions_topic
+from langgraph_memory.nodes.rules._forget import (
+    bare_forget,
+    forget_request,
+    keeps,
+    mentions_topic,
+)
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
 from langgraph_memory.nodes.rules._retire import fold_self_corrections
@@ -350,7 +355,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if bare:
             # "that backup number is no longer used, delete it": the rest is the topic,
             # and none of it is kept as evidence.
-            topic = "，".join(p for p in pieces if p not in bare)
+            topic = "，".join(p for p in pieces if p not in bare and not keeps(p))
             if not topic and previous_sentence is not None and len(marks) >= 2:
                 # "我上次讲 roaming 的 thing, 其实是我老公的 line. 你不用 keep.": the sentence
                 # before is the topic, and what it left is no longer kept either.

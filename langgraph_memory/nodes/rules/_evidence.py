@@ -52,7 +52,9 @@ UPDATE: Final = re.compile(
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed|gone|became|become|turned|gave up|giving up|transferr?(?:ed|ing)?|"
-    r"upgrade|downgrade|drop me to|bump (?:me|us) (?:up )?to)\b"
+    r"upgrade|downgrade|drop me to|bump (?:me|us) (?:up )?to|"
+    # Pulling out of something: "I'm out of the half", "deferred my entry", "took him off the pills".
+    r"out of the|deferr?(?:ed|ing)|withdr[ae]wn?|withdrawing|pulled out|off the|dropp?(?:ed|ing)? (?:the|my|our))\b"
     # A career change: "转行做产品了", "跳槽去了字节", "从京东跳到小红书", "下个月去新公司".
     r"|转行|改行|跳槽|跳到|跳去|辞职了|离职了|放弃了|放弃|调过去|调去"
     r"|新(?:公司|工作|单位|岗位|部门|家|房子|房|地址|号码|号|手机|卡|套餐|老师|医生|学校)"
@@ -68,6 +70,8 @@ UPDATE: Final = re.compile(
     r"|" + _RESOLVED_PATTERN +
     # Stopping: "别打电话了", "不要再寄了", "stop calling me".
     r"|别[^，,。；;]{1,8}了|不要再|别再|\bstop \w+ing\b"
+    # Giving something up or turning it down: "断食坚持不下去了", "丰巢那个也不行", "佢话唔要喇".
+    r"|坚持不下去|撑不下去|也不行|都不行|唔要|不要了|cut\s?(?:咗|了|掉)"
     # A new name: "we renamed the workspace", "改名叫 X".
     r"|\b(?:renamed|now called|new name|goes by)\b|改名|更名|改叫|新名字"
     # "升千兆", "升吧", "降到100M": a tier changed.
@@ -114,7 +118,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
             r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
-            r"|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:在|喺)|"
+            r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:在|喺)|"
             r"楼层|\d+楼|[一二三四五六七八九十]楼|电梯|電梯|爬楼|小区|房东|租房|房租",
         ),
         (

@@ -71,7 +71,7 @@ def mentions_topic(text: str, key: str) -> bool:
 
 
 _EN_FORGET: Final = re.compile(
-    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|get rid of|stop remembering|stop storing|"
+    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scratch|get rid of|stop remembering|stop storing|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to)|"
     r"(?:can|could|would) you not (?:remember|keep|store)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
@@ -118,7 +118,9 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
-    r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*$"
+    # A second verb may follow the first: "你别记了删掉吧", "别记着了，删了吧".
+    r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*"
+    r"(?:[，,\s]*(?:删掉|删了|删除|删咗|忘掉|忘了吧|清掉)(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|行吗|可以吗))*)?$"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
@@ -146,6 +148,9 @@ _BARE_FORGET: Final = re.compile(
     r"(?:不用|不要|别|唔使|唔好)\s?(?:keep|save|store|record|remember)(?:\s?(?:在|喺)?(?:我|你)?(?:这边|那边|这里|度))?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊|好吗|好不好|行吗|可以吗|ok)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
+    # Code-switched, the object a word for the record itself: "可以帮我 delete 掉那个 record 吗".
+    r"|^(?:可以|可不可以|能不能|能|麻烦|请)?(?:帮我|给我)?\s?(?:delete|remove|erase|forget|clear)\s?掉?\s?"
+    r"(?:那个|这个|那条|这条|嗰个)?\s?(?:record|记录|紀錄|资料|entry|note)?\s?(?:吗|吧|啦|好吗|可以吗|ok)?$"
     r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$"
     # "forget I ever mentioned it, would you", "pretend I never said that": the saying is
     # the object; what was said is the rest of the sentence.
@@ -156,6 +161,25 @@ _BARE_FORGET: Final = re.compile(
     r"(?:[,\s]+(?:would you|will you|please|ok|okay|thanks|yeah))*$",
     re.IGNORECASE,
 )
+
+
+# What a forget request says to keep: "少盐那个可以留着", "the birthday can stay", "keep the
+# appointment history". It is no part of the topic.
+_KEEP_CLAUSE: Final = re.compile(
+    r"(?:可以|就|还是|倒是)?(?:留着|保留着?|留住|照留|唔使删|不用删|别删|不要删)|"
+    r"\b(?:can stay|is fine|are fine|is ok(?:ay)?|keep (?:the|that|my)|keeping (?:the|that|my)|leave (?:the|that|my) )",
+    re.IGNORECASE,
+)
+
+
+def keeps(segment: str) -> bool:
+    """Does this clause of a forget request say what is to stay?
+
+    Example:
+        >>> keeps("少盐那个可以留着"), keeps("keep the birthday though"), keeps("删了吧")
+        (True, True, False)
+    """
+    return _KEEP_CLAUSE.search(to_simplified(segment)) is not None
 
 
 def bare_forget(segment: str) -> bool:
@@ -213,12 +237,20 @@ def forget_reaches(topic: str, text: str) -> bool:
 
 def touches_topic(topic: str, text: str) -> bool:
     """Does ``text`` share anything at all with a forget request's ``topic`` (one name,
-    noun, kin word, head noun or Chinese content pair)? Looser than ``forget_reaches``:
-    what decides which pieces of a reached turn may stay."""
-    if _names_masked_kind(topic, text):
-        return True
+    noun, kin word, head noun, Chinese content pair or coarse topic: "吃药的事" touches
+    "二甲双胍加到一天两次")? Looser than ``forget_reaches``: what decides which pieces of a
+    reached turn may stay."""
+    return reach_score(topic, text) >= 1
+
+
+def reach_score(topic: str, text: str) -> int:
+    """How much of a forget request's ``topic`` ``text`` holds: names, nouns, kin words and
+    head nouns it shares, Chinese content pairs, coarse topics (``topics``), and a masked
+    identifier of the kind the topic names. What a request that reaches nothing under
+    ``forget_reaches`` erases instead: the memories that hold the most of it."""
     hits, _, shared_pairs = _overlap(topic, text)
-    return hits >= 1 or shared_pairs >= 1
+    shared_topics = len(topics(_focus(topic)) & topics(text))
+    return hits + shared_pairs + shared_topics + 2 * _names_masked_kind(topic, text)
 
 
 def _names_masked_kind(topic: str, text: str) -> bool:
@@ -363,6 +395,10 @@ def forget_request(topic: str) -> Match:
     )
 
 
+# What a topic is not: forget verbs and particles ("了删掉吧" after "你别记").
+_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|[了吧吗啊呀啦掉]")
+
+
 def rule_forget(segment: str) -> Match | None:
     if _EN_NOT_FORGET.search(segment):
         return None
@@ -398,7 +434,7 @@ def rule_forget(segment: str) -> Match | None:
     ):  # "我忘了带钥匙": the user forgot
         return None
     m = _ZH_FORGET_AFTER.search(segment)
-    if m is None or not re.sub(r"[了吧吗啊呀]", "", m.group(1)).strip(TRIM):
+    if m is None or not _ONLY_VERBS.sub("", m.group(1)).strip(TRIM + " "):
         m = _ZH_FORGET_BEFORE.search(segment)
     if m is None:
         back = _ZH_TOPIC_THEN_VERB.match(segment.strip(TRIM + " "))

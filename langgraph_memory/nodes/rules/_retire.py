@@ -251,10 +251,16 @@ def done(text: str) -> bool:
     return happened(text) or bool(_DONE.search(LABEL.sub("", text)))
 
 
+# A Chinese pair holding one of these is grammar, not a thing ("嗰個", "唔要", "话唔").
+_ZH_FUNCTION_CHAR: Final = re.compile(r"[了的个個那这這嗰啲咗佢唔嘅吧呢喇啦咁吗嗎啊呀]")
+
+
 def _shares_distinctive(a: str, b: str) -> bool:
     shared = distinctive(a) & distinctive(b)
     latin = {t for t in shared if t.isascii()}
-    return bool(latin) or len(shared - latin) >= 2
+    # Pairs of grammar ("嗰個", "個啦") tie any two Cantonese statements together.
+    chinese = {t for t in shared - latin if not _ZH_FUNCTION_CHAR.search(t)}
+    return bool(latin) or len(chinese) >= 2
 
 
 # Moving a time, not any change: "提前三天提醒我" moves nothing.

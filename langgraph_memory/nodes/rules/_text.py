@@ -435,7 +435,9 @@ HYPOTHETICAL: Final = re.compile(
     r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票"
     # A condition about some day: "如果以后爸妈搬来跟我住，房子就得换个三居了",
     # "if my parents ever move in, we'd need a bigger place".
-    r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如).{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬)"
+    r"|(?:如果|要是|假如|若是|倘若|万一)(?:以后|将来|哪天|有一天|真的)|(?:如果|要是|假如|若是|倘若)[^。！？!?]{1,24}(?:就得|就要|就会|就去|就把|就买|就换|就搬|干脆|索性|那就)"
+    # Said without meaning it: "他就是嘴上说说", "随口说说而已", "just talking".
+    r"|嘴上说说|随口说说|说说而已|讲讲而已|\bjust (?:talk|talking|joking|kidding)\b"
     r"|\bif\b[^.?!]{0,60}\b(?:i'?d|we'?d|they'?d|would|could)\b|\bif (?:\w+ ){0,3}ever\b"
     # A threat on a condition: "if it drops again I'm switching to carrier pigeons".
     r"|\bif\b(?! you\b)[^.?!;]{0,60}\b(?:i'?m|we'?re|i am|we are|i'?ll|we'?ll) (?:switching|going|moving|leaving|jumping|"
