@@ -236,6 +236,17 @@ _ID_WORD: Final = re.compile(
 _LETTER_ID_HINT: Final = re.compile(r"[A-Z] ?[0-9]{2}")
 _SSN_WORD: Final = re.compile(r"(?<![A-Za-z])(?:ssn|social\s+security)|社会安全|社會安全", re.I)
 _NINO_WORD: Final = re.compile(r"(?<![A-Za-z])(?:ni|nino|national\s+insurance)(?![A-Za-z])", re.I)
+# India: PAN (five letters, the fourth the holder type, four digits, a letter) and Aadhaar
+# (twelve digits, the first 2-9); both only after their own word or an ID word, since
+# product codes and order numbers share the shapes.
+_PAN: Final = re.compile(r"(?<![0-9A-Za-z])[A-Z]{3}[ABCFGHJLPT][A-Z][0-9]{4}[A-Z](?![0-9A-Za-z])")
+_PAN_WORD: Final = re.compile(
+    r"(?<![A-Za-z])(?:pan|permanent\s+account\s+number)(?![A-Za-z])", re.I
+)
+_AADHAAR: Final = re.compile(
+    r"(?<![0-9])[2-9][0-9]{3}(?P<sep>[ -]?)[0-9]{4}(?P=sep)[0-9]{4}(?![0-9])"
+)
+_AADHAAR_WORD: Final = re.compile(r"(?<![A-Za-z])(?:aadhaa?r|uidai|uid)(?![A-Za-z])|आधार", re.I)
 
 
 def _detect_national_id(folded: str) -> Iterator[_Candidate]:
@@ -263,6 +274,13 @@ def _detect_national_id(folded: str) -> Iterator[_Candidate]:
             continue
         if dashed or _SSN_WORD.search(_clause_before(folded, m.start())):
             yield _Candidate("national_id", m.start(), m.end(), "US" + _digits(m.group()))
+    for pattern, word, prefix in ((_PAN, _PAN_WORD, "INPAN"), (_AADHAAR, _AADHAAR_WORD, "INUID")):
+        for m in pattern.finditer(folded):
+            before = _clause_before(folded, m.start())
+            if not _in_negative_context(folded, m.start()) and (
+                word.search(before) or _ID_WORD.search(before)
+            ):
+                yield _Candidate("national_id", m.start(), m.end(), prefix + compact(m.group()))
     for m in _NINO.finditer(folded) if letter_ids else ():
         if _in_negative_context(folded, m.start()):
             continue

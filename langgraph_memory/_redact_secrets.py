@@ -9,6 +9,7 @@ from typing import Final
 
 from langgraph_memory._redact_text import (
     _DIGIT,
+    PLACEHOLDER_PATTERN,
     _Candidate,
 )
 
@@ -60,7 +61,7 @@ _PROSE_WORDS: Final = """
 """
 _NOT_A_SECRET: Final = frozenset(_PROSE_WORDS.split())
 _STAND_INS: Final = frozenset(("password", "passwd", "pass", "pw", "pwd", "secret", "pass_word"))
-_PLACEHOLDER: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]{8})?\]")
+_PLACEHOLDER: Final = re.compile(PLACEHOLDER_PATTERN)
 
 # The separator between a keyword and its value: 是/为/系 (Cantonese)/：/=/is/was, with a few
 # Chinese adverbs (密码一直是 ...) and English "for <account>" (password for gmail is ...).

@@ -8,6 +8,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+# Every placeholder the redactor writes: "[PHONE]", hashed "[PHONE:3f9a1c2b]", partial
+# "[PHONE:*1937]" / "[EMAIL:@outlook.com]". Code that reads redacted text matches this one.
+PLACEHOLDER_PATTERN: Final = r"\[[A-Z_]+(?::(?:[0-9a-f]{8}|\*\d{2,4}|@[A-Za-z0-9.-]+))?\]"
+
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:

@@ -138,7 +138,10 @@ class RetentionPolicy:
             )
 
 
-RedactionAction = Literal["mask", "hash", "reject", "keep"]
+# "partial" (the default) masks like "mask" but keeps what identifies nobody and lets the
+# user be answered: a phone's or card's last four digits ("[PHONE:*1937]", "the number
+# ending 1937") and an email's domain ("[EMAIL:@outlook.com]"); other kinds are masked whole.
+RedactionAction = Literal["partial", "mask", "hash", "reject", "keep"]
 
 # Identifier kinds the redactor recognises (see privacy.py).
 IDENTIFIER_KINDS: tuple[str, ...] = (
@@ -160,12 +163,13 @@ IDENTIFIER_KINDS: tuple[str, ...] = (
 
 
 def _default_actions() -> MappingProxyType[str, RedactionAction]:
-    return MappingProxyType({kind: "mask" for kind in IDENTIFIER_KINDS})
+    return MappingProxyType({kind: "partial" for kind in IDENTIFIER_KINDS})
 
 
 @dataclass(frozen=True, slots=True)
 class PrivacyPolicy:
-    """Per identifier kind: ``mask`` (``[EMAIL]``), ``hash`` (stable salted digest),
+    """Per identifier kind: ``partial`` (the default: ``[PHONE:*1937]``, ``[EMAIL:@outlook.com]``,
+    every other kind ``[ID_NUMBER]``), ``mask`` (``[EMAIL]``), ``hash`` (stable salted digest),
     ``reject`` (raise ``RedactionRejectedError``) or ``keep``."""
 
     actions: MappingProxyType[str, RedactionAction] = field(default_factory=_default_actions)
@@ -182,12 +186,13 @@ class PrivacyPolicy:
                 raise ConfigurationError(
                     f"PrivacyPolicy: unknown identifier kind {kind!r}; use one of {IDENTIFIER_KINDS}."
                 )
-            if action not in ("mask", "hash", "reject", "keep"):
+            if action not in ("partial", "mask", "hash", "reject", "keep"):
                 raise ConfigurationError(
-                    f"PrivacyPolicy: action {action!r} for {kind!r}; use 'mask', 'hash', 'reject' or 'keep'."
+                    f"PrivacyPolicy: action {action!r} for {kind!r}; use 'partial', 'mask', 'hash', "
+                    "'reject' or 'keep'."
                 )
         if not isinstance(self.actions, MappingProxyType):
             object.__setattr__(self, "actions", MappingProxyType(dict(self.actions)))
 
     def action_for(self, kind: str) -> RedactionAction:
-        return self.actions.get(kind, "mask")
+        return self.actions.get(kind, "partial")

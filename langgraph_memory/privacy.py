@@ -70,7 +70,7 @@ a value inside a URL query ends at the next ``&name=``; hedges before 是 count
 
 Example:
     >>> redact("call me on 138 0013 8000 or mail li.lei@example.com").text
-    'call me on [PHONE] or mail [EMAIL]'
+    'call me on [PHONE:*8000] or mail [EMAIL:@example.com]'
     >>> redact("订单号 202611301234567890 已发货").findings
     ()
 """
@@ -81,6 +81,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from langgraph_memory._checksums import (
@@ -180,6 +181,24 @@ _SPECIFICITY: Final[Mapping[str, int]] = {
 }
 
 
+# Kinds whose last digits identify nobody and let the user be answered ("the number ending
+# 1937", "the card ending 4410"); the digits must be at least twice the kept ones.
+_TAIL_DIGITS: Final[Mapping[str, int]] = {
+    "cn_mobile": 4, "phone": 4, "cn_landline": 4, "bank_card": 4,
+}  # fmt: skip
+
+
+def _tail(kind: str, value: str) -> str:
+    """What ``partial`` keeps of an identifier: ``":*1937"``, ``":@outlook.com"`` or ``""``."""
+    if kind == "email" and "@" in value:
+        return ":@" + value.rsplit("@", 1)[1].lower()
+    keep = _TAIL_DIGITS.get(kind)
+    digits = "".join(ch for ch in value.translate(_FOLD_WIDTH) if ch.isdigit())
+    if keep is None or len(digits) < 2 * keep:
+        return ""
+    return ":*" + digits[-keep:]
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One identifier found in a text: its kind, its place, what was done.
@@ -202,7 +221,7 @@ class RedactionResult:
     Example:
         >>> result = redact("my email is ann@example.org")
         >>> result.text, [f.kind for f in result.findings]
-        ('my email is [EMAIL]', ['email'])
+        ('my email is [EMAIL:@example.org]', ['email'])
     """
 
     text: str
@@ -211,7 +230,7 @@ class RedactionResult:
     @property
     def changed(self) -> bool:
         """True when at least one identifier was masked or hashed."""
-        return any(f.action in ("mask", "hash") for f in self.findings)
+        return any(f.action in ("partial", "mask", "hash") for f in self.findings)
 
     def counts(self) -> dict[str, int]:
         """Number of findings per kind, e.g. for a content-free receipt."""
@@ -371,7 +390,7 @@ class Redactor:
 
         Example:
             >>> Redactor().redact("我的手机号是13800138000").text
-            '我的手机号是[PHONE]'
+            '我的手机号是[PHONE:*8000]'
         """
         candidates = self._scan(text)
         for candidate in candidates:
@@ -393,6 +412,10 @@ class Redactor:
             label = PLACEHOLDER_LABELS[candidate.kind]
             if action == "hash":
                 replacement = f"[{label}:{_digest(label, candidate.canonical, self._salt)}]"
+            elif action == "partial":
+                replacement = (
+                    f"[{label}{_tail(candidate.kind, text[candidate.start : candidate.end])}]"
+                )
             else:
                 replacement = f"[{label}]"
             pieces.append(text[cursor : candidate.start])
@@ -419,7 +442,7 @@ class Redactor:
             'pwd: [PASSWORD]'
             >>> call = {"name": "sms", "args": {"to": "13800138000"}, "id": "c1"}
             >>> Redactor().redact_messages([AIMessage("", tool_calls=[call])])[0].tool_calls[0]["args"]
-            {'to': '[PHONE]'}
+            {'to': '[PHONE:*8000]'}
         """
         out: list[BaseMessage] = []
         for message in messages:
@@ -470,6 +493,10 @@ class Redactor:
 
 
 _DEFAULT_REDACTOR: Final = Redactor()
+# Logs keep no tail: they are kept longer and read by more people than the memories.
+_LOG_REDACTOR: Final = Redactor(
+    PrivacyPolicy(actions=MappingProxyType({kind: "mask" for kind in IDENTIFIER_KINDS}))
+)
 
 
 def redact(text: str, policy: PrivacyPolicy | None = None) -> RedactionResult:
@@ -477,14 +504,14 @@ def redact(text: str, policy: PrivacyPolicy | None = None) -> RedactionResult:
 
     Example:
         >>> redact("card 4111 1111 1111 1111, ID 11010519491231002X").text
-        'card [BANK_CARD], ID [ID_NUMBER]'
+        'card [BANK_CARD:*1111], ID [ID_NUMBER]'
     """
     redactor = _DEFAULT_REDACTOR if policy is None else Redactor(policy)
     return redactor.redact(text)
 
 
 def redact_for_log(value: object, limit: int = 160) -> str:
-    """``str(value)`` with every identifier masked, cut to ``limit`` characters.
+    """``str(value)`` with every identifier masked whole, cut to ``limit`` characters.
 
     For log lines and stored error notes that quote model or user text (a cited
     id, a validation error echoing the model's answer): logs are kept longer and
@@ -494,7 +521,7 @@ def redact_for_log(value: object, limit: int = 160) -> str:
         >>> redact_for_log("bad id 'call 13812345678 now'")
         "bad id 'call [PHONE] now'"
     """
-    text = _DEFAULT_REDACTOR.redact(str(value)).text
+    text = _LOG_REDACTOR.redact(str(value)).text
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "\u2026"
 
 

@@ -36,7 +36,7 @@ class RedactionMemo:
         >>> memo = RedactionMemo(Redactor())
         >>> memo.prepare([HumanMessage("call 13812345678", id="m1")])
         >>> memo.redact_messages([HumanMessage("call 13812345678", id="m1")])[0].content
-        'call [PHONE]'
+        'call [PHONE:*5678]'
     """
 
     def __init__(self, redactor: Redactor) -> None:

@@ -378,6 +378,13 @@ def _weekday_in(text: str, now: datetime) -> date | None:
     return None
 
 
+_VAGUE_START: Final = re.compile(
+    r"\b(?:from|starting|start|starts|beginning|as of|effective)\s+(?:(?:next|this)\s+(?:week|month)|today|tonight|now)\b"
+    r"|(?:下周|下个?星期|下个?礼拜|这周|本周|这个?星期|这个?礼拜|这个月|本月|今天|今日|今晚)(?:开始|起)"
+    r"|从(?:下周|下个?星期|下个?礼拜|这周|本周|这个月|本月|今天|今日|今晚)"
+)
+
+
 def bound_of(clause: str, now: datetime) -> datetime | None:
     """When a time-bounded statement in ``clause`` stops holding, or ``None``.
 
@@ -422,6 +429,10 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         count = int(raw) if raw.isdigit() else _ZH_NUMBERS[raw]
         unit = {"天": 1, "周": 7, "星期": 7, "礼拜": 7, "月": 30}[m.group(2)]
         return now + timedelta(days=count * unit)
+    if _VAGUE_START.search(lowered):
+        # "下周开始去 ML platform", "starting next week I'm on nights": the vague time is when a
+        # lasting state begins, not when it ends.
+        return None
     if re.search(r"\bnext weekend\b|\bend of next week\b|下个?周末|下周末", lowered):
         return _week_end(now, weeks_ahead=1)
     if re.search(r"\bend of (?:the|this) month\b|月底|这个月底", lowered):

@@ -261,7 +261,7 @@ def test_put_get_list_and_redaction_of_typed_memories(make_store: StoreFactory) 
     stored = store.put_memory(
         mem("alice", "My phone is 13800138000, I'm allergic to seafood", importance=0.9)
     )
-    assert "13800138000" not in stored.text and "[PHONE]" in stored.text
+    assert "13800138000" not in stored.text and "[PHONE" in stored.text
     got = store.get_memory("alice", stored.id)
     assert got == stored
     assert [m.id for m in store.list_memories("alice")] == [stored.id]

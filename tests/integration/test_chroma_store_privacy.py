@@ -90,7 +90,7 @@ def test_identifiers_never_reach_the_disk(store: ChromaMemoryStore, tmp_path: Pa
     for kind, value in IDENTIFIERS.items():
         assert not found_on_disk(root, value), f"{kind} identifier reached the disk"
     hit = store.search_memories("alice", "okapimarker call mail")
-    assert hit and "[PHONE]" in hit[0].record.text and "[EMAIL]" in hit[0].record.text
+    assert hit and "[PHONE" in hit[0].record.text and "[EMAIL" in hit[0].record.text
 
 
 def test_reject_policy_stores_nothing(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
         "messages folded into the summary",
     ),
     "forgetting_and_privacy": (
-        "Call me at [PHONE] or mail [EMAIL]; card [BANK_CARD].",
+        "Call me at [PHONE:*5678] or mail [EMAIL:@example.com]; card [BANK_CARD:*1111].",
         "RedactionRejectedError",
         "'13812345678' in long-term memory files: []",
         "memories left for sam: []",

@@ -83,6 +83,6 @@ def test_tool_call_identifiers_never_reach_the_queue_file(
         assert MARKER.encode() in on_disk  # positive control: the job was written
         for identifier in (PHONE, LANDLINE, PASSPORT):
             assert identifier.encode() not in on_disk, identifier
-        assert b"[PHONE]" in on_disk and b"[PASSPORT]" in on_disk
+        assert b"[PHONE" in on_disk and b"[PASSPORT]" in on_disk
     finally:
         queue.close()

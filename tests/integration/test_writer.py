@@ -374,7 +374,7 @@ def test_writer_redacts_before_queueing(store: ChromaMemoryStore, queue: MemoryQ
     writer.submit(U, "t", [HumanMessage("remember my phone is 13800138000", id="h1")])
     with queue._write() as tx:
         (stored_turns,) = tx.execute("SELECT messages FROM lgm_memory_jobs").fetchone()
-    assert "13800138000" not in stored_turns and "[PHONE]" in stored_turns
+    assert "13800138000" not in stored_turns and "[PHONE" in stored_turns
     assert writer.drain(timeout=20)
     assert all("13800138000" not in t for t in texts(store))
 

@@ -520,7 +520,7 @@ def test_evicted_turns_are_redacted_before_the_summary_model(policy: str | None)
     prompt = "\n".join(m.text for m in model.calls[0])
     for kind, value in SECRETS.items():
         assert value not in prompt, kind
-    assert "[PHONE]" in prompt and "[EMAIL]" in prompt  # placeholders, the turns still there
+    assert "[PHONE" in prompt and "[EMAIL" in prompt  # placeholders, the turns still there
     assert "question 2" in prompt
 
 

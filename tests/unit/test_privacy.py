@@ -38,7 +38,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def policy(salt: str = "test-salt", **actions: RedactionAction) -> PrivacyPolicy:
-    return PrivacyPolicy(actions=MappingProxyType(actions), hash_salt=salt)
+    """Every kind masked whole unless named: these tests pin the placeholders (the default
+    ``partial`` tails are in ``test_privacy_partial.py``)."""
+    whole: dict[str, RedactionAction] = {kind: "mask" for kind in IDENTIFIER_KINDS}
+    return PrivacyPolicy(actions=MappingProxyType({**whole, **actions}), hash_salt=salt)
 
 
 def kinds_and_spans(text: str, redactor: Redactor | None = None) -> list[tuple[str, str]]:
@@ -82,7 +85,7 @@ def test_corpora_cover_every_kind() -> None:
 @pytest.mark.parametrize("path", CORPORA, ids=lambda p: p.stem)
 def test_corpus_redacted_text_keeps_everything_but_the_identifiers(path: Path) -> None:
     for line in load_corpus(path):
-        result = redact(line.text)
+        result = redact(line.text, policy())
         if not line.expected:
             assert result.text == line.text
             continue
@@ -420,7 +423,7 @@ def test_longest_match_wins_over_inner_number() -> None:
 
 def test_finding_offsets_index_the_original_text_with_full_width_digits() -> None:
     text = "电话：１３８００１３８０００，邮箱ａ@b.cn"
-    result = redact(text)
+    result = redact(text, policy())
     spans = [text[f.start : f.end] for f in result.findings]
     assert spans[0] == "１３８００１３８０００"
     assert result.text.startswith("电话：[PHONE]，")
@@ -449,7 +452,7 @@ def test_empty_and_identifier_free_text_is_returned_unchanged() -> None:
 
 def test_mask_uses_stable_placeholders() -> None:
     text = "a@b.com, 13800138000, +44 20 7946 0958, 11010519491231002X, 4111111111111111, 10.0.0.1"
-    assert redact(text).text == (
+    assert redact(text, policy()).text == (
         "[EMAIL], [PHONE], [PHONE], [ID_NUMBER], [BANK_CARD], [IP_ADDRESS]"
     )
 
@@ -588,7 +591,7 @@ def test_redact_messages_returns_redacted_copies() -> None:
         ],
     )
     system = SystemMessage("no identifiers")
-    out = redact_messages([human, ai, system])
+    out = redact_messages([human, ai, system], policy())
     assert out[0].content == "我的手机是[PHONE]" and out[0].id == "h1"
     assert isinstance(out[1], AIMessage)
     assert out[1].content == [
@@ -815,7 +818,7 @@ def test_redact_messages_covers_every_payload_field_and_keeps_the_wiring() -> No
     tool = ToolMessage(
         f"sent to {phone}", tool_call_id="call_13800138000", artifact={"to": [phone]}
     )
-    out_ai, out_tool = redact_messages([ai, tool])
+    out_ai, out_tool = redact_messages([ai, tool], policy())
     dumped = repr(out_ai.model_dump()) + repr(out_tool.model_dump())
     # The only remaining occurrences are the tool-call ids, which pair call and result.
     assert dumped.count(phone) == dumped.count("call_13800138000")

@@ -156,7 +156,7 @@ def test_several_clauses_in_one_message_and_duplicates_collapsed() -> None:
 
 def test_redaction_happens_before_matching() -> None:
     (c,) = EXTRACTOR.extract([HumanMessage("remember my email is ann@example.org", id="m1")])
-    assert "ann@example.org" not in c.text and "[EMAIL]" in c.text
+    assert "ann@example.org" not in c.text and "[EMAIL" in c.text
 
 
 def test_rejected_message_is_skipped() -> None:

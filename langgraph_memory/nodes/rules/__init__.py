@@ -74,6 +74,7 @@ from typing import Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
@@ -542,8 +543,9 @@ def _is_record(found: Match) -> bool:
 
 # A code, an amount, a date or a masked identifier: "#FN-451077", "$249", "12月3号", "[EMAIL]".
 _DETAIL = re.compile(
-    r"#?\b[A-Z]{1,5}-?\d{3,}\b|[$¥£€]\s?\d|\d+\s?(?:元|块|号|日|月)|\d{3,}|\[[A-Z_]+(?::[0-9a-f]{8})?\]"
-    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d",
+    r"#?\b[A-Z]{1,5}-?\d{3,}\b|[$¥£€]\s?\d|\d+\s?(?:元|块|号|日|月)|\d{3,}|"
+    + PLACEHOLDER_PATTERN
+    + r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d",
     re.IGNORECASE,
 )
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.nodes.rules._text import cjk_pairs, to_simplified, word_set
 
 # The labels memories start with: shared by many, they never make two the same subject.
@@ -283,7 +284,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
 
 
 # The redactor's masks ("[PHONE]") name a kind of value, not what the user talks about.
-_MASK: Final = re.compile(r"\[[A-Z_]+(?::[0-9a-f]+)?\]")
+_MASK: Final = re.compile(PLACEHOLDER_PATTERN)
 
 
 def topics(text: str) -> set[str]:

@@ -31,6 +31,7 @@ import re
 from datetime import UTC, datetime
 from typing import Final
 
+from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.nodes._rules_time import bound_of, moment_of
 
 CJK: Final = re.compile(r"[\u3400-\u9fff]")
@@ -651,7 +652,7 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
     # user just named ("she's vegetarian"); "please delete the file" is an errand.
     return size >= 2 and bool(
-        re.search(r"\d|\[[A-Z_]+(?::[0-9a-f]{8})?\]", segment)
+        re.search(r"\d|" + PLACEHOLDER_PATTERN, segment)
         or re.search(r"(?<!^)\b[A-Z][a-z]", segment)
         or len(CJK.findall(segment)) >= 2
         or re.match(r"(?:he|she|they)(?:'s|'re| is| are| has| have)\b", segment, re.IGNORECASE)
