@@ -823,3 +823,22 @@ def test_a_condition_with_its_consequence_after_a_comma_or_idle_talk_is_no_fact(
 ) -> None:
     say(writer, clock, said, "h1")
     assert not any("深圳" in t or "Perth" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("said", "lasting"),
+    [
+        ("换部门了，下周开始去数据平台组", "数据平台组"),
+        ("starting next week I'm on the night shift at the depot", "night shift"),
+        ("从这个月起我每周三在家办公", "在家办公"),
+    ],
+)
+def test_a_vague_time_that_starts_a_state_does_not_end_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str, lasting: str
+) -> None:
+    """ "下周开始" is when a lasting state begins: a month on it still holds ("下周我在北京
+    出差" ends with that week)."""
+    say(writer, clock, said, "h1")
+    clock.advance(timedelta(days=40))
+    store.expire_due()
+    assert any(lasting in t for t in active(store)), active(store)
