@@ -842,3 +842,44 @@ def test_a_vague_time_that_starts_a_state_does_not_end_it(
     clock.advance(timedelta(days=40))
     store.expire_due()
     assert any(lasting in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("换部门了，老板换成 Grace，周会也改到周四下午", "Grace"),
+        ("my new manager is Dana, and our 1:1 moves to Thursdays", "Dana"),
+        ("我领导现在是老周，人挺好", "老周"),
+    ],
+)
+def test_who_holds_a_role_for_the_user_is_the_users_fact(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str, kept: str
+) -> None:
+    say(writer, clock, said, "h1")
+    assert any(kept in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    "said", ["my boss is off to Iceland next week", "我老板是个工作狂", "我同事小何下个月要去冰岛"]
+)
+def test_what_a_boss_or_colleague_does_stays_theirs(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, said: str
+) -> None:
+    say(writer, clock, said, "h1")
+    assert not any("Iceland" in t or "工作狂" in t or "冰岛" in t for t in active(store)), active(
+        store
+    )
+
+
+def test_a_masked_email_is_no_sentence_break(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """The partial mask keeps the domain ("[EMAIL:@outlook.com]"): its dot must not end
+    the sentence and leave "com]" as a statement of its own."""
+    say(writer, clock, "btw my new email is wing.lam.tko@outlook.com, use that from now on", "h1")
+    texts = active(store)
+    assert any("[EMAIL:@outlook.com]" in t for t in texts), texts
+    assert not any(t.rstrip().endswith(("com]", "outlook")) and "[EMAIL" not in t for t in texts), (
+        texts
+    )
+    assert not any("wing.lam" in t for t in texts), texts

@@ -44,7 +44,8 @@ TRIM: Final = " \t,，:：、.。!！~…-—"
 _SENTENCE_END: Final = re.compile(
     r"(?<=[!?;。！？；])\s*"
     r"|(?<!\b(?:Dr|Mr|Ms|St|Jr|Sr|No|vs|Mt|Fr|Co)\.)(?<!\bMrs\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
-    r"(?<=\.)(?!\d)\s*|\n+"
+    # Nor inside a placeholder: "[EMAIL:@outlook.com]".
+    r"(?<=\.)(?!\d)(?![^\[\]\s]*\])\s*|\n+"
 )
 
 # An English comma splits only before something that starts a new clause.
@@ -530,14 +531,28 @@ _OTHER_PERSON: Final = re.compile(
 )
 
 
+# Who holds a role for the user is the user's fact: "老板换成 Grace", "my new manager is Dana",
+# "我领导现在是老周". The role is the slot, the name its value.
+_ROLE_IS: Final = re.compile(
+    # The value is a name: a capital letter, so "my boss is off to Iceland" stays his.
+    r"^(?i:(?:(?:and|also|btw|oh)[,\s]+)*(?:my |our )?(?:new )?(?:boss|manager|team lead|supervisor)\s+"
+    r"(?:is now|is|'s now|changed to|became|will be)\s+)[A-Z][a-z]"
+    r"|^(?:我的?|我们的?)?(?:新)?(?:老板|领导|上司|经理|组长|主管)(?:也|现在|已经)?(?:换成|换了|变成|改成|是|叫)"
+    # ... a name, not a description: "我老板是个工作狂" stays the boss's.
+    r"(?!个|一个|很|挺|特别|太|有点|不|真|超|非常)"
+)
+
+
 def about_someone_else(segment: str) -> bool:
     """Is the segment's subject someone outside the user's household?
 
     Example:
         >>> about_someone_else("我同事小何下个月要去冰岛"), about_someone_else("my wife is vegan")
         (True, False)
+        >>> about_someone_else("老板换成 Grace"), about_someone_else("my new manager is Dana")
+        (False, False)
     """
-    return bool(_OTHER_PERSON.search(segment))
+    return bool(_OTHER_PERSON.search(segment)) and not _ROLE_IS.search(segment)
 
 
 def first_person(segment: str) -> bool:
