@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal, get_args
 
 from langgraph_memory.errors import ConfigurationError
 
@@ -142,6 +142,7 @@ class RetentionPolicy:
 # user be answered: a phone's or card's last four digits ("[PHONE:*1937]", "the number
 # ending 1937") and an email's domain ("[EMAIL:@outlook.com]"); other kinds are masked whole.
 RedactionAction = Literal["partial", "mask", "hash", "reject", "keep"]
+REDACTION_ACTIONS: tuple[RedactionAction, ...] = get_args(RedactionAction)
 
 # Identifier kinds the redactor recognises (see privacy.py).
 IDENTIFIER_KINDS: tuple[str, ...] = (
@@ -162,8 +163,12 @@ IDENTIFIER_KINDS: tuple[str, ...] = (
 )
 
 
+def _every_kind(action: RedactionAction) -> MappingProxyType[str, RedactionAction]:
+    return MappingProxyType(dict.fromkeys(IDENTIFIER_KINDS, action))
+
+
 def _default_actions() -> MappingProxyType[str, RedactionAction]:
-    return MappingProxyType({kind: "partial" for kind in IDENTIFIER_KINDS})
+    return _every_kind("partial")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +191,20 @@ class PrivacyPolicy:
                 raise ConfigurationError(
                     f"PrivacyPolicy: unknown identifier kind {kind!r}; use one of {IDENTIFIER_KINDS}."
                 )
-            if action not in ("partial", "mask", "hash", "reject", "keep"):
+            if action not in REDACTION_ACTIONS:
+                choices = ", ".join(repr(a) for a in REDACTION_ACTIONS[:-1])
                 raise ConfigurationError(
-                    f"PrivacyPolicy: action {action!r} for {kind!r}; use 'partial', 'mask', 'hash', "
-                    "'reject' or 'keep'."
+                    f"PrivacyPolicy: action {action!r} for {kind!r}; use {choices} or "
+                    f"{REDACTION_ACTIONS[-1]!r}."
                 )
         if not isinstance(self.actions, MappingProxyType):
             object.__setattr__(self, "actions", MappingProxyType(dict(self.actions)))
+
+    @classmethod
+    def every_kind(cls, action: RedactionAction, **kwargs: Any) -> PrivacyPolicy:
+        """One action for every identifier kind: ``PrivacyPolicy.every_kind("mask")`` masks
+        each whole, as logs do."""
+        return cls(actions=_every_kind(action), **kwargs)
 
     def action_for(self, kind: str) -> RedactionAction:
         return self.actions.get(kind, "partial")

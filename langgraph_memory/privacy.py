@@ -81,7 +81,6 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from langgraph_memory._checksums import (
@@ -193,8 +192,10 @@ def _tail(kind: str, value: str) -> str:
     if kind == "email" and "@" in value:
         return ":@" + value.rsplit("@", 1)[1].lower()
     keep = _TAIL_DIGITS.get(kind)
+    if keep is None:
+        return ""
     digits = "".join(ch for ch in value.translate(_FOLD_WIDTH) if ch.isdigit())
-    if keep is None or len(digits) < 2 * keep:
+    if len(digits) < 2 * keep:
         return ""
     return ":*" + digits[-keep:]
 
@@ -494,9 +495,7 @@ class Redactor:
 
 _DEFAULT_REDACTOR: Final = Redactor()
 # Logs keep no tail: they are kept longer and read by more people than the memories.
-_LOG_REDACTOR: Final = Redactor(
-    PrivacyPolicy(actions=MappingProxyType({kind: "mask" for kind in IDENTIFIER_KINDS}))
-)
+_LOG_REDACTOR: Final = Redactor(PrivacyPolicy.every_kind("mask"))
 
 
 def redact(text: str, policy: PrivacyPolicy | None = None) -> RedactionResult:

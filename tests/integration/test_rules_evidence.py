@@ -248,6 +248,11 @@ def test_dated_pieces_expire_and_lasting_ones_stay(
         "我同事小何下个月去冰岛看极光。",
         "如果以后换工作，我就搬去深圳。",
         "If my parents ever move in we'd need a bigger place.",
+        # A consequence after a comma, idle talk, what a boss does.
+        "我老婆说要是这次面试顺利，年底干脆搬去深圳，她也就是嘴上说说",
+        "my brother reckons we should all move to Perth, he's just talking",
+        "my boss is off to Iceland next week",
+        "我老板是个工作狂",
     ],
 )
 def test_other_peoples_plans_and_conditions_stay_out(

@@ -40,7 +40,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def policy(salt: str = "test-salt", **actions: RedactionAction) -> PrivacyPolicy:
     """Every kind masked whole unless named: these tests pin the placeholders (the default
     ``partial`` tails are in ``test_privacy_partial.py``)."""
-    whole: dict[str, RedactionAction] = {kind: "mask" for kind in IDENTIFIER_KINDS}
+    whole = PrivacyPolicy.every_kind("mask").actions
     return PrivacyPolicy(actions=MappingProxyType({**whole, **actions}), hash_salt=salt)
 
 

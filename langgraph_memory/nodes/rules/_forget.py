@@ -111,6 +111,9 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 )
 
 
+# The particles after a forget verb: "删掉吧", "别记了哈", "forget 掉 ok".
+_ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*"
+
 # "之前说 Ben 面 London job 那个事你删掉吧", "我哥那事儿别记了": the topic, then the verb,
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
@@ -118,9 +121,11 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
+    + _ZH_TAIL
     # A second verb may follow the first: "你别记了删掉吧", "别记着了，删了吧".
-    r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*"
-    r"(?:[，,\s]*(?:删掉|删了|删除|删咗|忘掉|忘了吧|清掉)(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|行吗|可以吗))*)?$"
+    + r"(?:[，,\s]*(?:删掉|删了|删除|删咗|忘掉|忘了吧|清掉)"
+    + _ZH_TAIL
+    + r")?$"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
