@@ -59,6 +59,20 @@ def message_text(message: BaseMessage) -> str:
     return message.text
 
 
+# Set on a reply the writer holds as unanswered (``MemoryWriter.submit_unanswered``): the
+# thread went quiet after it, so the extractor reads it without a user's answer.
+UNANSWERED_FLAG = "lgm_unanswered"
+
+
+def mark_unanswered(message: BaseMessage) -> BaseMessage:
+    kwargs = {**message.additional_kwargs, UNANSWERED_FLAG: True}
+    return message.model_copy(update={"additional_kwargs": kwargs})
+
+
+def is_unanswered(message: BaseMessage) -> bool:
+    return message.additional_kwargs.get(UNANSWERED_FLAG) is True
+
+
 def is_memory_message(message: BaseMessage) -> bool:
     return message.id in MEMORY_MESSAGE_IDS
 

@@ -576,6 +576,15 @@ def through_last_user_turn(messages: Sequence[BaseMessage]) -> list[BaseMessage]
     return []
 
 
+def _final_reply(after_user: Sequence[BaseMessage]) -> BaseMessage | None:
+    """The assistant's closing text reply after the user's latest message, if any (not a
+    tool call, whose result and the reply after it are still to come)."""
+    last = after_user[-1] if after_user else None
+    if isinstance(last, AIMessage) and not last.tool_calls and last.text.strip():
+        return last
+    return None
+
+
 def _state_value(state: Any, key: str) -> Any:
     if isinstance(state, Mapping):
         return state.get(key)
@@ -597,8 +606,10 @@ def create_extract_node(
     What is submitted ends at the user's latest message: the assistant's reply
     goes with the next turn, together with the user's answer to it, since only
     that answer shows whether an offer was accepted ("I can switch you to
-    unlimited" - "Do it.") or a commitment taken or corrected. A reply that gets
-    no answer still reaches extraction when ``compress`` evicts it.
+    unlimited" - "Do it.") or a commitment taken or corrected. The reply is also
+    held (``MemoryWriter.submit_unanswered``): if the thread goes quiet, the
+    confirmation that ended it ("Done: your refund of $30 is on its way") is read
+    alone; the next turn cancels the hold.
 
     Raises:
         MissingUserIdError: No user id in the Runtime context or ``configurable``.
@@ -608,28 +619,35 @@ def create_extract_node(
         >>> builder.add_node("extract", create_extract_node(writer=writer))  # doctest: +SKIP
     """
 
-    def _plan(state: Any, config: RunnableConfig | None) -> tuple[str, str, list[BaseMessage]]:
+    def _plan(
+        state: Any, config: RunnableConfig | None
+    ) -> tuple[str, str, list[BaseMessage], BaseMessage | None]:
         user_id = resolve_user_id(config)
         thread_id = resolve_thread_id(config) or "default"
         messages = list(_state_value(state, "messages") or [])
         new = new_messages_since(messages, _state_value(state, "extracted_through"))
-        return user_id, thread_id, through_last_user_turn(new)
+        through = through_last_user_turn(new)
+        return user_id, thread_id, through, _final_reply(new[len(through) :])
 
     def _result(new: Sequence[BaseMessage]) -> dict[str, Any]:
         return {"extracted_through": message_ids_for(new)[-1]}
 
     def extract_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        user_id, thread_id, new = _plan(state, config)
+        user_id, thread_id, new, reply = _plan(state, config)
         if not new:
             return {}
         writer.submit(user_id, thread_id, new)
+        if reply is not None:
+            writer.submit_unanswered(user_id, thread_id, reply)
         return _result(new)
 
     async def extract_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        user_id, thread_id, new = _plan(state, config)
+        user_id, thread_id, new, reply = _plan(state, config)
         if not new:
             return {}
         await writer.asubmit(user_id, thread_id, new)
+        if reply is not None:
+            await writer.asubmit_unanswered(user_id, thread_id, reply)
         return _result(new)
 
     return RunnableLambda(extract_sync, afunc=extract_async, name=name)

@@ -117,8 +117,16 @@ SELECT message_id FROM lgm_memory_job_messages
 WHERE user_id = :user_id AND thread_id = :thread_id AND message_id = ANY(:message_ids)"""
 
 SELECT_LATEST_THREAD_JOB = """
-SELECT job_id, status, stage, attempts, messages, created_at, not_before FROM lgm_memory_jobs
+SELECT job_id, status, stage, attempts, messages, created_at, not_before, job_key FROM lgm_memory_jobs
 WHERE user_id = :user_id AND thread_id = :thread_id ORDER BY seq DESC LIMIT 1"""
+
+# A held reply (``enqueue_unanswered``): its key starts with this, so the thread's next
+# batch, which carries the reply with the user's answer, finds and cancels it.
+UNANSWERED_KEY_PREFIX = "unanswered:"
+SELECT_JOB_BY_KEY = "SELECT job_id FROM lgm_memory_jobs WHERE job_key = :job_key"
+CANCEL_UNANSWERED_JOB = (
+    "DELETE FROM lgm_memory_jobs WHERE job_key = :job_key AND status = 'pending'"
+)
 
 INSERT_JOB = """
 INSERT INTO lgm_memory_jobs
@@ -137,14 +145,17 @@ ON CONFLICT DO NOTHING"""
 
 # The oldest ready job whose user has no older unfinished job: one job per user
 # at a time, in submission order. A lease that expired counts as ready (its
-# worker died or hung).
-SELECT_CLAIMABLE = """
+# worker died or hung). A reply still held for the user's answer blocks no one: the
+# user's other threads are written meanwhile.
+SELECT_CLAIMABLE = f"""
 SELECT job_id, attempts, status FROM lgm_memory_jobs AS j
 WHERE ((j.status = 'pending' AND j.not_before <= :horizon)
        OR (j.status = 'leased' AND j.lease_expires_at <= :now))
   AND NOT EXISTS (
       SELECT 1 FROM lgm_memory_jobs AS o
-      WHERE o.user_id = j.user_id AND o.seq < j.seq AND o.status IN ('pending', 'leased'))
+      WHERE o.user_id = j.user_id AND o.seq < j.seq AND o.status IN ('pending', 'leased')
+        AND NOT (o.status = 'pending' AND o.not_before > :horizon
+                 AND o.job_key LIKE '{UNANSWERED_KEY_PREFIX}%'))
 ORDER BY j.not_before, j.seq
 LIMIT 1"""
 # SQLite serialises writers (BEGIN IMMEDIATE); Postgres workers skip rows
@@ -235,6 +246,9 @@ SELECT_OLDEST_WAITING = (
     "SELECT MIN(created_at) FROM lgm_memory_jobs WHERE status IN ('pending', 'leased')"
 )
 SELECT_AUDIT_COUNT = "SELECT COUNT(*) FROM lgm_memory_audit"
+SELECT_HELD_COUNT = f"""
+SELECT COUNT(*) FROM lgm_memory_jobs
+WHERE status = 'pending' AND not_before > :now AND job_key LIKE '{UNANSWERED_KEY_PREFIX}%'"""
 SELECT_AUDIT = """
 SELECT seq, job_id, op_index, user_id, thread_id, op, created_at FROM lgm_memory_audit
 WHERE (CAST(:user_id AS TEXT) IS NULL OR user_id = :user_id) ORDER BY seq DESC LIMIT :limit"""

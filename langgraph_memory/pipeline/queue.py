@@ -136,6 +136,11 @@ def job_key_for(user_id: str, thread_id: str, message_ids: Sequence[str]) -> str
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
 
 
+def unanswered_key_for(user_id: str, thread_id: str, message_id: str) -> str:
+    """The key of the held job of one reply nobody has answered yet."""
+    return queue_sql.UNANSWERED_KEY_PREFIX + job_key_for(user_id, thread_id, [message_id])
+
+
 def backoff_seconds(attempt: int, base: float, cap: float) -> float:
     """Delay before retry number ``attempt`` (1-based): base, 2*base, 4*base ... capped.
 
@@ -404,10 +409,17 @@ class MemoryQueue:
                     unique.setdefault(message_id, message)
             if not unique:
                 return None
+            # The thread went on: a reply held as unanswered comes in this batch with
+            # the user's answer to it.
+            tx.executemany(
+                queue_sql.CANCEL_UNANSWERED_JOB,
+                [{"job_key": unanswered_key_for(user_id, thread_id, mid)} for mid in unique],
+            )
             new_dicts = messages_to_dict(list(unique.values()))
             latest = tx.execute(queue_sql.SELECT_LATEST_THREAD_JOB, scope).fetchone()
             if (
                 latest is not None
+                and not latest[7].startswith(queue_sql.UNANSWERED_KEY_PREFIX)
                 and latest[1] == "pending"
                 and latest[2] == "new"
                 and latest[3] == 0
@@ -458,6 +470,53 @@ class MemoryQueue:
     ) -> str | None:
         """Async twin of ``enqueue`` (a short write in a worker thread)."""
         return await asyncio.to_thread(self.enqueue, user_id, thread_id, messages)
+
+    def enqueue_unanswered(
+        self, user_id: str, thread_id: str, message: BaseMessage, *, hold_seconds: float
+    ) -> str | None:
+        """Hold the reply that ends a thread's latest turn; returns the job id, or ``None``
+        when it is queued already.
+
+        The job waits ``hold_seconds``: if the thread goes on, its next batch carries the
+        reply with the user's answer and cancels this job (``enqueue``); if not, the reply
+        is read as one nobody answered (a confirmation that ended the conversation).
+        Like every job it runs in the user's submission order.
+        """
+        self.setup()
+        (message_id,) = message_ids_for([message])
+        scope = {"user_id": user_id, "thread_id": thread_id}
+        key = unanswered_key_for(user_id, thread_id, message_id)
+        now = self.clock()
+        with self._write() as tx:
+            if self._lock_thread:
+                tx.execute(self._lock_thread, scope)
+            queued = tx.execute(
+                self._select_queued_ids, {**scope, "message_ids": self._ids_param([message_id])}
+            ).fetchall()
+            if queued or tx.execute(queue_sql.SELECT_JOB_BY_KEY, {"job_key": key}).fetchone():
+                return None
+            job_id = uuid.uuid4().hex
+            payload = json.dumps(messages_to_dict([message]))
+            tx.execute(
+                queue_sql.INSERT_JOB,
+                {
+                    **scope,
+                    "job_id": job_id,
+                    "job_key": key,
+                    "messages": self._sealer.seal("messages", payload, user_id, thread_id, job_id),
+                    "not_before": now + hold_seconds,
+                    "now": now,
+                },
+            )
+        return job_id
+
+    async def aenqueue_unanswered(
+        self, user_id: str, thread_id: str, message: BaseMessage, *, hold_seconds: float
+    ) -> str | None:
+        """Async twin of ``enqueue_unanswered``."""
+        return await asyncio.to_thread(
+            self.enqueue_unanswered, user_id, thread_id, message, hold_seconds=hold_seconds
+        )
 
     # running --------------------------------------------------------------------------
 
@@ -690,10 +749,14 @@ class MemoryQueue:
             "audit_entries": int(self._read(queue_sql.SELECT_AUDIT_COUNT)[0][0]),
         }
 
-    def unfinished(self) -> int:
-        """How many jobs are pending or leased."""
+    def unfinished(self, *, held: bool = True) -> int:
+        """How many jobs are pending or leased (``held=False``: not counting the replies
+        still held for the user's answer, ``enqueue_unanswered``)."""
         stats = self.stats()
-        return int(stats["pending"] + stats["leased"])
+        waiting = (
+            0 if held else int(self._read(queue_sql.SELECT_HELD_COUNT, {"now": self.clock()})[0][0])
+        )
+        return int(stats["pending"] + stats["leased"]) - waiting
 
     # housekeeping ---------------------------------------------------------------------
 

@@ -51,7 +51,7 @@ from langgraph_memory.errors import (
     MissingUserIdError,
     RedactionRejectedError,
 )
-from langgraph_memory.nodes._messages import message_ids_for
+from langgraph_memory.nodes._messages import mark_unanswered, message_ids_for
 from langgraph_memory.nodes.extract import MemoryExtractor, as_extractor
 from langgraph_memory.nodes.recall_erasure import check_rewritable
 from langgraph_memory.nodes.reconcile import Reconciler
@@ -102,6 +102,10 @@ class MemoryWriter:
             blocks saved in the user's threads, and its queue jobs
             (``store.delete_memory(..., checkpointer=, memory_queue=)``); the sweep
             applies the saver's pending erasure on Postgres (``erase_pending``).
+        unanswered_after_seconds: How long the reply that ends a thread's latest turn is
+            held for the user's answer before it is read alone (``submit_unanswered``;
+            default 300 s; ``None``: never, such a reply is then only read once the
+            user answers it). Needs a queue.
 
     Raises:
         ConfigurationError: Unknown mode, or background mode without a queue.
@@ -137,6 +141,7 @@ class MemoryWriter:
         clock: Clock | None = None,
         sweep: MemorySweepPolicy | Literal[False] | None = None,
         checkpointer: Any = None,
+        unanswered_after_seconds: float | None = 300.0,
     ) -> None:
         if mode not in ("background", "sync"):
             raise ConfigurationError(f"MemoryWriter(mode={mode!r}); use 'background' or 'sync'.")
@@ -144,6 +149,11 @@ class MemoryWriter:
             raise ConfigurationError(
                 "MemoryWriter(mode='background') needs queue=SqliteMemoryQueue(<your checkpoint "
                 "database file>); or use mode='sync' to write inline."
+            )
+        if unanswered_after_seconds is not None and not unanswered_after_seconds >= 0:
+            raise ConfigurationError(
+                f"MemoryWriter(unanswered_after_seconds={unanswered_after_seconds!r}); use "
+                "seconds >= 0, or None to never read a reply nobody answered."
             )
         if poll_interval <= 0:
             raise ConfigurationError(
@@ -163,6 +173,7 @@ class MemoryWriter:
                     "recall blocks; use ChromaMemoryStore, or leave checkpointer out."
                 )
             self.reconciler.delete_options = {"checkpointer": checkpointer, "memory_queue": queue}
+        self.unanswered_after_seconds = unanswered_after_seconds
         self.mode: WriterMode = mode
         self.queue = queue
         self.policy = policy
@@ -303,6 +314,40 @@ class MemoryWriter:
     ) -> WriteReceipt:
         """Async twin of ``submit``."""
         return await arun(self.submit_steps(user_id, thread_id, messages))
+
+    def submit_unanswered_steps(
+        self, user_id: str, thread_id: str, message: BaseMessage
+    ) -> Steps[str | None]:
+        """``submit_unanswered`` written once for both drivers."""
+        _check_ids(user_id, thread_id)
+        if self.queue is None or self.unanswered_after_seconds is None:
+            return None
+        (safe,) = self._redacted([message])
+        job_id: str | None = yield Call(
+            self.queue,
+            "enqueue_unanswered",
+            (user_id, thread_id, mark_unanswered(safe)),
+            {"hold_seconds": self.unanswered_after_seconds},
+        )
+        return job_id
+
+    def submit_unanswered(self, user_id: str, thread_id: str, message: BaseMessage) -> str | None:
+        """Hold the reply that ends the thread's latest turn (the extract node's tail).
+
+        A reply is normally read with the user's answer to it ("I've booked the 7pm
+        table" - "thanks" keeps the booking; "no, 8pm" does not). When the thread goes
+        quiet for ``unanswered_after_seconds``, the reply is read alone: what the
+        assistant committed to stays on record (an offer nobody took does not). The
+        thread's next turn cancels the hold. Needs a queue; returns the held job's id,
+        or ``None`` (no queue, turned off, or already queued).
+        """
+        return run(self.submit_unanswered_steps(user_id, thread_id, message))
+
+    async def asubmit_unanswered(
+        self, user_id: str, thread_id: str, message: BaseMessage
+    ) -> str | None:
+        """Async twin of ``submit_unanswered``."""
+        return await arun(self.submit_unanswered_steps(user_id, thread_id, message))
 
     # running jobs -----------------------------------------------------------------
 
@@ -467,18 +512,23 @@ class MemoryWriter:
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until no job is pending or leased; ``True`` when the queue emptied in time.
 
-        With the worker running this waits for it; otherwise jobs are run in
-        the calling thread, debounce ignored.
+        With the worker running this waits for it, and not for the replies it holds
+        for the user's answer (``submit_unanswered``); otherwise every job is run in
+        the calling thread, debounce and holds ignored.
         """
         queue = self._require_queue()
         deadline = time.monotonic() + timeout
+
+        def left() -> int:
+            return queue.unfinished(held=not self.running)
+
         while time.monotonic() < deadline:
             if not self.running:
                 self.run_pending(ignore_debounce=True)
-            if queue.unfinished() == 0:
+            if left() == 0:
                 return True
             time.sleep(min(self.poll_interval, 0.05))
-        return queue.unfinished() == 0
+        return left() == 0
 
     async def adrain(self, timeout: float = 30.0) -> bool:
         """Async twin of ``drain``."""

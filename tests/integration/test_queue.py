@@ -482,3 +482,58 @@ def test_a_database_from_a_newer_release_is_refused(
     raw.close()
     with pytest.raises(MigrationError, match=r"newer release.*\[99\].*up to 1"):
         make_queue(clock=clock).setup()
+
+
+# -- a reply held as unanswered (the extract node's tail) -----------------------------------
+
+
+def test_an_unanswered_reply_is_held_then_runs_alone(queue: MemoryQueue, clock: Clock) -> None:
+    queue.enqueue("u", "t", [HumanMessage("refund please", id="h1")])
+    clock.now += 3
+    first = queue.claim("w")
+    assert first is not None
+    queue.complete(first)
+    reply = AIMessage("Done: refund of $30 issued.", id="a1")
+    held = queue.enqueue_unanswered("u", "t", reply, hold_seconds=300)
+    assert held is not None
+    assert queue.enqueue_unanswered("u", "t", reply, hold_seconds=300) is None  # once
+    clock.now += 299
+    assert queue.claim("w") is None  # the user may still answer
+    clock.now += 2
+    job = queue.claim("w")
+    assert job is not None and job.job_id == held and [m.id for m in job.messages] == ["a1"]
+
+
+def test_the_threads_next_turn_cancels_the_hold_and_carries_the_reply(
+    queue: MemoryQueue, clock: Clock
+) -> None:
+    reply = AIMessage("I can switch you to unlimited from Oct 20.", id="a1")
+    held = queue.enqueue_unanswered("u", "t", reply, hold_seconds=300)
+    assert held is not None
+    clock.now += 30
+    job_id = queue.enqueue("u", "t", [reply, HumanMessage("Do it.", id="h2")])
+    assert job_id != held
+    clock.now += 3
+    job = queue.claim("w")
+    assert job is not None and job.job_id == job_id
+    assert [m.id for m in job.messages] == ["a1", "h2"]  # the offer with its answer
+    assert [info.job_id for info in queue.pending()] == [job_id]  # the hold is gone
+
+
+def test_a_reply_already_queued_is_not_held(queue: MemoryQueue) -> None:
+    queue.enqueue("u", "t", turn(1))
+    assert queue.enqueue_unanswered("u", "t", AIMessage("reply 1", id="a1"), hold_seconds=5) is None
+
+
+def test_a_held_reply_blocks_none_of_the_users_other_threads(
+    queue: MemoryQueue, clock: Clock
+) -> None:
+    held = queue.enqueue_unanswered("u", "t1", AIMessage("Done.", id="a1"), hold_seconds=300)
+    other = queue.enqueue("u", "t2", turn(2))
+    clock.now += 3
+    job = queue.claim("w")
+    assert job is not None and job.job_id == other
+    queue.complete(job)
+    clock.now += 300
+    job = queue.claim("w")
+    assert job is not None and job.job_id == held

@@ -429,6 +429,62 @@ def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore,
     queue.close()
 
 
+def test_the_reply_a_thread_ends_on_is_kept_once_the_thread_is_quiet(
+    store: ChromaMemoryStore, db: Path
+) -> None:
+    """A confirmation nobody answered stays on record; the same reply answered with a
+    correction does not (the next turn cancels the hold and carries the reply)."""
+    from langgraph_memory.session import SqliteSaver
+    from langgraph_memory.wiring import MemoryState
+
+    replies = iter(
+        [
+            "Done: refund of $30 issued to your card, 3-5 days.",  # thread t1 ends here
+            "Done: I've cancelled order 4471.",  # thread t2 ...
+            "Sorry! The order stays as it is.",  # ... where the user corrects it
+        ]
+    )
+
+    def model_node(state: MemoryState) -> dict[str, object]:
+        return {"messages": [AIMessage(next(replies))]}
+
+    queue = SqliteMemoryQueue(db, debounce_seconds=0)
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
+    builder = StateGraph(MemoryState)
+    builder.add_node("agent", model_node)
+    builder.add_node("extract", create_extract_node(writer=writer))
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "extract")
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = builder.compile(checkpointer=saver)
+        t1 = {"configurable": {"thread_id": "t1", "user_id": U}}
+        t2 = {"configurable": {"thread_id": "t2", "user_id": U}}
+        graph.invoke({"messages": [HumanMessage("where is my refund?")]}, t1)
+        graph.invoke({"messages": [HumanMessage("can you look at order 4471?")]}, t2)
+        # The user's turns are written; both replies are held, blocking neither thread.
+        assert writer.run_pending() == 2
+        assert not any("refund" in t for t in texts(store))
+        graph.invoke({"messages": [HumanMessage("no I said keep it")]}, t2)
+        assert writer.drain(timeout=20)  # drain runs held jobs without waiting
+        kept = [r for r in store.list_memories(U) if r.source is MemorySource.AGENT_INFERRED]
+        assert [r.text for r in kept if "refund of $30" in r.text], kept
+        assert not [r for r in kept if "cancelled" in r.text.lower()], kept
+    queue.close()
+
+
+def test_unanswered_after_seconds_is_checked(store: ChromaMemoryStore, db: Path) -> None:
+    queue = SqliteMemoryQueue(db)
+    with pytest.raises(ConfigurationError, match="unanswered_after_seconds=-1"):
+        MemoryWriter(
+            store, extractor=RuleBasedExtractor(), queue=queue, unanswered_after_seconds=-1
+        )
+    off = MemoryWriter(
+        store, extractor=RuleBasedExtractor(), queue=queue, unanswered_after_seconds=None
+    )
+    assert off.submit_unanswered(U, "t", AIMessage("Done: refund issued.", id="a1")) is None
+    queue.close()
+
+
 async def test_reconcile_node_records_its_audit(
     store: ChromaMemoryStore, queue: MemoryQueue
 ) -> None:

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from langgraph_memory.nodes._messages import mark_unanswered
 from langgraph_memory.nodes._rules_time import moment_of, zh_time_words
 from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
 from langgraph_memory.nodes.rules._text import laughed_at, restore_script, to_simplified
@@ -294,6 +295,47 @@ def test_a_validity_date_expires_the_commitment_and_says_what_it_is() -> None:
 )
 def test_corrected_bare_or_unconfirmed_commitments_stay_out(assistant: str, reply: str) -> None:
     assert conversation("hi", assistant, reply) == []
+
+
+def test_a_reply_the_thread_ended_on_keeps_its_commitments_but_not_its_offers() -> None:
+    done = mark_unanswered(AIMessage("Done: refund of $30 issued, 3-5 days.", id="a1"))
+    kept = [c for c in EXTRACTOR.extract([done]) if c.source is MemorySource.AGENT_INFERRED]
+    assert kept and "refund of $30" in kept[0].text
+    offer = mark_unanswered(AIMessage("I can switch you to unlimited from Oct 20.", id="a2"))
+    assert EXTRACTOR.extract([offer]) == []
+    # Without the mark the reply still waits for the user's answer.
+    assert EXTRACTOR.extract([AIMessage("Done: refund of $30 issued, 3-5 days.", id="a3")]) == []
+
+
+@pytest.mark.parametrize(
+    ("assistant", "reply", "kept", "gone"),
+    [
+        (
+            "I see you used the Japan roaming pass in November.",
+            "我没去 Japan leh, 是 12 月才出发",
+            "12 月才出发",
+            "japan",
+        ),
+        ("你的計劃包牙科，補牙可以全數報銷。", "我個計劃唔包牙科㗎，我想問眼科", "眼科", "牙科"),
+        (
+            "Since you sync from BigQuery, the switch is easy.",
+            "We're on Postgres, not BigQuery.",
+            "postgres",
+            None,
+        ),
+    ],
+)
+def test_a_denial_of_the_assistants_claim_is_not_kept_as_what_the_user_said(
+    assistant: str, reply: str, kept: str, gone: str | None
+) -> None:
+    messages = [
+        HumanMessage("hi", id="h0"),
+        AIMessage(assistant, id="a0"),
+        HumanMessage(reply, id="h1"),
+    ]
+    said = " ".join(c.text.lower() for c in EXTRACTOR.extract(messages))
+    assert kept in said, said
+    assert gone is None or gone not in said, said
 
 
 def test_a_not_later_in_the_reply_is_the_users_own_news() -> None:

@@ -78,6 +78,7 @@ from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
+from langgraph_memory.nodes._messages import is_unanswered
 from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, zh_time_words
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
@@ -90,7 +91,13 @@ from langgraph_memory.nodes.rules._forget import (
     mentions_topic,
 )
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._replies import accepts, acknowledges, offer_text
+from langgraph_memory.nodes.rules._replies import (
+    accepts,
+    acknowledges,
+    assistant_claims,
+    offer_text,
+    rebuts,
+)
 from langgraph_memory.nodes.rules._retire import fold_self_corrections
 from langgraph_memory.nodes.rules._text import (
     CJK,
@@ -861,12 +868,16 @@ class RuleBasedExtractor:
             except RedactionRejectedError:
                 continue  # the policy forbids keeping anything from this message
             said = message_time(message, self.clock)
+            claims = ""
             if pending is not None:
                 out.extend(self._answered(pending, text, message_id, said, seen, asked))
+                claims = assistant_claims(message_text(pending[0]))
                 pending = None
             asked = text
             turn = read_turn(text, said)
-            residue = list(turn.residue)
+            # "我没去 Japan leh" after the assistant's "you used the Japan pass" is not kept: the
+            # rebuttal would carry the wrong claim's words.
+            residue = [(piece, whole) for piece, whole in turn.residue if not rebuts(piece, claims)]
             for found in turn.facts:
                 if found.importance < self.min_importance and not found.forget:
                     # Below the bar for a fact of its own, but still something the user said.
@@ -879,6 +890,10 @@ class RuleBasedExtractor:
                 out.append(self._candidate(found, message_id, said))
             if self.evidence and residue:
                 out.extend(self._evidence(residue, message_id, said))
+        if pending is not None and self.commitments == "acknowledged" and is_unanswered(pending[0]):
+            # The thread went quiet after it (``MemoryWriter.submit_unanswered``): no one
+            # corrected its commitments ("Done: refund of $30 issued, 3-5 days").
+            out.extend(self._commitments(pending[0], pending[1], seen, asked))
         return out
 
     async def aextract(self, messages: Sequence[BaseMessage]) -> list[CandidateMemory]:

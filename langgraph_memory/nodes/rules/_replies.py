@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from langgraph_memory.nodes.rules._evidence import shares_salient_term
 from langgraph_memory.nodes.rules._text import TRIM, sentences
 
 _CORRECTION: Final = re.compile(
@@ -103,3 +104,50 @@ def offer_text(message: str) -> str | None:
                 for s in found[start : index + 1]
             ).rstrip(".")
     return None
+
+
+# A negated clause: "我没去 Japan leh", "我個計劃唔包牙科", "we never had a dog". Closed-class
+# words of both languages; 不 inside a word that negates nothing ("不过", "不错") is not one.
+_NEGATED: Final = re.compile(
+    r"\b(?:not|no|never|nope|none|neither|nor)\b|n'?t\b"
+    r"|(?<![要还还是])不(?![过错少同久断仅但管如然])|没|沒|冇|唔|未(?!来|來)|并非|並非",
+    re.IGNORECASE,
+)
+
+
+def assistant_claims(message: str) -> str:
+    """The sentences of an assistant message that assert something (its questions ask)."""
+    return " ".join(s for s in sentences(message) if not s.rstrip(TRIM + " ").endswith(("?", "？")))
+
+
+# "We're on Postgres, not BigQuery", "是周三不是周二": a denial that says what is true instead.
+_SAYS_INSTEAD: Final = re.compile(
+    r"[,，]\s*(?:not|instead of|rather than)\b|\b(?:instead of|rather than)\b|\bnot\b.{1,30}[,，]\s*(?:it'?s|but)\b"
+    r"|而不是|不是.{1,15}(?:是|而是)|唔係.{1,15}係|不是.{1,15}[，,]\s*是",
+    re.IGNORECASE,
+)
+
+
+def rebuts(segment: str, claims: str) -> bool:
+    """Does the user's ``segment`` deny what the assistant just ``claims`` (``assistant_claims``)?
+
+    A rebuttal repeats the claim's words to deny them ("you used the Japan pass" -
+    "我没去 Japan leh"), so kept as what the user said it would carry the very claim
+    that was wrong; what the user said beside it ("是 13 號才出發的") is kept.
+
+    Example:
+        >>> rebuts("我没去 Japan leh", "I see you used the Japan roaming pass in November.")
+        True
+        >>> rebuts("I never had braces", assistant_claims("Do you have braces?"))
+        False
+        >>> rebuts("我不吃香菜", "Noted: you like Sichuan food.")
+        False
+        >>> rebuts("We're on Postgres, not BigQuery", "Since you sync from BigQuery, it's easy.")
+        False
+    """
+    return (
+        bool(claims)
+        and bool(_NEGATED.search(segment))
+        and not _SAYS_INSTEAD.search(segment)
+        and shares_salient_term(segment, claims)
+    )
