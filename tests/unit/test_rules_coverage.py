@@ -338,6 +338,24 @@ def test_a_denial_of_the_assistants_claim_is_not_kept_as_what_the_user_said(
     assert gone is None or gone not in said, said
 
 
+@pytest.mark.parametrize(
+    "assistant",
+    [
+        "Done, the pregnancy note is removed from your profile.",
+        "I've deleted your old address from our records.",
+        "好的，已为您删除这条记录。",
+        "Noted, I won't mention it again.",
+    ],
+)
+def test_a_confirmation_that_something_was_erased_is_not_kept(assistant: str) -> None:
+    assert conversation("please forget that", assistant, "thanks") == []
+
+
+def test_removing_a_fee_is_still_a_commitment() -> None:
+    kept = conversation("that fee is wrong", "I've removed the late fee from your bill.", "thanks")
+    assert kept and "late fee" in kept[0].text
+
+
 def test_a_not_later_in_the_reply_is_the_users_own_news() -> None:
     kept = conversation(
         "hi", "Refund issued, 7-10 business days.", "ok. and we fly back the 9th now, not the 7th"

@@ -24,6 +24,8 @@ from langgraph_memory.nodes.rules._retire import (
 )
 from langgraph_memory.types import CandidateMemory, MemoryOp
 
+EXTRACTOR = RuleBasedExtractor()
+
 # --- topic families: an update and what it replaces share a topic, not a word ----------
 
 
@@ -226,6 +228,40 @@ def test_self_corrections_keep_only_the_last_value(pieces: list[str], folded: li
 def test_back_references_are_forget_requests(text: str) -> None:
     found = match_clause(text)
     assert found is not None and found.forget, text
+
+
+@pytest.mark.parametrize(
+    ("text", "topic_word"),
+    [
+        (
+            "我阿媽嗰個高血壓嘅嘢你幫我刪咗佢啦，佢話唔想有佢嘅病歷",
+            "高血壓",
+        ),  # Cantonese, "delete it"
+        ("之前跟你們講我媽洗腎的那件事，我不想被記著", "洗腎"),  # not wanting it on record
+        ("Then that thing about Ngozi being pregnant, abeg remove it from my profile", "Ngozi"),
+        ("the bit about my knee, please take it off my file", "knee"),
+        ("my brother's court case, he doesn't want it recorded", "court case"),
+    ],
+)
+def test_a_request_that_only_says_it_forgets_what_the_sentence_named(
+    text: str, topic_word: str
+) -> None:
+    found = EXTRACTOR.extract([HumanMessage(text, id="h1")])
+    forgets = [c for c in found if c.forget]
+    assert forgets and topic_word in forgets[0].text, found
+    assert not [c for c in found if not c.forget and topic_word in c.text], found  # not kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I took it off my list",
+        "I don't want it delivered before noon",
+        "我不想被打扰，晚上别打电话",
+    ],
+)
+def test_taking_it_off_a_list_or_not_wanting_a_delivery_forgets_nothing(text: str) -> None:
+    assert not [c for c in EXTRACTOR.extract([HumanMessage(text, id="h1")]) if c.forget]
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,7 @@ from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
 from langgraph_memory.nodes.rules._events import with_time
 from langgraph_memory.nodes.rules._forget import (
     bare_forget,
+    forget_it_topic,
     forget_request,
     keeps,
     mentions_topic,
@@ -342,6 +343,11 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if not sentence:
                 continue
         if HYPOTHETICAL.search(sentence):
+            continue
+        it_topic = forget_it_topic(sentence)
+        if it_topic is not None:
+            turn.facts.append(forget_request(it_topic))
+            previous_sentence = sentence
             continue
         whole = match_sentence(sentence)
         if whole is not None:

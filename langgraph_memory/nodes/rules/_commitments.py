@@ -100,9 +100,25 @@ _ZH_LEAD_IN: Final = re.compile(
 )
 
 
+# "The pregnancy note is removed", "I've deleted it from your profile", "已为您删除这条记录":
+# a confirmation that something was erased names what was erased; kept, it would bring
+# the forgotten topic back.
+_ERASED: Final = re.compile(
+    r"\b(?:removed|deleted|erased|cleared|wiped|forgotten|taken (?:it |that |this )?off|dropped)\b"
+    r".{0,40}\b(?:note|notes|profile|records?|file|details|memory|info|information|history)\b"
+    r"|\b(?:note|notes|profile|records?|file|details|memory|info|information|history)\b.{0,30}"
+    r"\b(?:removed|deleted|erased|cleared|wiped|gone)\b"
+    r"|\b(?:won'?t|will not|no longer)\s+(?:remember|keep|store|record|mention|bring (?:it|that) up)\b"
+    r"|删除|删掉|删了|清除|移除|抹去|不会再记|不再记录|不会再提|已忘记|忘掉",
+    re.IGNORECASE,
+)
+
+
 def commitment(sentence: str) -> Match | None:
     """The assistant's commitment in one sentence of its reply, or ``None``."""
     text = _EN_LEAD_IN.sub("", sentence.strip(TRIM + ";；"))
+    if _ERASED.search(to_simplified(text)):
+        return None
     asks = re.search(
         r"\b(?:if|could|would you like|can i|shall i|should i|can'?t|cannot|unable|won'?t store|"
         r"won'?t keep|please)\b|\?$",

@@ -118,7 +118,7 @@ _ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|�
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
+    r"(?:(?:删掉|删了|删除|删咗)(?:佢|它|他|她)?|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
     + _ZH_TAIL
@@ -134,7 +134,7 @@ _ZH_BACK_REFERENCE: Final = re.compile(
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
 _BARE_FORGET: Final = re.compile(
-    r"^(?:(?:ok|okay|so|and|also|please|pls|can you|could you|would you|just)[,\s]+)*"
+    r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just)[,\s]+)*"
     r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear)\s*(?:it|that|this|them|those|that one|this one)?"
     r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
     # "delete it from the ticket and forget it"
@@ -153,6 +153,12 @@ _BARE_FORGET: Final = re.compile(
     r"(?:不用|不要|别|唔使|唔好)\s?(?:keep|save|store|record|remember)(?:\s?(?:在|喺)?(?:我|你)?(?:这边|那边|这里|度))?)"
     r"(?:它|佢|他|她|吧|了|啦|掉|咗|嘅|呀|啊|好吗|好不好|行吗|可以吗|ok)*$"
     r"|^(?:我)?(?:唔想|不想|不要|别)再(?:提|讲|说|记)(?:了|啦|吧)?$"
+    # Not wanting it on record: "我不想被记着", "佢唔想留记录", "she doesn't want it recorded".
+    r"|^(?:我|佢|他|她|我们|佢哋)?(?:也|都)?(?:不想|唔想|不要|不希望)(?:被|你们?|你)?(?:记着|记著|记住|记录|记得|留底|留记录|留档|存档)"
+    r"(?:了|啦|吧|喇|呀)?$"
+    r"|^(?:(?:and|but|also|so)\s+)?(?:i|she|he|they|we)\s+(?:really\s+)?(?:don'?t|doesn'?t|do not|does not)\s+want\s+"
+    r"(?:it|that|this|them|any of (?:it|that))\s+(?:recorded|on (?:record|file)|kept|stored|remembered|saved|written down)"
+    r"(?:\s+(?:anywhere|either|please))*$"
     # Code-switched, the object a word for the record itself: "可以帮我 delete 掉那个 record 吗".
     r"|^(?:可以|可不可以|能不能|能|麻烦|请)?(?:帮我|给我)?\s?(?:delete|remove|erase|forget|clear)\s?掉?\s?"
     r"(?:那个|这个|那条|这条|嗰个)?\s?(?:record|记录|紀錄|资料|entry|note)?\s?(?:吗|吧|啦|好吗|可以吗|ok)?$"
@@ -398,6 +404,36 @@ def forget_request(topic: str) -> Match:
         importance=1.0,
         forget=True,
     )
+
+
+# "..., abeg remove it from my profile", "please take that off my file", "she doesn't want
+# it recorded": the request points back with "it"; what it points at is the sentence before it.
+_EN_FORGET_IT: Final = re.compile(
+    r"[,;:…\s]+(?:(?:and|so|but|then|please|pls|plz|kindly|abeg|can you|could you|just)[,\s]+)*"
+    r"(?:(?:remove|delete|erase|wipe|drop|take|clear)\s+(?:it|that|this|them)\s+(?:off|out of|from)\s+"
+    r"(?:my|your|the|her|his|our)\s+(?:profile|records?|file|notes?|system|memory|account|details)"
+    r"|(?:i|she|he|they|we)\s+(?:really\s+)?(?:don'?t|doesn'?t|do not|does not)\s+want\s+(?:it|that|this)\s+"
+    r"(?:recorded|on (?:record|file)|kept|stored|remembered|saved|written down))\b",
+    re.IGNORECASE,
+)
+
+
+def forget_it_topic(sentence: str) -> str | None:
+    """The topic of a forget request that says only "it", from the sentence before the
+    request ("Then that thing I told you about Ngozi being pregnant, abeg remove it from
+    my profile"); ``None`` when the sentence holds no such request or nothing before it.
+
+    Example:
+        >>> forget_it_topic("the bit about my knee, please take it off my file")
+        'the bit about my knee'
+        >>> forget_it_topic("I took it off my list") is None
+        True
+    """
+    m = _EN_FORGET_IT.search(sentence)
+    if m is None:
+        return None
+    topic = sentence[: m.start()].strip(TRIM + " ")
+    return topic or None
 
 
 # What a topic is not: forget verbs and particles ("了删掉吧" after "你别记").
