@@ -167,6 +167,13 @@ def key_matches(record_key: str | None, key: str) -> bool:
     return record_key is not None and (record_key == key or record_key.startswith(key + "."))
 
 
+def _retraction(key: str) -> bool:
+    """A forget keyed to one value of a slot ("allergy.aspirin"): the rules' retraction of
+    a fact the user now says was never true (``retracted_allergies``); a user's own forget
+    request names a whole slot ("allergy")."""
+    return key.startswith("allergy.")
+
+
 def forget_covers(record: MemoryRecord, key: str) -> bool:
     """A forget request for ``key`` covers its slot, sub-slots, and evidence turns on its topic.
 
@@ -379,6 +386,17 @@ def _keyed_op(
     key = cand.key
     if key is None:
         return None
+    if cand.forget and _retraction(key):
+        # "aspirin 其实没问题": that one allergy goes, nothing else that names aspirin (the
+        # father's aspirin), and with nothing under the key nothing is erased.
+        taken_back = tuple(
+            r.id for r in ctx.same_key if r.key == key and r.status == MemoryStatus.ACTIVE
+        )
+        if not taken_back:
+            return MemoryOp("ignore", cand, (), f"nothing stored under {key!r} to take back")
+        return MemoryOp(
+            "delete", cand, taken_back, f"the user took back {key!r}: it was never true"
+        )
     if cand.forget:
         # The slot's versions, plus evidence turns on the topic among the neighbours.
         nearby = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]

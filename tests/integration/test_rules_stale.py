@@ -857,3 +857,39 @@ def test_a_masked_email_is_no_sentence_break(
         texts
     )
     assert not any("wing.lam" in t for t in texts), texts
+
+
+# --- a fact the user takes back --------------------------------------------------------------
+
+
+def test_a_taken_back_allergy_goes_and_nothing_else_that_names_it(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say(writer, clock, "我对 aspirin 过敏，吃了会起风团", "m1")
+    say(writer, clock, "我爸每天吃 aspirin 100mg", "m2")
+    say(writer, clock, "我儿子对鸡蛋过敏", "m3")
+    assert any("aspirin过敏" in t.replace(" ", "") for t in active(store))
+    say(
+        writer,
+        clock,
+        "对了上次说我对 aspirin 过敏，我说错了，是布洛芬。aspirin 其实没问题，鸡蛋也没问题",
+        "m4",
+    )
+    texts = active(store)
+    assert not any("aspirin过敏" in t.replace(" ", "") for t in texts), texts  # taken back
+    assert any("100mg" in t for t in texts), texts  # the father's aspirin stays
+    assert any("鸡蛋过敏" in t for t in texts), texts  # the son's egg allergy stays
+    assert not any("其实没问题" in t for t in texts), texts  # the retraction names it again
+
+
+def test_not_allergic_after_all_in_english(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say(writer, clock, "I'm allergic to penicillin.", "m1")
+    say(
+        writer,
+        clock,
+        "Actually I got it wrong before, I'm not allergic to penicillin… it's amoxicillin.",
+        "m2",
+    )
+    assert not any("penicillin" in t.lower() for t in active(store)), active(store)

@@ -92,6 +92,11 @@ from langgraph_memory.nodes.rules._forget import (
     mentions_topic,
 )
 from langgraph_memory.nodes.rules._match import Match
+from langgraph_memory.nodes.rules._profile import (
+    REPORTED_SAYING,
+    quotes_a_mistake,
+    retracted_allergies,
+)
 from langgraph_memory.nodes.rules._replies import (
     accepts,
     acknowledges,
@@ -328,6 +333,21 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # The stating pieces of this sentence and of the one before, for "her bday is dec 3".
     said_here: list[str] = []
     said_before: list[str] = []
+    for what in retracted_allergies(text):
+        # "aspirin 其实没问题", "I'm not allergic to penicillin after all": never true, so
+        # the stored allergy goes like a forgotten one (its key only).
+        turn.facts.append(
+            Match(
+                f"用户说对{what}不过敏"
+                if has_cjk(what) or has_cjk(text)
+                else f"User is not allergic to {what}",
+                key=f"allergy.{what}",
+                importance=1.0,
+                forget=True,
+            )
+        )
+    mistaken = quotes_a_mistake(text)
+    retracting = bool(turn.facts)
     for sentence in sentences(text):
         if said_here:
             said_before, said_here = said_here, []
@@ -392,7 +412,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
             continue
         someone_else = False
         for segment, as_read, clause in zip(pieces, read_as, matched, strict=True):
-            if TENTATIVE.search(segment):
+            if TENTATIVE.search(segment) or (mistaken and REPORTED_SAYING.match(segment)):
+                # "上次说我对 aspirin 过敏，我说错了": what the user now says was wrong.
                 continue
             if is_question(segment, sentence):
                 # "where is my order #FN-22841?", "the lamp i ordered, #LX-2210, says
@@ -433,6 +454,9 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     plain = f"{context[0]}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
             said_here.append(_untagged(segment))
+    if retracting:
+        # The retraction itself ("aspirin 其实没问题") would still name the allergy.
+        turn.residue = [(p, w) for p, w in turn.residue if not retracted_allergies("过敏 " + p)]
     return turn
 
 

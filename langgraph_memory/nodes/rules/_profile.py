@@ -222,6 +222,60 @@ def rule_allergy(segment: str) -> Match | None:
     return None
 
 
+# A retraction of one's own allergy: "I'm not allergic to penicillin after all", "aspirin 其实没问题",
+# "我对青霉素不过敏". The fact was never true, so it goes (``retracted_allergies``).
+_EN_NOT_ALLERGIC: Final = re.compile(
+    r"\b(?:i'?m|i am)\s+(?:not|no longer|actually not)\s+allergic to\s+([\w -]{2,30}?)"
+    r"(?=\s*(?:after all|actually|at all|any ?more|[,.;!…]|$))"
+    r"|\b([\w-]{3,20}) (?:is|'s) (?:actually |totally |perfectly )?(?:fine|ok|okay|no problem) for me\b",
+    re.IGNORECASE,
+)
+_ZH_NOT_ALLERGIC: Final = re.compile(
+    r"(?:我|我自己)?(?:对|對)([\w\u3400-\u9fff]{1,10}?)(?:其实|其實)?(?:不|没|沒|冇|唔)(?:过敏|過敏)"
+    r"|([A-Za-z][\w-]{2,20}|[\u3400-\u9fff]{2,6}?)\s*(?:其实|其實|其实是|倒是|都)?"
+    r"(?:没问题|沒問題|冇问题|冇問題|没事|沒事|不过敏|不過敏|唔过敏|可以吃|可以用)"
+)
+_MISTAKE: Final = re.compile(
+    r"说错|講錯|讲错|搞错|搞錯|弄错|弄錯|记错|記錯|错了|錯了|\b(?:i was wrong|got it wrong|i misspoke|my mistake|"
+    r"my bad|i mixed (?:it|them) up)\b",
+    re.IGNORECASE,
+)
+# The user quoting what they said before: "上次说我对 aspirin 过敏", "I told you I was allergic to ...".
+REPORTED_SAYING: Final = re.compile(
+    r"^(?:对了|對了|还有|還有|另外|and|also|so)?[，,\s]*(?:上次|之前|以前|刚才|剛才)?(?:我)?(?:跟你们?|跟你們)?"
+    r"(?:说|說|讲|講|提)(?:过|過|的)?(?=.)"
+    r"|^(?:(?:and|also|so|oh)[,\s]+)?(?:i|we)\s+(?:told you|said|mentioned)\b",
+    re.IGNORECASE,
+)
+
+
+def retracted_allergies(turn: str) -> list[str]:
+    """The allergies of the user's own that a turn takes back, as the key fragments of the
+    rule that stored them ("aspirin" for ``allergy.aspirin``).
+
+    Example:
+        >>> retracted_allergies("上次说我对 aspirin 过敏，我说错了，是 ibuprofen。aspirin 其实没问题。")
+        ['aspirin']
+        >>> retracted_allergies("I'm not allergic to penicillin after all, it's amoxicillin.")
+        ['penicillin']
+        >>> retracted_allergies("牛奶没问题"), retracted_allergies("I'm not allergic to anything")
+        ([], [])
+    """
+    found: list[str] = []
+    if re.search(r"allerg|过敏|過敏", turn, re.IGNORECASE):
+        for m in _EN_NOT_ALLERGIC.finditer(turn):
+            found.append(en_value(next(g for g in m.groups() if g)))
+        for m in _ZH_NOT_ALLERGIC.finditer(turn):
+            found.append(next(g for g in m.groups() if g).strip(TRIM + "对對有"))
+    nothing = {"anything", "everything", "nothing", "it", "that", "this", "them", "什么", "任何", "都"}
+    return [slug(w) for w in dict.fromkeys(found) if w and slug(w) and w.lower() not in nothing]
+
+
+def quotes_a_mistake(sentence: str) -> bool:
+    """Does the sentence say the user got something wrong before ("我说错了", "I was wrong")?"""
+    return bool(_MISTAKE.search(sentence))
+
+
 _EN_CONDITIONS: Final = (
     r"type [12] diabetes|diabetes|diabetic|asthma|asthmatic|hypertension|high blood pressure|"
     r"low blood pressure|a heart condition|heart condition|heart disease|a weak heart|epilepsy|"
