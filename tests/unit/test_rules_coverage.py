@@ -351,6 +351,30 @@ def test_a_confirmation_that_something_was_erased_is_not_kept(assistant: str) ->
     assert conversation("please forget that", assistant, "thanks") == []
 
 
+@pytest.mark.parametrize(
+    ("assistant", "reply", "kept", "gone"),
+    [
+        (
+            "Updated: Rarotonga 14 to 20 December. I've also noted Tama's passport expires in January.",
+            "Eh? Tama's passport is fine. It's Nikau's that runs out.",
+            "rarotonga",
+            "passport",
+        ),
+        (
+            "I've opened claim CL-77310 for escape of water. A loss adjuster will ring you to arrange a visit.",
+            "Please don't ring, I said before. Email me.",
+            "cl-77310",
+            "ring",
+        ),
+    ],
+)
+def test_a_reply_that_disputes_one_commitment_keeps_the_others(
+    assistant: str, reply: str, kept: str, gone: str
+) -> None:
+    found = " ".join(c.text.lower() for c in conversation("hi", assistant, reply))
+    assert kept in found and gone not in found, found
+
+
 def test_removing_a_fee_is_still_a_commitment() -> None:
     kept = conversation("that fee is wrong", "I've removed the late fee from your bill.", "thanks")
     assert kept and "late fee" in kept[0].text

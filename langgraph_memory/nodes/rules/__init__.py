@@ -84,6 +84,7 @@ from langgraph_memory.nodes.extract import message_ids_for, message_text, redact
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
 from langgraph_memory.nodes.rules._events import with_time
+from langgraph_memory.nodes.rules._evidence import shares_salient_term
 from langgraph_memory.nodes.rules._forget import (
     bare_forget,
     forget_it_topic,
@@ -822,8 +823,12 @@ class RuleBasedExtractor:
                     expires_at=_bound(offer, said),
                 )
                 return [self._candidate(agreed, reply_id, said, text=text[:500])]
-        if self.commitments == "acknowledged" and acknowledges(reply):
-            return self._commitments(message, message_id, seen, asked)
+        if self.commitments == "acknowledged":
+            if acknowledges(reply):
+                return self._commitments(message, message_id, seen, asked)
+            # "Eh? Tama's passport is fine" after "Updated: Rarotonga 14 to 20 Dec. I've also
+            # noted Tama's passport expires": what the reply disputes goes, the rest holds.
+            return self._commitments(message, message_id, seen, asked, disputed=reply)
         return []
 
     def _commitments(
@@ -832,16 +837,24 @@ class RuleBasedExtractor:
         message_id: str,
         seen: set[tuple[str | None, str]],
         asked: str = "",
+        disputed: str = "",
     ) -> list[CandidateMemory]:
         """The commitments in one assistant message; ``asked`` is the user's message it
-        answered, kept beside a commitment that only says "it" ("It's valid until Nov 30")."""
+        answered, kept beside a commitment that only says "it" ("It's valid until Nov 30").
+        ``disputed``: the user's reply questioned or corrected the message; only the
+        commitments it shares no word with are kept, and none when it touches none of them
+        (then it may dispute the whole message: "is that the morning one?")."""
         try:
             text = redact_text(message_text(message), self.policy)
         except RedactionRejectedError:
             return []
         said = message_time(message, self.clock)
         found_by_key: dict[str | None, tuple[Match, str]] = {}
+        touched = False
         for sentence in sentences(text):
+            if disputed and shares_salient_term(sentence, disputed):
+                touched = True  # the reply names what it disputes
+                continue
             found = commitment(sentence)
             if found is None:
                 continue
@@ -853,6 +866,8 @@ class RuleBasedExtractor:
                 )
                 sentence = f"{first}; {sentence}"
             found_by_key[found.key] = (found, sentence)
+        if disputed and not touched:
+            return []
         out: list[CandidateMemory] = []
         for found, sentence in found_by_key.values():
             if (found.key, found.text) in seen:

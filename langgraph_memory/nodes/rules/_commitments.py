@@ -32,7 +32,7 @@ from langgraph_memory.types import MemoryType
 _EN_COMMIT: Final = re.compile(
     # "As a goodwill gesture I've credited ...": a short lead-in before the action.
     r"^(?:ok(?:ay)?[,!]?\s+|sure[,!]?\s+|done[,!]?\s+|great[,!]?\s+|[a-z][\w ,'-]{0,40}?\s)?"
-    r"(?:i|we)(?:'ve| have|'ll| will| just| already|'ve just|'ve already| have just)*\s+"
+    r"(?:i|we)(?:'ve| have|'ll| will| just| already| now| also|'ve just|'ve already| have just)*\s+"
     r"((?:issued|refunded|sent|booked|reserved|scheduled|arranged|upgraded|credited|waived|"
     r"shipped|cancell?ed|processed|escalated|applied|rebooked|replaced|extended|added|"
     r"swapped|moved|changed|updated|opened|logged|flagged|reimbursed|confirmed|removed|fixed|"
@@ -44,7 +44,7 @@ _EN_COMMIT: Final = re.compile(
 _ZH_COMMIT: Final = re.compile(
     r"(?:我|我们)?(?:已经?|会|将|马上|稍后|承诺|保证)(?:重新|再次|再)?(?:为您|给您|帮您|替您)?"
     r"((?:办理|退款|退还|补发|补退|退回|加急|预约|预订|订好|升级|延期|取消|安排|寄出|发出|赔付|补偿|返还|开通|改签|"
-    r"登记|申请|提交|创建|派|赠送|加固|处理|延长|生效|到账|更新|改为|改成|修改|更改|备注|预订)"
+    r"登记|申请|提交|创建|派|赠送|加固|处理|延长|生效|到账|更新|改为|改成|修改|更改|备注|预订|批准|核准|审批)"
     r"[^。！？]{0,60})"
     # "投诉已登记，工单号 TS-77120，三个工作日内派师傅免费加固": the record and its number.
     r"|((?:工单|单号|订单|维修单|票号|编号)(?:号)?[:：]?\s*[A-Z]{1,4}-?\d[\w-]*[^。！？]{0,60})"

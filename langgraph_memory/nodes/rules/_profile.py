@@ -267,7 +267,18 @@ def retracted_allergies(turn: str) -> list[str]:
             found.append(en_value(next(g for g in m.groups() if g)))
         for m in _ZH_NOT_ALLERGIC.finditer(turn):
             found.append(next(g for g in m.groups() if g).strip(TRIM + "对對有"))
-    nothing = {"anything", "everything", "nothing", "it", "that", "this", "them", "什么", "任何", "都"}
+    nothing = {
+        "anything",
+        "everything",
+        "nothing",
+        "it",
+        "that",
+        "this",
+        "them",
+        "什么",
+        "任何",
+        "都",
+    }
     return [slug(w) for w in dict.fromkeys(found) if w and slug(w) and w.lower() not in nothing]
 
 
