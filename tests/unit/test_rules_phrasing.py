@@ -95,6 +95,27 @@ def test_instruction_opening_with_any_word(text: str, needle: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # When the rule holds opens the sentence: a weekend, working hours, "以后" plus an errand.
+        ("周末别 ping 我工作上的事，周一再说", "周末别 ping 我工作上的事"),
+        ("工作日白天千万别打电话，我上班接不了", "工作日白天千万别打电话"),
+        ("以后帮我排 meeting 不要放周五下午", "不要放周五下午"),
+        ("Send only order-update texts, no promo stuff please", "only order-update texts"),
+    ],
+)
+def test_a_scoped_or_filtering_instruction_is_a_procedure(text: str, needle: str) -> None:
+    procedures = [c for c in facts(text) if c.type is MemoryType.PROCEDURAL]
+    assert len(procedures) == 1 and needle in procedures[0].text, facts(text)
+    assert procedures[0].expires_at is None  # "周一再说" does not end a weekend rule
+
+
+@pytest.mark.parametrize("text", ["晚上别吃太多", "周末不要熬夜了", "以后我们再聊"])
+def test_the_users_own_resolution_is_no_procedure(text: str) -> None:
+    assert not [c for c in facts(text) if c.type is MemoryType.PROCEDURAL], facts(text)
+
+
+@pytest.mark.parametrize(
     ("text", "key", "day"),
     [
         ("I booked a train to Shanghai for next Friday", "event.train", date(2026, 12, 11)),

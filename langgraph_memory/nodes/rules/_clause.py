@@ -124,7 +124,9 @@ _IMPERATIVE: Final = re.compile(
     r"^(?!(?:i|we|you and i)\b)[a-z]"
     r"|^(?:请|不要|别|要|都|每次|总是|一律|必须|只|用|说|回复|回答|给我|称呼|记得|先|务必)"
     # "以后有事直接发短信", "以后同我倾偈用广东话": a condition or an addressee, then the ask.
-    r"|^(?:有(?:什么|咩|啥)?事(?:就|请|的话)?|直接|跟我|同我|和我|对我)",
+    r"|^(?:有(?:什么|咩|啥)?事(?:就|请|的话)?|直接|跟我|同我|和我|对我)"
+    # "以后帮我排 meeting 不要放周五下午": an errand with a standing rule in it.
+    r"|^(?:帮我|给我)[^，,。]{0,16}?(?:不要|别|都|只|先|一律)",
     re.IGNORECASE,
 )
 _CORRECTION_PREFIX: Final = re.compile(

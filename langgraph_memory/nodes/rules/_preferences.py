@@ -220,6 +220,18 @@ _CONDITIONAL: Final = re.compile(
     r".*$",
     re.IGNORECASE,
 )
+# When a standing instruction holds: "周末", "工作日白天", "以后", "上班时间".
+_ZH_SCOPE: Final = r"(?:以后|今后|往后|平时|平常|周末|週末|工作日|平日|上班时间|上班時間|节假日|假日|白天|晚上|早上|每次)"
+
+
+# What the assistant does for the user: "别 ping 我", "别打电话", "别推荐", "别叫我".
+_ZH_TO_ASSISTANT: Final = re.compile(
+    r"我|打电话|打電話|电话|電話|打来|打給|打给|call|ping|message|发|發|提醒|推荐|推薦|安排|排|约|約|联系|聯絡|"
+    r"回复|回覆|叫|称呼|稱呼|告诉|通知|打扰|打擾|找|问|問|讲|講|说|說|用|寄|送",
+    re.IGNORECASE,
+)
+
+
 # "no meat in anything you suggest", "nothing spicy in what you recommend": a standing filter.
 _EXCLUDE_ALL: Final = re.compile(
     r"^(?:no|nothing|never any)\s+[\w-]+(?:\s+[\w-]+)?\s+(?:in|on|with|for)\s+"
@@ -315,10 +327,31 @@ def rule_instruction(segment: str) -> Match | None:
             type=MemoryType.PROCEDURAL,
             importance=0.8,
         )
+    m = re.match(
+        r"^(?:please\s+|pls\s+|and\s+|also\s+)*((?:send|text|email|call|contact|message|ring|ping|notify)"
+        r"\s+(?:me\s+)?(?:only|just)\b.+)$",
+        segment.strip(TRIM),
+        re.IGNORECASE,
+    )
+    if m:  # "send only order-update texts": a filter on every message to come
+        return Match(
+            f"User's standing instruction: {m.group(1).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
     m = re.search(
-        r"^(?:请你?|你|麻烦你?|拜托)?(?:以后|今后|往后)?(?:都|也)?(不要再?|别再?|千万别|永远不要|总是|一定要|每次都要?|每次|一律|务必|记得|回复(?:的时候|时)?|回答(?:的时候|时)?)(.+)$",
+        r"^(?:请你?|你|你们|麻烦你?|拜托)?"
+        # When it holds: "周末别 ping 我", "工作日白天千万别打电话", "以后帮我排 meeting 不要放周五下午".
+        rf"(?:{_ZH_SCOPE}(?:的|都|也)?\s*){{0,3}}"
+        r"(?:(?:帮我|给我)(?:排|安排|约|订|发|打)\s?[A-Za-z\u4e00-\u9fff]{0,8}?\s?)?"
+        r"(?:都|也)?(不要再?|别再?|千万别|千万不要|永远不要|总是|一定要|每次都要?|每次|一律|务必|记得|别|不要|"
+        r"回复(?:的时候|时)?|回答(?:的时候|时)?)(.+)$",
         segment,
     )
+    scoped = re.match(rf"^(?:请你?|你|你们|麻烦你?|拜托)?{_ZH_SCOPE}", segment) is not None
+    prohibits = m is not None and m.group(1).startswith(("别", "不要", "千万", "永远不要"))
+    if m and scoped and prohibits and not _ZH_TO_ASSISTANT.search(m.group(2)):
+        m = None  # "晚上别吃太多": the user's own resolution, not a rule for the assistant
     habit_only = (
         m is not None
         and m.group(1) in ("总是", "每次", "每次都", "每次都要")
@@ -327,8 +360,9 @@ def rule_instruction(segment: str) -> Match | None:
         )
     )  # "每次来我家都打喷嚏" is what someone does, not what the assistant should
     if m and not habit_only and not re.match(r"[了的]", m.group(2)):
+        said = segment.strip(TRIM) if scoped else f"{m.group(1)}{m.group(2).strip(TRIM)}"
         return Match(
-            f"用户的长期要求：{m.group(1)}{m.group(2).strip(TRIM)}",
+            f"用户的长期要求：{said}",
             type=MemoryType.PROCEDURAL,
             importance=0.8,
         )
