@@ -110,6 +110,28 @@ def test_a_scoped_or_filtering_instruction_is_a_procedure(text: str, needle: str
     assert procedures[0].expires_at is None  # "周一再说" does not end a weekend rule
 
 
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("Can I go to extras only from 1 November?", "extras only from 1 november"),
+        ("could we switch to the annual plan?", "annual plan"),
+        ("我而家住荃灣，可唔可以轉去你哋荃灣分店睇？", "荃灣分店"),
+        ("new work email for calendar invites btw: jo.ellis@ridgeline.io", "calendar invites"),
+    ],
+)
+def test_a_change_asked_as_a_question_and_a_labelled_value_are_kept(text: str, needle: str) -> None:
+    kept = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    said = " ".join(c.text.lower() for c in kept)
+    assert needle in said, said
+    assert "ridgeline.io]" in said or "@" not in text  # the label keeps its value beside it
+
+
+def test_asking_for_information_is_still_not_a_statement() -> None:
+    assert (
+        RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage("Can I get a refund?")]) == []
+    )
+
+
 @pytest.mark.parametrize("text", ["晚上别吃太多", "周末不要熬夜了", "以后我们再聊"])
 def test_the_users_own_resolution_is_no_procedure(text: str) -> None:
     assert not [c for c in facts(text) if c.type is MemoryType.PROCEDURAL], facts(text)

@@ -256,6 +256,12 @@ def _amount_only(piece: str) -> bool:
     return bool(re.search(r"\d", piece)) and bool(AMOUNT_ONLY.match(piece))
 
 
+def _placeholder_only(piece: str) -> bool:
+    """A masked identifier alone ("[EMAIL:@ridgeline-growth.io]"): the value of the label
+    before it ("new work email for calendar invites btw: ...")."""
+    return re.fullmatch(rf"\s*(?:{PLACEHOLDER_PATTERN}\s*)+", piece) is not None
+
+
 def segments(sentence: str) -> list[str]:
     """The clause-sized pieces of one sentence (see the module docstring)."""
     splitter = _ZH_SPLIT if has_cjk(sentence) else _EN_SPLIT
@@ -268,7 +274,7 @@ def segments(sentence: str) -> list[str]:
         if not last and (_WRAPPER_ONLY.match(piece) or _time_only(piece)):
             carry = f"{carry}{piece}，" if has_cjk(piece) else f"{carry}{piece}, "
             continue
-        if out and carry == "" and _amount_only(piece):
+        if out and carry == "" and (_amount_only(piece) or _placeholder_only(piece)):
             # "Budget 调高一点, S$2.1 million": the amount belongs to the clause before.
             out[-1] = f"{out[-1]}，{piece}" if has_cjk(out[-1]) else f"{out[-1]}, {piece}"
             continue
@@ -356,7 +362,11 @@ _QUESTION_END: Final = re.compile(r"[吗呢么嘛]$|[?？]$|(?:好不好|行不�
 _POLITE_IMPERATIVE: Final = re.compile(
     r"^(?:can|could|would|will) (?:you|we|i) (?:please )?(?:always|never|remember|forget|delete|"
     r"stop|not|call me|reply|respond|answer|use|keep|make sure|note|change|move|switch|update|"
-    r"reschedule|push|make it|cancel|upgrade|downgrade|bump|drop|move)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)",
+    r"reschedule|push|make it|cancel|upgrade|downgrade|bump|drop|move)\b|^(?:能不能|可不可以|可以|麻烦|请)?(?:帮我)?(?:把)?.{0,10}(?:改成|改到|换成|推迟到|提前到|改签)"
+    # "Can I go to extras only from 1 November?", "可唔可以轉去荃灣分店睇？": a change asked for.
+    r"|^(?:can|could|may) (?:i|we) (?:please )?(?:go|switch|move|change|upgrade|downgrade|transfer|drop|swap) "
+    r"(?:(?:back |over |down |up )?to|onto|over)\b"
+    r"|^(?:我)?(?:可唔可以|可不可以|能不能|能唔能|可以|可否)(?:帮我|幫我)?(?:转|轉|换|換|改|搬|调|調)(?:去|到|成|为|為)",
     re.IGNORECASE,
 )
 
