@@ -350,3 +350,33 @@ def test_a_forget_with_zhe_is_a_forget_request() -> None:
         [HumanMessage("之前说的我胃不好那个事，你们别记着了", id="m")]
     )
     assert found and all(c.forget for c in found)
+
+
+# --- a change of when retires the old time, not what it was the time of ---------------------
+
+
+@pytest.mark.parametrize(
+    ("update", "old", "left"),
+    [
+        (
+            "用户说：朵朵幼儿园改时间了；现在八点半之前到就行",
+            "用户说：闺女朵朵下周一开始上幼儿园中班了；每天早上八点前得送到",
+            "用户说：闺女朵朵下周一开始上幼儿园中班了",
+        ),
+        (
+            "User said: the dentist got rescheduled to Friday at 3pm",
+            "User said: dentist on Tuesday at 10am; bring the x-rays",
+            "User said: bring the x-rays",
+        ),
+        # Not a time move: a home move still retires the old home.
+        (
+            "User said: we moved to Bath",
+            "User said: we're in Clifton; near the bridge",
+            "User said: near the bridge",
+        ),
+    ],
+)
+def test_a_time_move_retires_the_pieces_with_a_time_of_that_kind(
+    update: str, old: str, left: str
+) -> None:
+    assert retired_part(update, old, split=True) == left

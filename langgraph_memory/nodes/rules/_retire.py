@@ -273,6 +273,38 @@ _MOVE: Final = re.compile(
 )
 
 
+# A change of when, said as such: "改时间了", "推迟到周五", "rescheduled to Tuesday", "the
+# time changed". Not "we moved" (a home), which _MOVE also reads.
+_TIME_CHANGE: Final = re.compile(
+    r"改时间|改時間|换时间|換時間|时间改|時間改|时间变|時間變|改了时间|改咗时间|改咗時間|推迟|推遲|延后|延後|"
+    r"提前到|改到(?=\s*(?:\d|[一二三四五六七八九十两]|[上下]午|晚上|早上|中午|周|週|星期|礼拜|禮拜|明天|后天))|"
+    r"\b(?:rescheduled|postponed|pushed (?:back|to)|brought forward|time (?:has )?changed|changed the time|"
+    r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b",
+    re.IGNORECASE,
+)
+# When a piece says: a clock time, or a day (a weekday, a date).
+_CLOCK: Final = re.compile(
+    r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:at|to|by|until|till) \d{1,2}\b(?![/.]\d)"
+    r"|(?:\d{1,2}|[一二三四五六七八九十两]{1,3})\s*[点點](?:半|\d{1,2}分?)?",
+    re.IGNORECASE,
+)
+_WHICH_DAY: Final = re.compile(
+    r"周[一二三四五六日天]|週[一二三四五六日天]|星期.|礼拜.|禮拜.|\d{1,2}\s*[月/]\s*\d{1,2}|\d{1,2}\s*[日号號]|明天|后天|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|\btomorrow\b",
+    re.IGNORECASE,
+)
+
+
+def _time_kinds(text: str) -> set[str]:
+    body = LABEL.sub("", text)
+    return {k for k, p in (("clock", _CLOCK), ("day", _WHICH_DAY)) if p.search(body)}
+
+
+def _moves_a_time(update: str) -> bool:
+    return bool(_TIME_CHANGE.search(LABEL.sub("", update)))
+
+
 def happened(text: str) -> bool:
     """A report that something came or was settled ("the sofa came today but it's torn",
     "退款到了"): nothing a later "the 27th instead?" can move."""
@@ -363,6 +395,11 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
             i for i, p in enumerate(pieces)
             if i not in stale and (moved or not topics(p)) and (DATE_OR_TIME.search(p) or _DAY.search(p))
         ]  # fmt: skip
+    kinds = _time_kinds(update) if _moves_a_time(update) else set()
+    if kinds:
+        # "朵朵幼儿园改时间了；现在八点半之前到就行": the time moved, not the class she is in;
+        # in what the update is about, the pieces with a time of the same kind go.
+        stale = [i for i, p in enumerate(pieces) if usable[i] and kinds & _time_kinds(p)]
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
     stale = [i for i in stale if not _blocked(update, pieces[i])]
     if not stale:
