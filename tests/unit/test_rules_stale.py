@@ -380,3 +380,27 @@ def test_a_time_move_retires_the_pieces_with_a_time_of_that_kind(
     update: str, old: str, left: str
 ) -> None:
     assert retired_part(update, old, split=True) == left
+
+
+@pytest.mark.parametrize(
+    ("update", "old", "left"),
+    [
+        # The order stands once its goods arrive; only the wait for them ends.
+        (
+            "User said: Six of the Earl Grey tins arrived dented",
+            "Assistant committed: order WS-44817, 24 Assam, 12 Earl Grey",
+            None,
+        ),
+        ("User said: the 75 did arrive", "User said: still waiting on the 75", ""),
+        (
+            "User said: the 75 did arrive",
+            "Assistant committed: The change fee of 75 euros is waived",
+            "",
+        ),
+        ("用户说：洗碗机到了", "用户说：洗碗机到现在还没发货", ""),
+    ],
+)
+def test_an_arrival_ends_the_wait_and_what_was_owed_not_the_order(
+    update: str, old: str, left: str | None
+) -> None:
+    assert retired_part(update, old, split=True) == left

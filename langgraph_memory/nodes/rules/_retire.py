@@ -237,6 +237,18 @@ _ARRIVED: Final = re.compile(
 )
 
 
+# What an arrival ends: the wait for it ("still waiting on the 75", "hasn't shipped", "ETA Dec
+# 9", "还没到", "预计周五送达") and what was owed ("the fee of 75 euros is waived").
+_AWAITED: Final = re.compile(
+    r"\b(?:wait(?:ing|ed)?|still|not (?:yet|here|arrived|shipped)|has ?n'?t|have ?n'?t|hasnt|expected|expect|"
+    r"eta|due|will (?:arrive|ship|come)|ships?|shipping|dispatch\w*|on (?:its|the) way|late|delayed|missing|"
+    # An obligation is owed until it arrives: a refund, a credit, a waived fee.
+    r"refund\w*|credit\w*|waive\w*|reimburs\w*|compensat\w*|owed?)\b|退款|退回|退还|赔付|賠付|补偿|補償"
+    r"|还没|還沒|没到|沒到|未到|在等|等着|等緊|预计|預計|什么时候到|几时到|幾時到|发货|發貨|送达|送達|延迟|延遲",
+    re.IGNORECASE,
+)
+
+
 # A plan carried out: "搬好了", "装好了", "we're all moved in", "done and dusted".
 _DONE: Final = re.compile(
     r"\b(?:all (?:moved|settled) in|moved in|settled in|we'?re in|all done|it'?s done|done and dusted|finished|"
@@ -381,6 +393,10 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
         stale = [i for i, p in enumerate(pieces) if usable[i] and _shares_distinctive(update, p)]
         if not stale and any(usable) and _shares_distinctive(update, old):
             stale = list(range(len(pieces)))  # Chinese pairs spread over two pieces
+        if _ARRIVED.search(LABEL.sub("", update)):
+            # "Six of the Earl Grey tins arrived dented": the wait is over, the order stands
+            # ("order WS-44817, 24 Assam, 12 Earl Grey").
+            stale = [i for i in stale if _AWAITED.search(pieces[i])]
     if not stale:
         return None
     # The pieces on what the retired ones were about go with them ("still waiting on the
