@@ -236,6 +236,15 @@ def run(data_dir: Path = DATA_DIR, *, keep: bool = False, out: Any = sys.stdout)
                 )
             stats = demo.queue.stats()
             print(f"\nqueue: {stats}", file=out)
+            held = demo.queue.unfinished() - demo.queue.unfinished(held=False)
+            if held:
+                # The reply each session ended on waits for the user's answer; unanswered,
+                # its commitments are read alone (MemoryWriter.submit_unanswered).
+                print(
+                    f"  ({held} pending = replies held for the user's answer, read alone after "
+                    f"{demo.writer.unanswered_after_seconds:.0f} s of quiet)",
+                    file=out,
+                )
             print(f"done in {time.perf_counter() - started:.1f} s; data in {data_dir}/", file=out)
         finally:
             demo.writer.stop()
