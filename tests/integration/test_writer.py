@@ -369,6 +369,22 @@ async def test_async_submit_sync_and_background(
     assert [op.action for op in receipt.ops] == ["supersede"]
 
 
+async def test_async_unanswered_reply_is_held_redacted_and_read_alone(
+    store: ChromaMemoryStore, queue: MemoryQueue
+) -> None:
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
+    reply = AIMessage("Done: refund of $30 issued; we'll text 13812345678 when it lands.", id="a9")
+    held = await writer.asubmit_unanswered(U, "t", reply)
+    assert held is not None
+    assert [i.job_id for i in queue.pending()] == [held]
+    job = queue.claim("w", ignore_debounce=True)
+    assert job is not None and job.job_id == held
+    assert "13812345678" not in job.messages[0].text  # redacted before it was queued
+    queue.release(job)
+    assert await writer.adrain(timeout=20)  # no worker: drain runs the hold too
+    assert any("refund of $30" in t for t in texts(store))
+
+
 def test_writer_redacts_before_queueing(store: ChromaMemoryStore, queue: MemoryQueue) -> None:
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
     writer.submit(U, "t", [HumanMessage("remember my phone is 13800138000", id="h1")])
