@@ -339,7 +339,9 @@ class MemoryWriter:
         quiet for ``unanswered_after_seconds``, the reply is read alone: what the
         assistant committed to stays on record (an offer nobody took does not). The
         thread's next turn cancels the hold. Needs a queue; returns the held job's id,
-        or ``None`` (no queue, turned off, or already queued).
+        or ``None`` (no queue, turned off, or already queued). ``RuleBasedExtractor``
+        reads such a reply; ``LLMMemoryExtractor`` makes no call for a batch without a
+        user turn unless it was built with ``keep_agent_inferred=True``.
         """
         return run(self.submit_unanswered_steps(user_id, thread_id, message))
 
