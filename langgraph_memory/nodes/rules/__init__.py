@@ -334,7 +334,8 @@ def read_turn(text: str, now: datetime) -> _Turn:
     # The stating pieces of this sentence and of the one before, for "her bday is dec 3".
     said_here: list[str] = []
     said_before: list[str] = []
-    for what in retracted_allergies(text):
+    retracted = retracted_allergies(text)
+    for what in retracted:
         # "aspirin 其实没问题", "I'm not allergic to penicillin after all": never true, so
         # the stored allergy goes like a forgotten one (its key only).
         turn.facts.append(
@@ -348,7 +349,6 @@ def read_turn(text: str, now: datetime) -> _Turn:
             )
         )
     mistaken = quotes_a_mistake(text)
-    retracting = bool(turn.facts)
     for sentence in sentences(text):
         if said_here:
             said_before, said_here = said_here, []
@@ -455,7 +455,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     plain = f"{context[0]}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
             said_here.append(_untagged(segment))
-    if retracting:
+    if retracted:
         # The retraction itself ("aspirin 其实没问题") would still name the allergy.
         turn.residue = [(p, w) for p, w in turn.residue if not retracted_allergies("过敏 " + p)]
     return turn
