@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -410,6 +411,18 @@ def test_bad_arguments(store: ChromaMemoryStore) -> None:
 # --- nodes in a compiled graph -------------------------------------------------------
 
 
+def agent_then_extract(model_node: Any, writer: MemoryWriter) -> StateGraph[Any]:
+    """START -> agent (``model_node``) -> extract (submits to ``writer``)."""
+    from langgraph_memory.wiring import MemoryState
+
+    builder: StateGraph[Any] = StateGraph(MemoryState)
+    builder.add_node("agent", model_node)
+    builder.add_node("extract", create_extract_node(writer=writer))
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", "extract")
+    return builder
+
+
 def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore, db: Path) -> None:
     from langgraph_memory.session import SqliteSaver
     from langgraph_memory.wiring import MemoryState
@@ -419,13 +432,8 @@ def test_extract_node_in_a_graph_with_our_checkpointer(store: ChromaMemoryStore,
         return {"messages": [AIMessage(f"ok: {last.text}")]}
 
     queue = SqliteMemoryQueue(db, debounce_seconds=0)
-    extractor = RuleBasedExtractor()
-    writer = MemoryWriter(store, extractor=extractor, queue=queue)
-    builder = StateGraph(MemoryState)
-    builder.add_node("agent", model_node)
-    builder.add_node("extract", create_extract_node(writer=writer))
-    builder.add_edge(START, "agent")
-    builder.add_edge("agent", "extract")
+    writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
+    builder = agent_then_extract(model_node, writer)
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = builder.compile(checkpointer=saver)
         config = {"configurable": {"thread_id": "t1", "user_id": U}}
@@ -466,11 +474,7 @@ def test_the_reply_a_thread_ends_on_is_kept_once_the_thread_is_quiet(
 
     queue = SqliteMemoryQueue(db, debounce_seconds=0)
     writer = MemoryWriter(store, extractor=RuleBasedExtractor(), queue=queue)
-    builder = StateGraph(MemoryState)
-    builder.add_node("agent", model_node)
-    builder.add_node("extract", create_extract_node(writer=writer))
-    builder.add_edge(START, "agent")
-    builder.add_edge("agent", "extract")
+    builder = agent_then_extract(model_node, writer)
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = builder.compile(checkpointer=saver)
         t1 = {"configurable": {"thread_id": "t1", "user_id": U}}

@@ -93,11 +93,7 @@ from langgraph_memory.nodes.rules._forget import (
     mentions_topic,
 )
 from langgraph_memory.nodes.rules._match import Match
-from langgraph_memory.nodes.rules._profile import (
-    REPORTED_SAYING,
-    quotes_a_mistake,
-    retracted_allergies,
-)
+from langgraph_memory.nodes.rules._profile import retracted_allergies
 from langgraph_memory.nodes.rules._replies import (
     accepts,
     acknowledges,
@@ -105,7 +101,11 @@ from langgraph_memory.nodes.rules._replies import (
     offer_text,
     rebuts,
 )
-from langgraph_memory.nodes.rules._retire import fold_self_corrections
+from langgraph_memory.nodes.rules._retire import (
+    REPORTED_SAYING,
+    fold_self_corrections,
+    quotes_a_mistake,
+)
 from langgraph_memory.nodes.rules._text import (
     CJK,
     HYPOTHETICAL,

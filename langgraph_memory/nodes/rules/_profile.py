@@ -235,18 +235,6 @@ _ZH_NOT_ALLERGIC: Final = re.compile(
     r"|([A-Za-z][\w-]{2,20}|[\u3400-\u9fff]{2,6}?)\s*(?:其实|其實|其实是|倒是|都)?"
     r"(?:没问题|沒問題|冇问题|冇問題|没事|沒事|不过敏|不過敏|唔过敏|可以吃|可以用)"
 )
-_MISTAKE: Final = re.compile(
-    r"说错|講錯|讲错|搞错|搞錯|弄错|弄錯|记错|記錯|错了|錯了|\b(?:i was wrong|got it wrong|i misspoke|my mistake|"
-    r"my bad|i mixed (?:it|them) up)\b",
-    re.IGNORECASE,
-)
-# The user quoting what they said before: "上次说我对 aspirin 过敏", "I told you I was allergic to ...".
-REPORTED_SAYING: Final = re.compile(
-    r"^(?:对了|對了|还有|還有|另外|and|also|so)?[，,\s]*(?:上次|之前|以前|刚才|剛才)?(?:我)?(?:跟你们?|跟你們)?"
-    r"(?:说|說|讲|講|提)(?:过|過|的)?(?=.)"
-    r"|^(?:(?:and|also|so|oh)[,\s]+)?(?:i|we)\s+(?:told you|said|mentioned)\b",
-    re.IGNORECASE,
-)
 
 
 def retracted_allergies(turn: str) -> list[str]:
@@ -280,11 +268,6 @@ def retracted_allergies(turn: str) -> list[str]:
         "都",
     }
     return [slug(w) for w in dict.fromkeys(found) if w and slug(w) and w.lower() not in nothing]
-
-
-def quotes_a_mistake(sentence: str) -> bool:
-    """Does the sentence say the user got something wrong before ("我说错了", "I was wrong")?"""
-    return bool(_MISTAKE.search(sentence))
 
 
 _EN_CONDITIONS: Final = (

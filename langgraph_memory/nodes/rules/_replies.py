@@ -107,8 +107,10 @@ def offer_text(message: str) -> str | None:
 
 
 # A negated clause: "我没去 Japan leh", "我個計劃唔包牙科", "we never had a dog". Closed-class
-# words of both languages; 不 inside a word that negates nothing ("不过", "不错") is not one.
-_NEGATED: Final = re.compile(
+# words of both languages, dialects' too; 不 inside a word that negates nothing ("不过",
+# "不错") is not one. Wider than ``_profile.NEGATED``, which finds a preference put in the
+# negative ("don't", "不要"): a denial is any negated clause.
+_DENIES: Final = re.compile(
     r"\b(?:not|no|never|nope|none|neither|nor)\b|n'?t\b"
     r"|(?<![要还还是])不(?![过错少同久断仅但管如然])|没|沒|冇|唔|未(?!来|來)|并非|並非",
     re.IGNORECASE,
@@ -147,7 +149,7 @@ def rebuts(segment: str, claims: str) -> bool:
     """
     return (
         bool(claims)
-        and bool(_NEGATED.search(segment))
+        and bool(_DENIES.search(segment))
         and not _SAYS_INSTEAD.search(segment)
         and shares_salient_term(segment, claims)
     )

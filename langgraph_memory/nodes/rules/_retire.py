@@ -294,7 +294,9 @@ _TIME_CHANGE: Final = re.compile(
     r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b",
     re.IGNORECASE,
 )
-# When a piece says: a clock time, or a day (a weekday, a date).
+# When a piece says: a clock time, or a day (a weekday, a date). Narrower than ``_DAY`` and
+# ``DATE_OR_TIME``, which also read "next week" or a bare month as a time: a moved time
+# retires only the pieces that name one of its own kind.
 _CLOCK: Final = re.compile(
     r"\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:at|to|by|until|till) \d{1,2}\b(?![/.]\d)"
     r"|(?:\d{1,2}|[一二三四五六七八九十两]{1,3})\s*[点點](?:半|\d{1,2}分?)?",
@@ -435,9 +437,30 @@ def has_own_subject(piece: str) -> bool:
     return bool(_SELF_SUBJECT.match(piece)) and not _SAYING.match(piece)
 
 
+# Two readings of "the user reports what was said". ``_SAYING``: a piece that opens with
+# "我说…", "I told…" is not the user's own news. ``REPORTED_SAYING``, wider (a time word
+# first, "上次说…", "跟你们讲…"): in a turn that admits a mistake, the statement it quotes.
 _SAYING: Final = re.compile(
     r"^(?:i (?:said|told|mentioned))\b|^我.{0,2}(?:说|讲|提)", re.IGNORECASE
 )
+REPORTED_SAYING: Final = re.compile(
+    r"^(?:对了|對了|还有|還有|另外|and|also|so)?[，,\s]*(?:上次|之前|以前|刚才|剛才)?(?:我)?(?:跟你们?|跟你們)?"
+    r"(?:说|說|讲|講|提)(?:过|過|的)?(?=.)"
+    r"|^(?:(?:and|also|so|oh)[,\s]+)?(?:i|we)\s+(?:told you|said|mentioned)\b",
+    re.IGNORECASE,
+)
+# The user saying they got something wrong before ("我说错了", "I was wrong"): what they
+# reported of it ("上次说我对 aspirin 过敏") is then no new fact.
+_MISTAKE: Final = re.compile(
+    r"说错|講錯|讲错|搞错|搞錯|弄错|弄錯|记错|記錯|错了|錯了|\b(?:i was wrong|got it wrong|i misspoke|my mistake|"
+    r"my bad|i mixed (?:it|them) up)\b",
+    re.IGNORECASE,
+)
+
+
+def quotes_a_mistake(text: str) -> bool:
+    """Does the text say the user got something wrong before ("我说错了", "I was wrong")?"""
+    return bool(_MISTAKE.search(text))
 
 
 # --- a value corrected inside one message ------------------------------------------
