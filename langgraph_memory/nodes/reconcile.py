@@ -319,9 +319,14 @@ def _left_by_forget(
         if r.status != MemoryStatus.ACTIVE or not is_evidence_key(r.key):
             continue
         prefix, pieces = split_pieces(r.text)
+        similar = [text_similarity(topic, p) >= threshold for p in pieces]
         touched = [
-            touches_topic(topic, p) or text_similarity(topic, p) >= threshold for p in pieces
+            touches_topic(topic, p, coarse=False) or s for p, s in zip(pieces, similar, strict=True)
         ]
+        if not any(touched):
+            # Only a coarse topic in common: "我爸拿我旧手机用的事" names the old phone, and
+            # "我刚入了个华为Mate 70" (a phone too) stays once a piece shares its words.
+            touched = [touches_topic(topic, p) or s for p, s in zip(pieces, similar, strict=True)]
         if not any(touched):
             continue
         first = touched.index(True)

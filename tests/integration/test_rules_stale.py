@@ -576,6 +576,59 @@ def test_a_forget_leaves_the_other_pieces_of_the_turn_it_reached(
     assert kept.supersedes == ()  # no link back to what was erased
 
 
+def test_a_forget_keeps_a_piece_that_shares_only_a_coarse_topic_with_it(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """Both pieces are about phones; only the one that shares the request's words goes."""
+    say(writer, clock, "I just got a Pixel 9; my old iPhone 12 went to my brother", "h1")
+    say(writer, clock, "forget what I said about my brother using my old iPhone", "h2")
+    assert active(store) == ["User said: I just got a Pixel 9"]
+
+
+def test_a_new_handset_retires_the_old_one_and_keeps_other_purchases(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我的手机是 iPhone 13，信号一直不好", "h1")
+    say(writer, clock, "上周买的扫地机器人很好用", "h2")
+    clock.advance(timedelta(days=30))
+    say(writer, clock, "我现在用的是小米 14 了", "h3")
+    texts = active(store)
+    assert not any("iPhone" in t for t in texts), texts
+    assert any("扫地机器人" in t for t in texts) and any("小米 14" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "new"),
+    [
+        (
+            "唔該你send份計劃去我個登記電郵啦，wing.old@hkmail.com",
+            "email 都轉埋，以後用 wing.new@outlook.com",
+            "用户的邮箱是[EMAIL:@outlook.com]",
+        ),
+        (
+            "please send the quote to my email, sam@oldmail.com",
+            "from now on use sam.k@fastmail.com",
+            "User's email is [EMAIL:@fastmail.com]",
+        ),
+    ],
+)
+def test_a_new_address_to_use_from_now_on_is_the_contact_slot(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    clock.advance(timedelta(days=3))
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert new in texts, texts
+    assert not any("mail.com]" in t and t != new for t in texts), texts
+    assert not any(r.type.value == "procedural" for r in store.list_memories(U))
+
+
 def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
     store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
 ) -> None:

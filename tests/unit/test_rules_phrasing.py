@@ -253,6 +253,11 @@ def test_values_raised_in_passing_and_decimals(text: str, key: str, value: str) 
     assert value in found[key]
 
 
+def test_a_membership_with_the_shops_name_keeps_only_the_level() -> None:
+    assert keyed("我是你们家的月卡会员")["membership"] == "用户是月卡会员"
+    assert keyed("我是你們的金卡会员")["membership"] == "用户是金卡会员"
+
+
 def test_decimals_do_not_split_a_clause() -> None:
     assert [c.key for c in facts("The hotel has 3.5 stars. My budget is 2.5k.")] == ["budget"]
     (budget,) = facts("My budget is 2.5k.")

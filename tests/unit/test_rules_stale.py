@@ -54,6 +54,14 @@ EXTRACTOR = RuleBasedExtractor()
         ("下个月去厦门旅游", "旅游取消了", "trip"),
         ("I'm on 10GB of data", "I've bought a 30GB data top-up", "data"),
         ("我们家在三楼", "我们搬家了，现在住一楼", "home"),
+        (
+            "my iPhone 13 keeps dropping calls at home",
+            "switched to a Galaxy S24 last week",
+            "device",
+        ),
+        ("用户购买了iPhone 15 Pro", "我现在用的是荣耀 Magic 6", "device"),
+        ("手機是 iPhone 12", "換咗部 OPPO Find X7", "device"),
+        ("我是你们家的月卡会员", "能不能改成年卡", "plan"),
     ],
 )
 def test_an_update_shares_a_topic_with_what_it_replaces(old: str, new: str, topic: str) -> None:
@@ -177,6 +185,36 @@ def test_the_return_leg_leaves_the_outbound_one() -> None:
     outbound = "User needs to fly out on the 24th, same booking"
     assert retired_part("User said: coming back on the 14th now", outbound, split=False) is None
     assert retired_part("User said: flying out on the 25th instead", outbound, split=False) == ""
+
+
+def test_a_phone_number_and_a_phone_case_are_no_device() -> None:
+    for text in (
+        "我手机号换了",
+        "帮我找个手机壳",
+        "call my phone after 6",
+        "my phone number is new",
+    ):
+        assert "device" not in topics(text), text
+
+
+def test_a_new_handset_ends_the_old_one_and_not_other_purchases() -> None:
+    from langgraph_memory.nodes.rules._retire import retires_slot
+
+    update = "用户说：空调的钱退回来了；我现在用的是 vivo X100；帮我看看有什么壳"
+    assert retires_slot(update, "用户购买了iPhone 15 Pro", "product.iphone_15_pro")
+    assert not retires_slot(update, "用户购买了空气炸锅", "product.空气炸锅")
+    en = "User said: I'm on a Pixel 9 now"
+    assert retires_slot(en, "User bought a Samsung Galaxy S22", "product.galaxy_s22")
+    assert not retires_slot(en, "User bought a standing desk", "product.desk")
+
+
+def test_a_payment_at_work_is_not_money_owed() -> None:
+    old = "User said: I work on the payment service at Adyen; my manager is Kevin"
+    assert (
+        retired_part("User said: I've changed jobs, I'm at Monzo now", old, split=True) is not None
+    )
+    owed = "User said: still waiting on the refund for the double payment"
+    assert retired_part("User said: I've changed jobs, I'm at Monzo now", owed, split=True) is None
 
 
 def test_an_owed_refund_is_ended_only_by_its_resolution() -> None:

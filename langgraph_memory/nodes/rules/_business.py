@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from langgraph_memory.nodes.rules._evidence import topics
 from langgraph_memory.nodes.rules._match import Match, as_int, en_value, zh_value
 from langgraph_memory.nodes.rules._text import TRIM, slug
 
@@ -133,7 +134,7 @@ def rule_membership(segment: str) -> Match | None:
         if level and level.lower() not in ("new", "long-time", "loyal", "regular", "good"):
             return Match(f"User's membership is {level}", key="membership", importance=0.75)
     m = re.search(
-        r"我(?:现在)?是(?:你们的?)?([\u4e00-\u9fffA-Za-z0-9]{1,6}?)会员"
+        r"我(?:现在)?是(?:你们|你們|您们|贵店|貴店)?(?:家)?的?([\u4e00-\u9fffA-Za-z0-9]{1,6}?)会员"
         r"|会员(?:等级|级别|卡)?(?:是|为|现在是|升级到|升到|升级成|变成)了?([\u4e00-\u9fffA-Za-z0-9]{1,6})"
         r"|(?:升级|升)(?:成|到|为)了?([\u4e00-\u9fffA-Za-z0-9]{1,6}?)会员",
         segment,
@@ -225,10 +226,18 @@ _CONTACT_SLOTS: Final = {
 }  # fmt: skip
 
 
-def _attribute_slot(attribute: str) -> str | None:
-    """``phone`` / ``email`` for a contact detail however it is named, else ``None``."""
+def _attribute_slot(attribute: str, value: str = "") -> str | None:
+    """``phone`` / ``email`` for a contact detail however it is named, ``device`` for a
+    phone that is a handset ("我的手机是 iPhone 13", "my phone is a Pixel 8"), else ``None``."""
     bare = _ZH_ATTRIBUTE_MODIFIER.sub("", _ATTRIBUTE_MODIFIER.sub("", attribute.strip().lower()))
-    return _CONTACT_SLOTS.get(bare)
+    slot = _CONTACT_SLOTS.get(bare)
+    if slot == "phone" and "device" in topics(value) and not _NUMBER_LIKE.search(value):
+        return "device"
+    return slot
+
+
+# A phone number as the redactor leaves it, or one it missed.
+_NUMBER_LIKE: Final = re.compile(r"\[PHONE|\d[\d -]{5,}\d")
 
 
 def rule_my_attribute(segment: str) -> Match | None:
@@ -242,7 +251,7 @@ def rule_my_attribute(segment: str) -> Match | None:
         segment,
         re.IGNORECASE,
     )
-    contact = _attribute_slot(m.group(1)) if m else None
+    contact = _attribute_slot(m.group(1), m.group(2)) if m else None
     if m and (contact or not _GENERIC_SKIP.match(_ATTRIBUTE_MODIFIER.sub("", m.group(1).strip()))):
         attribute, value = m.group(1).strip(), en_value(m.group(2), 10)
         bare = _ATTRIBUTE_MODIFIER.sub("", attribute)
@@ -259,7 +268,7 @@ def rule_my_attribute(segment: str) -> Match | None:
     )
     if m and m.group(1) not in ("名字", "预算", "地址", "订单", "问题", "意思", "想法"):
         value = zh_value(m.group(2), 20)
-        contact = _attribute_slot(m.group(1))
+        contact = _attribute_slot(m.group(1), m.group(2))
         bare = _ZH_ATTRIBUTE_MODIFIER.sub("", m.group(1)) or m.group(1)
         if value and not value.startswith(("不", "没")):
             return Match(

@@ -176,6 +176,9 @@ def match_clause(segment: str) -> Match | None:
             return _stronger(found, 0.85)
         if not inner or not _IMPERATIVE.match(inner):
             return None  # "以后我们再聊" is a plan, not a standing instruction
+        contact = _new_contact(inner)
+        if contact is not None:
+            return contact
         if has_cjk(inner):
             return Match(f"用户的长期要求：{inner}", MemoryType.PROCEDURAL, importance=0.85)
         return Match(
@@ -187,6 +190,28 @@ def match_clause(segment: str) -> Match | None:
         if found is not None:
             return _stronger(found, 0.8)
     return match_specific(segment)
+
+
+# "以后用 [EMAIL:@x.com]", "from now on use [PHONE:*1234]": a new contact detail, the
+# slot's value (it supersedes the old one), not a standing instruction.
+_USE_CONTACT: Final = re.compile(
+    r"^(?:请|請)?(?:用|用返|改用|发到|發到|寄到|打|use|send (?:it |them |everything )?to|email|call|text)\s*"
+    r"\[(EMAIL|PHONE)(?::[^\]]*)?\](?:[^\w\[]*)$",
+    re.IGNORECASE,
+)
+
+
+def _new_contact(inner: str) -> Match | None:
+    m = _USE_CONTACT.match(inner.strip())
+    if m is None:
+        return None
+    value = inner[inner.index("[") : inner.index("]") + 1]
+    kind = "email" if m.group(1) == "EMAIL" else "phone"
+    if has_cjk(inner):
+        text = f"用户的{'邮箱' if kind == 'email' else '电话'}是{value}"
+    else:
+        text = f"User's {'email' if kind == 'email' else 'phone number'} is {value}"
+    return Match(text, key=kind, importance=0.7)
 
 
 def match_sentence(sentence: str) -> Match | None:

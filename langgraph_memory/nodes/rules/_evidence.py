@@ -63,6 +63,9 @@ UPDATE: Final = re.compile(
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
     r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
+    # Cantonese perfective 咗 on a change ("換咗部 Pixel 9", "改咗做星期三"), a new tier
+    # named by its number ("轉 100GB 嗰個").
+    r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
@@ -120,6 +123,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
             r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
             r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:在|喺)|"
+            r"(?:我|我们|我們)?屋企(?:喺|在|住)|"
             r"楼层|\d+楼|[一二三四五六七八九十]楼|电梯|電梯|爬楼|小区|房东|租房|房租",
         ),
         (
@@ -127,7 +131,19 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:(?<!change of )plan(?!s? changed)|tariff|package|bundle|subscription|contract|unlimited|"
             r"tier|membership|upgrad\w*|downgrad\w*|renewal|renew\w*|\d+\s?(?:mb|m|mbps))\b"
             # Not "宽带"/"broadband" alone: the service, which a fault ("宽带老掉线") also names.
-            r"|套餐|月租|\d+\s?[mM兆](?![a-z])|千兆|百兆|升级|降级|升档|降档|升吧|续费|续约|会员|會員|订阅|訂閱",
+            r"|套餐|月租|\d+\s?[mM兆](?![a-z])|千兆|百兆|升级|降级|升档|降档|升吧|续费|续约|会员|會員|订阅|訂閱"
+            # Membership cards by their term: "月卡能不能改成年卡" changes "我是月卡会员".
+            r"|[月年季周]卡|包月|包年|连续包月|連續包月",
+        ),
+        # The user's own handset or computer: "我现在用的是小米 14" replaces "iPhone 15 Pro",
+        # "switched to a Pixel" replaces "my iPhone 13 drops calls". A phone *number* is contact.
+        (
+            "device",
+            # (?<![a-z]) not \b: "用户购买了iPhone" has no word boundary before the brand.
+            r"(?<![a-z])(?:iphone|ipad|macbook|pixel|galaxy|samsung|huawei|xiaomi|redmi|oppo|vivo|oneplus|honor|nokia|"
+            r"motorola|xperia|handset|smartphone|laptop|(?:new|old) (?:phone|mobile)(?! (?:number|no))|phone model|"
+            r"android)(?![a-z])"
+            r"|(?<!打)(?:手机|手機)(?!号|號|壳|殼|膜|套)|小米|华为|華為|荣耀|榮耀|三星|苹果手机|蘋果手機|平板|笔记本电脑|筆記本電腦|电脑|電腦",
         ),
         # A data pack is not the broadband tier: "流量包也跟着改" must not retire "升千兆".
         (
@@ -172,12 +188,12 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "contact",
             r"\b(?:call|calls|calling|ring|ringing|text|texts|texting|sms|email|e-mail|phone|whatsapp|voicemail|message me)\b|"
-            r"电话|電話|短信|簡訊|邮件|郵件|邮箱|郵箱|微信|联系|聯絡|打给我|打我|发消息",
+            r"电话|電話|短信|簡訊|邮件|郵件|邮箱|郵箱|电邮|電郵|微信|联系|聯絡|打给我|打我|发消息",
         ),
         (
             "work",
             # ("it works out cheaper", "that works for me" are no job)
-            r"\b(?:job|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            r"\b(?:jobs?|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
             r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行",
         ),
         (

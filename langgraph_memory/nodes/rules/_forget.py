@@ -37,7 +37,8 @@ FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
     (r"budget|预算", "budget"),
     (r"allerg|过敏", "allergy"),
     (r"\bdiet\b|饮食|吃素|vegetarian|vegan", "diet"),
-    (r"phone|电话|手机号", "phone"),
+    # The number, not a handset ("my old iPhone", "smartphone", "headphones").
+    (r"(?<![a-z])phone(?! ?case)|电话|手机号", "phone"),
     (r"e-?mail|邮箱", "email"),
     (r"health|medical|condition|病|健康|身体|身體|体检", "health"),
     (r"membership|会员", "membership"),
@@ -246,21 +247,22 @@ def forget_reaches(topic: str, text: str) -> bool:
     return shared_pairs >= 2
 
 
-def touches_topic(topic: str, text: str) -> bool:
+def touches_topic(topic: str, text: str, *, coarse: bool = True) -> bool:
     """Does ``text`` share anything at all with a forget request's ``topic`` (one name,
-    noun, kin word, head noun, Chinese content pair or coarse topic: "吃药的事" touches
-    "二甲双胍加到一天两次")? Looser than ``forget_reaches``: what decides which pieces of a
-    reached turn may stay."""
-    return reach_score(topic, text) >= 1
+    noun, kin word, head noun, Chinese content pair or, with ``coarse``, a coarse topic:
+    "吃药的事" touches "二甲双胍加到一天两次")? Looser than ``forget_reaches``: what decides
+    which pieces of a reached turn may stay."""
+    return reach_score(topic, text, coarse=coarse) >= 1
 
 
-def reach_score(topic: str, text: str) -> int:
+def reach_score(topic: str, text: str, *, coarse: bool = True) -> int:
     """How much of a forget request's ``topic`` ``text`` holds: names, nouns, kin words and
-    head nouns it shares, Chinese content pairs, coarse topics (``topics``), and a masked
-    identifier of the kind the topic names. What a request that reaches nothing under
-    ``forget_reaches`` erases instead: the memories that hold the most of it."""
+    head nouns it shares, Chinese content pairs, coarse topics (``topics``; not with
+    ``coarse=False``), and a masked identifier of the kind the topic names. What a request
+    that reaches nothing under ``forget_reaches`` erases instead: the memories that hold
+    the most of it."""
     hits, _, shared_pairs = _overlap(topic, text)
-    shared_topics = len(topics(_focus(topic)) & topics(text))
+    shared_topics = len(topics(_focus(topic)) & topics(text)) if coarse else 0
     return hits + shared_pairs + shared_topics + 2 * _names_masked_kind(topic, text)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.nodes.rules._evidence import (
     AGREED,
     DATE_OR_TIME,
@@ -69,11 +70,21 @@ _KIN: Final = re.compile(
 _THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
 # Obligations still owed: only their resolution, or a change that names them, ends them.
 _OWED: Final = frozenset({"refund", "compensation"})
+# What makes a money piece owed: the refund topic also holds any payment ("我在 backend
+# team 做 payment gateway", "the bill is paid monthly"), which a job change may retire.
+_OWED_WORDS: Final = re.compile(
+    r"\b(?:refund\w*|reimburs\w*|money back|chargeback|compensat\w*|vouchers?|credit(?:ed)?|goodwill|"
+    r"overcharged|double[- ]charged|waive\w*)\b"
+    r"|退款|退钱|退錢|退回|退还|退還|退一[笔筆]|赔偿|賠償|补偿|補償|[优優]惠券|代金券|重复扣|重複扣|多扣",
+    re.IGNORECASE,
+)
 
 
 def _sticky(text: str) -> set[str]:
     """What a piece holds that only an update on the same thing may retire."""
-    out = topics(text) & ({"allergy", "pet"} | _OWED)
+    out = topics(text) & {"allergy", "pet"}
+    if _OWED_WORDS.search(LABEL.sub("", text)):
+        out |= topics(text) & _OWED
     return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
 
 
@@ -140,6 +151,8 @@ _ONE_VALUE_SLOTS: Final = {
     "work": ("occupation", "workplace"),
     "plan": ("membership", "plan"),
     "diet": ("diet",),
+    # A purchase record of a handset ("用户购买了iPhone 15 Pro"), only when it is one.
+    "device": ("device", "product"),
 }
 
 
@@ -157,6 +170,8 @@ def retires_slot(update: str, value: str, key: str) -> bool:
     if not any(family in slots for slots in _ONE_VALUE_SLOTS.values()):
         return False  # most keys: decided before the update is read
     shared = {t for t in _changed_topics(update) if family in _ONE_VALUE_SLOTS.get(t, ())}
+    if family == "product":
+        shared &= topics(value)  # a new phone ends the phone bought, not the air fryer
     if not shared:
         return False
     # The pieces that say the change; someone else's ("my sister moved") is not the user's.
@@ -190,6 +205,10 @@ _ASKS: Final = re.compile(
 )
 
 
+# A masked identifier alone ("…登记電郵啦，[EMAIL:@x.com]") is the value of the piece before it.
+_MASK_ONLY: Final = re.compile(rf"(?:{PLACEHOLDER_PATTERN}\s*)+")
+
+
 def split_pieces(text: str) -> tuple[str, list[str]]:
     """``("User said: ", ["A", "B"])`` for ``"User said: A; B"``; clauses that lean on the one
     before them stay with it."""
@@ -200,7 +219,7 @@ def split_pieces(text: str) -> tuple[str, list[str]]:
         piece = raw.strip()
         if not piece:
             continue
-        if pieces and _LEANS_BACK.match(piece):
+        if pieces and (_LEANS_BACK.match(piece) or _MASK_ONLY.fullmatch(piece)):
             pieces[-1] = f"{pieces[-1]}, {piece}" if piece.isascii() else f"{pieces[-1]}，{piece}"
         else:
             pieces.append(piece)
