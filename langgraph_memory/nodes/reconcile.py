@@ -308,6 +308,24 @@ def _same_turn(targets: Sequence[str], records: Sequence[MemoryRecord]) -> list[
     return [r.id for r in records if r.key in keys and r.id not in targets]
 
 
+def _said_with(
+    topic: str, targets: Sequence[str], records: Sequence[MemoryRecord]
+) -> tuple[str, ...]:
+    """The evidence turns said in the same message as a forgotten memory whose pieces
+    name the topic ("帮我记一下我老公穿42码 …" beside "用户要求记住：用户老公穿42码"): the
+    raw words go with the fact (their other pieces stay, ``_left_by_forget``)."""
+    origins = {m for r in records if r.id in targets for m in r.origin_message_ids}
+    return tuple(
+        r.id
+        for r in records
+        if r.id not in targets
+        and r.status == MemoryStatus.ACTIVE
+        and is_evidence_key(r.key)
+        and origins & set(r.origin_message_ids)
+        and any(touches_topic(topic, p, coarse=False) for p in split_pieces(r.text)[1])
+    )
+
+
 def _left_by_forget(
     topic: str, reached: Sequence[MemoryRecord], threshold: float
 ) -> tuple[tuple[str, str], ...]:
@@ -506,6 +524,7 @@ def _offline_op(
             best = max(scores.values(), default=0)
             if best >= _FORGET_FALLBACK_MIN:
                 targets = tuple(i for i, n in scores.items() if n == best)
+        targets += _said_with(topic, targets, active)
         reached = [r for r in active if r.id in targets]
         targets += tuple(_same_turn(targets, active))
         if not targets:

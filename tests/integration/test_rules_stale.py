@@ -629,6 +629,32 @@ def test_a_new_address_to_use_from_now_on_is_the_contact_slot(
     assert not any(r.type.value == "procedural" for r in store.list_memories(U))
 
 
+@pytest.mark.parametrize(
+    ("said", "forget", "gone"),
+    [
+        ("顺便帮我记一下我老公穿42码，他那双篮球鞋也想买", "我老公鞋码那个你别记了删掉吧", "42码"),
+        (
+            "please remember my husband wears a size 11, he wants the same trainers",
+            "actually forget my husband's shoe size, he doesn't want it stored",
+            "size 11",
+        ),
+    ],
+)
+def test_a_forget_takes_the_raw_words_said_with_the_fact(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    forget: str,
+    gone: str,
+) -> None:
+    """The remembered fact and the evidence turn of the same message both go."""
+    say(writer, clock, said, "h1")
+    assert sum(gone in t for t in active(store)) == 2, active(store)
+    say(writer, clock, forget, "h2")
+    assert not any(gone in t for t in active(store)), active(store)
+
+
 def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
     store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
 ) -> None:
