@@ -353,7 +353,9 @@ def _left_by_forget(
         left = [
             p for i, p in enumerate(pieces) if not touched[i] and (i < first or has_own_subject(p))
         ]
-        if left and len(left) < len(pieces) and any(says_something(p) for p in left):
+        # A change asked as a question ("can you do it Saturday mornings instead?") was kept
+        # as evidence for what it changes, and stays so.
+        if left and len(left) < len(pieces) and any(says_something(p) or updates(p) for p in left):
             out.append((r.id, join_pieces(prefix, left)))
     return tuple(out)
 

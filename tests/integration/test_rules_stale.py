@@ -655,6 +655,20 @@ def test_a_forget_takes_the_raw_words_said_with_the_fact(
     assert not any(gone in t for t in active(store)), active(store)
 
 
+def test_a_forget_keeps_a_change_asked_as_a_question_in_the_turn_it_reached(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "My dad had knee surgery last month", "h1")
+    say(
+        writer,
+        clock,
+        "can you do the bin reminder on Friday nights instead? Thursdays I'm at my dad's",
+        "h2",
+    )
+    say(writer, clock, "please don't keep the thing about my dad's surgery", "h3")
+    assert active(store) == ["User said: can you do the bin reminder on Friday nights instead?"]
+
+
 def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
     store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
 ) -> None:

@@ -331,6 +331,53 @@ def test_forget_reaches_the_memories_its_topic_names(
     assert forget_reaches(topic, memory) is reached
 
 
+@pytest.mark.parametrize(
+    ("text", "topic_word"),
+    [
+        ("I'd rather you didn't hold on to my blood test results", "blood test"),
+        ("Drop the bit about Sam from your notes", "Sam"),
+        ("Take my sister's address off your records", "sister"),
+        ("Let's keep Kayla's pottery thing off the record", "pottery"),
+        ("Ignore what I said about the pregnancy", "pregnancy"),
+        ("That info about my brother's arrest, please get rid of it", "arrest"),
+        ("Strike that detail about my mother-in-law's hip from your notes", "hip"),
+        ("Don't hang on to my passport number", "passport"),
+        ("那条关于我姐离婚的，不要保存", "离婚"),
+        ("我之前跟你讲的那个地址作废吧", "地址"),
+        ("麻烦把我女朋友做陶艺那条撤掉", "陶艺"),
+        ("我老公工作那个别留档", "工作"),
+        ("我阿媽血壓高嗰樣唔好記住", "血壓"),
+        ("唔好save我張卡", "卡"),
+        ("我爸听力的事情你那边清一下", "听力"),
+    ],
+)
+def test_forget_verbs_beyond_forget_and_delete(text: str, topic_word: str) -> None:
+    requests = [c for c in EXTRACTOR.extract([HumanMessage(text, id="m1")]) if c.forget]
+    assert requests and topic_word in requests[0].text, requests
+    assert not requests[0].text.endswith(("notes", "住")), requests
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "can you drop me off at the station",
+        "take the kids off the bus at 3",
+        "get rid of the old sofa for me",
+        "帮我把购物车清一下",
+        "把我的订单撤掉",
+    ],
+)
+def test_errands_with_forget_like_verbs_are_no_forget_request(text: str) -> None:
+    assert not any(c.forget for c in EXTRACTOR.extract([HumanMessage(text, id="m1")]))
+
+
+def test_a_call_at_a_time_is_no_name() -> None:
+    for text in ("I'd rather you didn't call me before 9", "you can call me back tomorrow"):
+        assert not any(
+            c.key == "preferred_name" for c in EXTRACTOR.extract([HumanMessage(text, id="m")])
+        )
+
+
 # --- the op that keeps the still-true pieces survives the queue ------------------------------
 
 

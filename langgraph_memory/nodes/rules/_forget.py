@@ -72,8 +72,10 @@ def mentions_topic(text: str, key: str) -> bool:
 
 
 _EN_FORGET: Final = re.compile(
-    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scratch|get rid of|stop remembering|stop storing|"
-    r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to)|"
+    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scratch|strike|get rid of|stop remembering|stop storing|"
+    r"ignore(?= what i (?:said|told you|mentioned))|"
+    r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to|hang on to|keep hold of)|"
+    r"(?:i'?d|i would) rather you didn'?t (?:remember|keep|store|save|hold on to|hang on to)|"
     r"(?:can|could|would) you not (?:remember|keep|store)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
@@ -88,7 +90,9 @@ _EN_PERSONAL: Final = re.compile(
 _EN_NOT_FORGET: Final = re.compile(
     r"\b(?:don'?t|do not|never) forget\b|\bi forgot\b|\bforgot (?:my|to|the)\b|\bforget it\b"
     # A change of plan, not of memory: "drop me to 500", "drop us down to the basic tier".
-    r"|\b(?:drop|clear|remove)\s+(?:me|us|it|him|her|them|my \w+)\s+(?:down\s+|back\s+)?(?:to|from)\b",
+    r"|\b(?:drop|clear|remove)\s+(?:me|us|it|him|her|them|my \w+)\s+(?:down\s+|back\s+)?(?:to|from)\b"
+    # A lift, not a memory: "drop me off at the station".
+    r"|\bdrop (?:me|us|him|her|them|it|the kids) off\b",
     re.IGNORECASE,
 )
 # "the sam stuff", "that whole Ben thing", "the London job business", "about Sam": what the
@@ -96,14 +100,17 @@ _EN_NOT_FORGET: Final = re.compile(
 _EN_BACK_REFERENCE: Final = re.compile(
     r"(?i:^(?:the|that|this|those|these|all the|all that|that whole|the whole|whole)\s+.{1,40}?\s+"
     r"(?:stuff|thing|things|business|bit|story|situation|drama|saga|matter|mess|news|issue|conversation|chat)\b"
-    r"|^(?:all )?(?:that|this) (?:stuff|thing|business|bit|story)\b)"
+    r"|^(?:all )?(?:that|this) (?:stuff|thing|business|bit|story)\b"
+    r"|^(?:the|that|this|any|anything)\s+(?:bit|part|thing|stuff|detail|details|note|notes|info|information|line|entry)?\s*"
+    r"(?:about|on|regarding|re)\s+\S)"
     r"|^[A-Z][a-z]+(?:'s [a-z]+)?$"
 )
-_ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|别记了|不用记了|忘了吧)"
+_ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|撤掉|撤了|拿掉|划掉|作废|别记了|不用记了|忘了吧)"
 # "删除我的预算" / "不要再记着我的预算了": the verb, then the topic.
 _ZH_FORGET_AFTER: Final = re.compile(
     r"(?:忘记|忘掉|删除|删掉|清除|清掉|抹去|不要再记住?|别再记住?|不要再记着|别再记着|别记住?|不要记住?|不要记得|别记得|"
-    r"不用记住?|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除)"
+    r"不用记住?|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除|"
+    r"(?:不要|别|唔好|唔使|不用)\s?(?:save|keep|store|record)\s?)"
     r"(?:掉)?(?:我的|关于我的?|我)?(.+)$"
 )
 # "帮我把地址删掉" / "我的电话忘掉吧": the topic, then the verb.
@@ -119,7 +126,8 @@ _ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|�
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:(?:删掉|删了|删除|删咗)(?:佢|它|他|她)?|忘掉|忘了吧|别记着?了?|不用记着?了?|不要记着?了?|唔好记|唔使记|当没听过|当没说过|别留着?了?"
+    r"(?:(?:删掉|删了|删除|删咗)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
+    r"|作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
     + _ZH_TAIL
@@ -127,6 +135,10 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     + r"(?:[，,\s]*(?:删掉|删了|删除|删咗|忘掉|忘了吧|清掉)"
     + _ZH_TAIL
     + r")?$"
+)
+_ZH_WEAK_VERB: Final = re.compile(r"作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉")
+_ZH_RECORD_REF: Final = re.compile(
+    r"那条|这条|的事|那个事|那件事|那事|这事|那个|这个|记录|资料|信息|嗰样|嗰个|嗰樣|嗰個"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
@@ -136,7 +148,7 @@ _ZH_BACK_REFERENCE: Final = re.compile(
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
 _BARE_FORGET: Final = re.compile(
     r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just)[,\s]+)*"
-    r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear)\s*(?:it|that|this|them|those|that one|this one)?"
+    r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear|get rid of|bin|purge)\s*(?:it|that|this|them|those|that one|this one)?"
     r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
     # "delete it from the ticket and forget it"
     r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
@@ -147,7 +159,7 @@ _BARE_FORGET: Final = re.compile(
     r"(?:从|在)?(?:你们?|您)?(?:那边?|那里|这边|系统里)?(?:也|就)?(?:帮我|给我|麻烦|请)?"
     r"(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
     r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记着?了?|不用记着?了?|不要记着?了?|别留着?了?|不要留着?了?|"
-    r"唔好留|唔好记|唔使记|别存了?|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
+    r"唔好留|唔好记|唔使记|别存了?|(?:不要|别|不用|唔好)(?:保存|记录|留档|存档|留底)|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
     r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?|当作?没(?:看到|看见|听到|听过|说过)|"
     r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?|"
     # Code-switched: "你不用 keep 在我这边", "别 save 了".
@@ -420,6 +432,15 @@ _EN_FORGET_IT: Final = re.compile(
 )
 
 
+# "take my sister's address off your records", "keep Kayla's pottery thing off the record":
+# the object sits between the verb and where it is to leave.
+_EN_TAKE_OFF: Final = re.compile(
+    r"\b(?:take|keep|leave|get)\s+(.+?)\s+(?:off|out of)\s+(?:the|your|my)\s+"
+    r"(?:records?|notes?|file|files|system|memory|profile|books)\b",
+    re.IGNORECASE,
+)
+
+
 def forget_it_topic(sentence: str) -> str | None:
     """The topic of a forget request that says only "it", from the sentence before the
     request ("Then that thing I told you about Ngozi being pregnant, abeg remove it from
@@ -439,16 +460,16 @@ def forget_it_topic(sentence: str) -> str | None:
 
 
 # What a topic is not: forget verbs and particles ("了删掉吧" after "你别记").
-_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|[了吧吗啊呀啦掉]")
+_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|[了吧吗啊呀啦掉住着得]")
 
 
 def rule_forget(segment: str) -> Match | None:
     if _EN_NOT_FORGET.search(segment):
         return None
-    m = _EN_FORGET.search(segment)
+    m = _EN_FORGET.search(segment) or _EN_TAKE_OFF.search(segment)
     if m:
         topic = m.group(1).strip(TRIM)
-        topic = re.sub(r"\s+(?:from (?:your|the) (?:records?|memory|files?|system)|please|anymore|any more|now)\b.*$",
+        topic = re.sub(r"\s+(?:from (?:your|the|my) (?:records?|memory|files?|system|notes?|profile|list)|please|anymore|any more|now)\b.*$",
                        "", topic, flags=re.IGNORECASE).strip(TRIM)  # fmt: skip
         key = forget_key(topic)
         personal = (
@@ -463,6 +484,7 @@ def rule_forget(segment: str) -> Match | None:
             )
             is not None
         )
+        personal = personal or m.re is _EN_TAKE_OFF  # "keep X off the record" names its object
         if topic and personal:
             return Match(
                 f"User asked to forget: {to_third_person(topic).strip(TRIM)}",
@@ -481,6 +503,12 @@ def rule_forget(segment: str) -> Match | None:
         m = _ZH_FORGET_BEFORE.search(segment)
     if m is None:
         back = _ZH_TOPIC_THEN_VERB.match(segment.strip(TRIM + " "))
+        if back and _ZH_WEAK_VERB.match(
+            segment.strip(TRIM + " ")[back.end(1) :].lstrip("，, 你您们就也还是直接帮我给")
+        ):
+            # "清一下", "撤掉", "作废" also clear a cart or withdraw a complaint: only with
+            # what names a record ("那条", "的事", "那个").
+            back = back if _ZH_RECORD_REF.search(back.group(1)) else None
         if back and _ZH_BACK_REFERENCE.search(back.group(1)):
             return forget_request(back.group(1))
     if m:

@@ -85,6 +85,13 @@ _ZH_NAME_END: Final = (
 )
 
 
+_WHEN_TO_CALL: Final = re.compile(
+    r"(?:back|before|after|at|on|in|around|between|from|tomorrow|tonight|today|later|again|when|if|"
+    r"anytime|any time|once|this|next|only|first|asap|\d)\b",
+    re.IGNORECASE,
+)
+
+
 def rule_preferred_name(segment: str) -> Match | None:
     m = re.search(
         r"\b(?:you (?:can|may|should) |please |just |pls )?(?:call me|address me as|refer to me as)\s+"
@@ -94,10 +101,13 @@ def rule_preferred_name(segment: str) -> Match | None:
     )
     # "never call me sir" / "不要叫我老王" is an instruction, not a name.
     negated = re.search(
-        r"\b(?:never|don'?t|do not|stop|not)\b.{0,12}\b(?:call|address|refer)|不要|别|不许|不准",
+        r"\b(?:never|don'?t|didn'?t|do not|stop|not)\b.{0,12}\b(?:call|address|refer)|不要|别|不许|不准",
         segment,
         re.IGNORECASE,
     )
+    # "call me before 9", "call me back tomorrow": a phone call, not a name.
+    if m and m.group(1) and _WHEN_TO_CALL.match(m.group(1)):
+        m = None
     if m and not negated:
         name = _en_name(m.group(1) or m.group(2))
         if name and name.lower() not in ("anything", "whatever", "that", "it"):
