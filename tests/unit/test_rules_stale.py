@@ -423,6 +423,43 @@ def test_jokes_and_code_switched_conditions_stay_out(text: str) -> None:
     assert not [c.text for c in found if "yacht" in c.text or "投诉" in c.text or "Perth" in c.text]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My sister thinks I should learn Spanish",
+        "A guy at the gym told me creatine is magic",
+        "I dreamt I was living in Tokyo",
+        "我妈总说我应该早点结婚",
+        "听说那家店要倒闭了",
+        "隔壁老王家的狗叫旺财",
+        "如果能重来我想学医",
+        "我男朋友说漫游很贵，他说他去年去大阪买网卡才三百多块",
+    ],
+)
+def test_advice_hearsay_dreams_and_others_stories_are_not_the_users_facts(text: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert not any(
+        w in c.text
+        for c in found
+        for w in ("Spanish", "creatine", "Tokyo", "结婚", "倒闭", "旺财", "学医", "大阪")
+    ), [c.text for c in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("my GP says I need to cut salt", "salt"),
+        ("the app says my order shipped", "shipped"),
+        ("I heard back from the bank, the loan is approved", "loan"),
+        ("apparently my flight got cancelled", "cancelled"),
+        ("我老公说他下周出差", "出差"),
+    ],
+)
+def test_what_a_doctor_an_app_or_the_household_says_stays(text: str, needle: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert any(needle in c.text for c in found), [c.text for c in found]
+
+
 def test_cantonese_now_and_moved_are_updates_and_fasting_is_diet() -> None:
     assert updates("公司搬咗去荃湾，我而家喺嗰边返工")
     assert updates("我而家食素")

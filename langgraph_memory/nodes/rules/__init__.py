@@ -117,6 +117,7 @@ from langgraph_memory.nodes.rules._text import (
     about_someone_else,
     first_person,
     has_cjk,
+    is_hearsay,
     is_question,
     is_wrapper,
     laughed_at,
@@ -426,7 +427,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
             found = with_time(clause, segment, now)
-            if about_someone_else(segment):
+            if about_someone_else(segment) or is_hearsay(segment):
                 someone_else = True
             elif first_person(segment) or _NAMED_SUBJECT_START.match(segment):
                 someone_else = False

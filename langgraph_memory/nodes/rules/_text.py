@@ -442,6 +442,7 @@ HYPOTHETICAL: Final = re.compile(
     r"in my dreams|i dream of|daydream|one day i'?ll|someday i'?ll|in another life|role-?play|"
     r"i wish|would love to|would be nice|wouldn'?t it be|how cool would|lottery|if money were)\b"
     r"|假如|假设|如果我|要是我|万一我|想象一下|比如说我|打个比方|我要是|如果说我|做梦|梦想着|幻想|要是能|下辈子"
+    r"|如果(?:能|可以)重来|重来一次|\bi (?:dreamt|dreamed|had a dream)\b|\bin (?:my|a) dream\b"
     # Code-switched conditions: "如果 we move to Melbourne", "要是 I get the offer".
     r"|(?:如果|要是|万一)\s*(?:we|i|you|they)\b"
     r"|要是.{1,20}就好了|如果.{1,20}的话|有朝一日|真希望|多希望|中了?彩票"
@@ -536,7 +537,7 @@ _OTHER_PERSON: Final = re.compile(
     r"neighbou?r|classmate|roommate|flatmate|mate|buddy)s?\b(?![^.]*\b(?:with (?:me|us)|and i|we)\b)"
     # "我老公说他同事家的空调也晃": someone's report about a third person.
     r"|^(?:我|我的|我们)?(?:[\u4e00-\u9fff]{1,4}(?:说|讲|话|讲过|说过))?(?:他|她|佢)?(?:的)?"
-    r"(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们)(?![^，。]*(?:和我|跟我|带我|我们))",
+    r"(?:同事|朋友|老板|领导|邻居|同学|室友|舍友|上司|闺蜜|哥们|隔壁)(?![^，。]*(?:和我|跟我|带我|我们))",
     re.IGNORECASE,
 )
 
@@ -551,6 +552,43 @@ _ROLE_IS: Final = re.compile(
     # ... a name, not a description: "我老板是个工作狂" stays the boss's.
     r"(?!个|一个|很|挺|特别|太|有点|不|真|超|非常)"
 )
+
+
+# What the user heard, not what is true of them: advice or an opinion about what the user
+# should do ("my sister thinks I should learn Spanish", "我妈总说我应该早点结婚"), hearsay
+# ("I heard the shop is closing", "听说那家店要倒闭了"), a stranger's claim ("a guy at the gym
+# told me ..."), someone's story of their own past ("他说他去年去大阪买网卡"). A doctor's word
+# is the user's health fact ("my GP says I need to cut salt") and stays.
+_HEARSAY: Final = re.compile(
+    r"\b(?:thinks|thought|reckons|reckoned|says|said|keeps saying|always says|told me|tells me|insists|swears)\s+"
+    r"(?:that\s+)?(?:i|we)\s+(?:should|ought|need|must|could|have to|gotta|'d better)\b"
+    r"|^(?:(?:and|also|btw|oh|so)[,\s]+)*(?:i (?:heard|hear) (?:that|people|someone|they say)|i read somewhere|rumou?r has it|word is)\b"
+    r"|^(?:(?:and|also|btw|oh|so)[,\s]+)*(?:a|some|this|one|the)\s+(?:guy|girl|woman|man|lady|bloke|person|someone|"
+    r"somebody|stranger)\b[^.!?]{0,40}\b(?:told me|tells me|said|says|reckons|swears)\b"
+    r"|^(?:(?:and|also|btw|oh|so)[,\s]+)*(?:everyone|everybody|people)\s+(?:says?|said|reckons?|tells? me)\b"
+    r"|^(?:听说|听人说|据说|听讲|听人讲|有人说|大家都说)"
+    r"|(?:总说|老说|总是说|一直说|老是说|成日话|成日講|成日讲|觉得我应该|说我应该|叫我应该|劝我|建议我)"
+    r"|(?:他|她|佢)(?:说|讲|话)(?:他|她|佢)(?:们)?(?:去年|以前|之前|上次|那时|小时候|当年|前年)",
+    re.IGNORECASE,
+)
+_MEDICAL_SOURCE: Final = re.compile(
+    r"\b(?:doctor|dr|gp|dentist|physio\w*|nurse|pharmacist|specialist|surgeon|consultant|vet|midwife)\b"
+    r"|医生|醫生|大夫|医师|药剂师|护士|牙医|兽医",
+    re.IGNORECASE,
+)
+
+
+def is_hearsay(segment: str) -> bool:
+    """Advice, hearsay or someone's own story, not a fact of the user's (``_HEARSAY``).
+
+    Example:
+        >>> is_hearsay("my sister thinks I should learn Spanish"), is_hearsay("听说那家店要倒闭了")
+        (True, True)
+        >>> is_hearsay("my GP says I need to cut salt"), is_hearsay("the app says my order shipped")
+        (False, False)
+    """
+    text = to_simplified(segment)
+    return bool(_HEARSAY.search(text)) and not _MEDICAL_SOURCE.search(text)
 
 
 def about_someone_else(segment: str) -> bool:
