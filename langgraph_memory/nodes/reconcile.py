@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -48,7 +48,7 @@ from langgraph_memory.nodes._context import resolve_store, resolve_thread_id, re
 from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
-from langgraph_memory.nodes.rules._evidence import topics, updates
+from langgraph_memory.nodes.rules._evidence import LABEL, topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches, reach_score, touches_topic
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
@@ -174,14 +174,36 @@ def _retraction(key: str) -> bool:
     return key.startswith("allergy.")
 
 
-def forget_covers(record: MemoryRecord, key: str) -> bool:
+# The household members a safety or health key names ("health.mother.高血压").
+_PERSON_KEY_PARTS: Final = frozenset(
+    "son daughter child children wife husband partner mother father brother sister "
+    "grandmother grandfather guest".split()
+)
+# A topic (or an evidence turn) that is about someone other than the user.
+_NAMES_A_PERSON: Final = re.compile(
+    r"\b(?:he|she|his|her|him|they|their|mum|mom|mother|dad|father|son|daughter|kids?|child|wife|"
+    r"husband|partner|brother|sister|grand\w+|baby)\b|他|她|佢|妈|媽|爸|儿子|兒子|女儿|女兒|老婆|老公|"
+    r"孩子|哥|姐|弟|妹|奶奶|爷爷|外婆|外公|家人",
+    re.IGNORECASE,
+)
+
+
+def forget_covers(record: MemoryRecord, key: str, topic: str = "") -> bool:
     """A forget request for ``key`` covers its slot, sub-slots, and evidence turns on its topic.
 
     Evidence (a raw user turn, ``evidence.<digest>``) has no slot of its own, so
-    "forget my address" also deletes the raw turns that talk about an address.
+    "forget my address" also deletes the raw turns that talk about an address. A request
+    that names no one else ("之前那个体检贫血的事你删了吧") leaves the household's facts
+    ("health.mother.高血压", "她每天早上吃一片氨氯地平").
     """
-    return key_matches(record.key, key) or (
-        is_evidence_key(record.key) and mentions_topic(record.text, key)
+    about_others = bool(_NAMES_A_PERSON.search(topic)) or not topic
+    if key_matches(record.key, key):
+        parts = set((record.key or "").split(".")[1:])
+        return about_others or not parts & _PERSON_KEY_PARTS
+    return (
+        is_evidence_key(record.key)
+        and mentions_topic(record.text, key)
+        and (about_others or not _NAMES_A_PERSON.search(LABEL.sub("", record.text)))
     )
 
 
@@ -431,7 +453,8 @@ def _keyed_op(
                     *(
                         r.id
                         for r in (*ctx.same_key, *nearby)
-                        if forget_covers(r, key) and r.status != MemoryStatus.DELETED
+                        if forget_covers(r, key, _forget_topic(cand))
+                        and r.status != MemoryStatus.DELETED
                     ),
                     *(r.id for r in nearby if forget_reaches(_forget_topic(cand), r.text)),
                 ]

@@ -669,6 +669,102 @@ def test_a_forget_keeps_a_change_asked_as_a_question_in_the_turn_it_reached(
     assert active(store) == ["User said: can you do the bin reminder on Friday nights instead?"]
 
 
+# A month apart: an old value, then its change in everyday words (no slot keyword, often no
+# shared word): the old value must be on no active memory afterwards.
+UPDATES_IN_EVERYDAY_WORDS = [
+    (
+        "I live in Clapham with two flatmates",
+        "We've moved to Brixton now, just the two of us",
+        "Clapham",
+    ),
+    (
+        "My gym sessions are Tuesday and Thursday mornings",
+        "I've switched my gym days to Monday and Wednesday evenings",
+        "Tuesday",
+    ),
+    (
+        "I drive a 2015 Honda Civic",
+        "Sold the Civic, I'm driving a Tesla Model 3 these days",
+        "2015",
+    ),
+    ("I work at Deloitte as an auditor", "I left Deloitte last month, I'm at KPMG now", "auditor"),
+    (
+        "My daughter Mia is in year 3 at St Mary's",
+        "Mia moved schools, she's at Greenfield Primary now",
+        "St Mary",
+    ),
+    ("I'm on the Basic plan at 9.99", "Upgraded to Premium last week", "Basic"),
+    ("My son's piano lesson is on Wednesdays at 5", "Piano's moved to Fridays at 4", "Wednesdays"),
+    ("I take 10mg of atorvastatin at night", "The doctor has me on 20mg now", "10mg"),
+    ("We have a golden retriever called Max", "Sadly Max passed away in October", "retriever"),
+    ("My budget for the sofa is 1500", "I can stretch to 2000 for the sofa now", "1500"),
+    (
+        "Please deliver to my office on King Street",
+        "Send deliveries to my home address from now on",
+        "King Street",
+    ),
+    ("I'm vegetarian", "I've started eating fish again", "vegetarian"),
+    (
+        "My partner Alex and I are planning a June wedding",
+        "The wedding's pushed to September",
+        "June",
+    ),
+    (
+        "I'm training for the Berlin marathon",
+        "Dropped out of Berlin, knee's not good, doing the half in Lisbon instead",
+        "marathon",
+    ),
+    ("my bank card ends 4421", "Got a new card, old one was cloned", "4421"),
+    (
+        "I'm usually free after 6pm for calls",
+        "These days I'm only free for calls at lunchtime",
+        "6pm",
+    ),
+    ("My mum lives in Leeds", "Mum's moved in with us in Bristol", "Leeds"),
+    ("我住在朝阳区", "我们搬到海淀了", "朝阳"),
+    ("我每周三晚上打羽毛球", "羽毛球改到周五了", "周三"),
+    ("我在阿里做产品经理", "我跳槽去腾讯了", "阿里"),
+    ("儿子在读幼儿园大班", "儿子上一年级了", "大班"),
+    ("我用的是移动的58元套餐", "套餐升级成128的了", "58"),
+    ("我每天早上吃一片二甲双胍", "医生让我改成早晚各一片", "每天早上"),
+    ("快递放门口就行", "以后快递放驿站吧", "门口"),
+    ("我预算五千左右", "预算加到八千", "五千"),
+    ("我在减肥，晚上不吃主食", "减肥结束了，现在正常吃", "不吃主食"),
+    ("我女儿学钢琴，每周六上午", "钢琴课调到周日下午了", "周六"),
+    ("我开的是一辆比亚迪", "换车了，现在开理想", "比亚迪"),
+    ("我们计划十月去日本", "日本不去了，改去泰国", "十月"),
+    ("我媽住喺荃灣", "阿媽搬咗去沙田", "荃灣"),
+    ("我每朝七點返工", "而家轉咗夜更", "七點"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "stale"), UPDATES_IN_EVERYDAY_WORDS)
+def test_an_update_in_everyday_words_retires_the_old_value(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    old: str,
+    new: str,
+    stale: str,
+) -> None:
+    say(writer, clock, old, "h1")
+    assert any(stale in t for t in active(store)), active(store)
+    clock.advance(timedelta(days=30))
+    say(writer, clock, new, "h2")
+    assert not any(stale in t for t in active(store)), active(store)
+
+
+def test_a_forget_about_the_user_leaves_the_households_health_facts(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我妈高血压，吃的氨氯地平，每天早上一片，出门在外别让她忘了。", "h1")
+    say(writer, clock, "体检说我有点贫血，医生让正常吃饭。", "h2")
+    say(writer, clock, "之前那个体检贫血的事你删了吧，不想留着。", "h3")
+    texts = active(store)
+    assert not any("贫血" in t for t in texts), texts
+    assert any("高血压" in t for t in texts) and any("氨氯地平" in t for t in texts), texts
+
+
 def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
     store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
 ) -> None:

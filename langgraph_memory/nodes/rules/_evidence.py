@@ -78,8 +78,15 @@ UPDATE: Final = re.compile(
     r"|坚持不下去|撑不下去|也不行|都不行|唔要|不要了|cut\s?(?:咗|了|掉)"
     # A new name: "we renamed the workspace", "改名叫 X".
     r"|\b(?:renamed|now called|new name|goes by)\b|改名|更名|改叫|新名字"
+    # A life that ended or left the home: "Max passed away", "咪咪送给我表姐养了".
+    r"|\b(?:passed away|died|put down|put to sleep|rehomed|gave (?:him|her|them|it) away)\b"
+    r"|去世|过世|過世|送人了|送给[^，。；]{1,6}(?:养|了)|卖掉了|卖了|賣咗|卖咗"
     # "升千兆", "升吧", "降到100M": a tier changed.
-    r"|升吧|升级了|升級了|降级了|降級了|升到",
+    r"|升吧|升级了|升級了|降级了|降級了|升到|升级(?:成|到|为)|降级(?:成|到|为)"
+    # A school year moved on: "儿子上一年级了", "升初中了".
+    r"|上[一二三四五六七八九]年级了|升(?:上)?(?:[一二三四五六七八九]年级|初中|高中|大学|小学)|上(?:小学|初中|高中|大学)了"
+    # "From now on" in Chinese, with what is to change: "以后快递放驿站吧", "以后都发邮件".
+    r"|(?:以后|今后|往后|从今以后)[\u4e00-\u9fff]{0,4}?(?:都|就|请|帮我|把|给我|放|寄|送|用|发|打|改|换|走)",
     re.IGNORECASE,
 )
 _STOP: Final = word_set(
@@ -123,7 +130,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
             r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
             r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:在|喺)|"
-            r"(?:我|我们|我們)?屋企(?:喺|在|住)|"
+            r"(?:我|我们|我們)?屋企(?:喺|在|住)|住喺|住係|"
             r"楼层|\d+楼|[一二三四五六七八九十]楼|电梯|電梯|爬楼|小区|房东|租房|房租",
         ),
         (
@@ -160,13 +167,17 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:trip|travel\w*|holiday|vacation|getaway|journey|itinerary|fly(?:ing)? (?:out|home|back)|flew|"
             r"coming back|come back|heading (?:back|home|out|down|up)|back home|outbound|return(?:ing)? (?:flight|trip|home|on)|"
             r"depart\w*|booked \w+ to \w+|visit(?:ing)? (?:my|our|the)|going (?:down|up|over) to)\b"
-            r"|出差|旅游|旅行|度假|行程|出行|去[\u4e00-\u9fff]{1,4}玩|那趟|这趟|那次旅|回国|回老家|回乡|出国|放假去|自由行",
+            r"|出差|旅游|旅行|度假|行程|出行|去[\u4e00-\u9fff]{1,4}玩|那趟|这趟|那次旅|回国|回老家|回乡|出国|放假去|自由行"
+            # A planned trip and its change: "我们计划十月去日本" -> "日本不去了，改去泰国".
+            r"|(?:计划|打算|准备)[^，。；]{0,6}去|改去|不去[^，。；]{0,4}了",
         ),
         (
             "transport",
             r"\b(?:driv(?:e|es|ing|en)|drove|car|train|trains|rail|railway|coach|bus|fly|flying|flight|plane|taxi|uber|"
             r"cab|ferry|cycle|cycling|bike|tube|subway|metro|by road|lift from|pick(?:ing)? (?:me|us) up)\b"
-            r"|开车|自驾|坐车|火车|高铁|動車|动车|飞机|飛機|航班|打车|打的|地铁|地鐵|公交|巴士|大巴|坐船|骑车|搭车|接送|接我|送我去",
+            r"|开车|自驾|坐车|火车|高铁|動車|动车|飞机|飛機|航班|打车|打的|地铁|地鐵|公交|巴士|大巴|坐船|骑车|搭车|接送|接我|送我去"
+            # The user's own car: "我开的是一辆比亚迪", "换车了".
+            r"|[一这那]辆|换车|換車|买车|買車|新车|新車|汽车|汽車|轿车|電車|电车|\b(?:suv|ev|hybrid)\b",
         ),
         # Three sides of getting goods: how they are brought (delivery), whether they have
         # left (shipping), and fetching them back (pickup): "以后送货不用扛了" leaves
@@ -194,7 +205,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             "work",
             # ("it works out cheaper", "that works for me" are no job)
             r"\b(?:jobs?|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
-            r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行",
+            r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行"
+            # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
+            r"|(?:我|我们)在[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作)|夜更|夜班|早班|晚班|早更|轮班|輪班",
         ),
         (
             "appointment",
@@ -208,7 +221,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"blood thinner|thinners?|inhaler|insulin|antibiotics?|painkillers?|take my \w+|on (?:a|the) course of|"
             r"\w+(?:farin|xaban|gatran|pril|olol|statin|sartan|formin|prazole|azole|cillin|mycin|cycline|profen|"
             r"tamol|dipine|pam|oxetine|triptan|lukast|olone|sone|xine))\b"
-            r"|药|藥|吃药|服用|处方|處方|剂量|胰岛素|降压|降糖|抗凝|打针|疗程|一天[一两二三]次",
+            r"|药|藥|吃药|服用|处方|處方|剂量|胰岛素|降压|降糖|抗凝|打针|疗程|一天[一两二三]次"
+            # A dose is the medicine's: "the doctor has me on 20mg now".
+            r"|\d+(?:\.\d+)?\s?(?:mg|mcg|µg|ml|iu)\b|\d+\s?(?:毫克|微克|毫升)|[一两二三]片",
         ),
         (
             "diet",
@@ -260,7 +275,10 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             "allergy",
             r"\b(?:allerg\w*|anaphyla\w*|epi-?pen|intoleran\w*|coeliac|celiac)|过敏|過敏|不耐受|乳糖不耐|哮喘",
         ),
-        ("budget", r"\b(?:budget|spend|afford|price range)\b|预算|價位|价位"),
+        (
+            "budget",
+            r"\b(?:budget|spend|afford|price range|stretch to|can go up to|max(?:imum)? of)\b|预算|價位|价位|最多花|顶多",
+        ),
         # Exercise and training: "physio says no running" ends "running 4x a week".
         (
             "fitness",
@@ -291,9 +309,26 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"[$¥£€]\s?\d|\b(?:gbp|usd|eur|rmb|hkd|sgd|aud|cad|nt\$?)\s?\d|\d\s?(?:gbp|usd|euros?|dollars?|pounds?|quid|bucks)\b|"
             r"\d\s?/\s?(?:month|mo|mth|year|yr)\b|\d\s?(?:元|块|蚊)|太贵|便宜|价格|月费|一个月|每个?月",
         ),
+        # A dated occasion: "the wedding's pushed to September" moves "a June wedding".
+        (
+            "occasion",
+            r"\b(?:wedding|party|concert|recital|ceremony|graduation|anniversary|reunion|gala|prom|christening|"
+            r"baby shower|hen do|stag do|bbq|barbecue)\b|婚礼|婚禮|演唱会|音乐会|聚会|聚餐|生日会|毕业典礼|家长会|年会|满月酒|派对|酒席",
+        ),
+        # A payment card: "got a new card, old one was cloned" ends "my bank card ends 4421".
+        (
+            "card",
+            r"\b(?:card|debit card|credit card|bank card)\b(?! (?:game|table|reader))|银行卡|信用卡|储蓄卡|借记卡|卡号|尾号",
+        ),
         (
             "school",
-            r"\b(?:school|class|classes|course|lesson|semester|tutor\w*|kindergarten|nursery)\b|学校|上课|课程|报名|幼儿园|幼稚园|补习",
+            r"\b(?:school|schools|class|classes|course|lesson|lessons|semester|tutor\w*|kindergarten|nursery|"
+            r"year \d{1,2}|grade \d{1,2}|primary|secondary)\b|学校|上课|课程|报名|幼儿园|幼稚园|补习"
+            # A school year: "儿子上一年级了" moves on from "在读幼儿园大班".
+            r"|[一二三四五六七八九]年级|[大中小]班|初[一二三]|高[一二三]|小学|中学|初中|高中"
+            r"|(?:钢琴|编程|英语|数学|游泳|舞蹈|美术|画画|网球|足球|篮球|体育|音乐|书法|围棋|奥数|小提琴|吉他)课"
+            # Learning an instrument or a skill: "我女儿学钢琴" is what "钢琴课调到周日" moves.
+            r"|学(?:钢琴|琴|画画?|舞蹈?|游泳|英语|书法|围棋|编程|吉他|小提琴|跆拳道|奥数)",
         ),
     )
 )

@@ -61,10 +61,12 @@ _SELF_SUBJECT: Final = re.compile(
 # the user moves house ("my cat miso is the boss of this apartment"), and "my
 # mum is allergic to penicillin" when the user turns out to be coeliac.
 _KIN: Final = re.compile(
-    r"\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
+    r"(?i:^|(?<=[\s,;]))(?-i:(Mum|Mom|Dad|Mama|Papa))(?='s|\b)"
+    r"|\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
     r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
     r"|(?:我|我们|我們|我家)(?:的)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
-    r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)",
+    r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)"
+    r"|(阿妈|阿媽|阿爸|老妈|老媽|老爸|老豆|老母)",
     re.IGNORECASE,
 )
 _THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
@@ -85,7 +87,20 @@ def _sticky(text: str) -> set[str]:
     out = topics(text) & {"allergy", "pet"}
     if _OWED_WORDS.search(LABEL.sub("", text)):
         out |= topics(text) & _OWED
-    return out | {"kin:" + next(g for g in m.groups() if g).lower() for m in _KIN.finditer(text)}
+    return out | {"kin:" + _kin_word(next(g for g in m.groups() if g)) for m in _KIN.finditer(text)}
+
+
+# One label per person, however the user calls them: "Mum", "my mother", "阿媽", "我妈".
+_KIN_SAME: Final = {
+    "mom": "mum", "mother": "mum", "mama": "mum", "dad": "dad", "father": "dad", "papa": "dad",
+    "阿妈": "妈", "阿媽": "妈", "老妈": "妈", "老媽": "妈", "老母": "妈", "媽": "妈",
+    "阿爸": "爸", "老爸": "爸", "老豆": "爸",
+}  # fmt: skip
+
+
+def _kin_word(word: str) -> str:
+    word = word.lower()
+    return _KIN_SAME.get(word, word)
 
 
 def _unlocks(update: str) -> set[str]:
@@ -126,7 +141,10 @@ def _blocked(update: str, piece: str) -> bool:
     if mine and theirs and not mine & theirs:
         return True
     if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece):
-        return True
+        # ... unless the piece lost its person to a fact of its own ("我妈高血压" kept apart
+        # from "每天吃一片氨氯地平") and names what the update names (the drug).
+        if _kin_of(piece) or not _shares_distinctive(update, piece):
+            return True
     need = _sticky(piece) - _unlocks(update)
     if _THIRD_PERSON.search(LABEL.sub("", update)) or _names(update) & _names(piece):
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
@@ -149,8 +167,9 @@ def _names(text: str) -> set[str]:
 _ONE_VALUE_SLOTS: Final = {
     "home": ("address",),
     "work": ("occupation", "workplace"),
-    "plan": ("membership", "plan"),
+    "plan": ("membership", "plan", "product"),
     "diet": ("diet",),
+    "budget": ("budget",),
     # A purchase record of a handset ("用户购买了iPhone 15 Pro"), only when it is one.
     "device": ("device", "product"),
 }
