@@ -140,11 +140,11 @@ def _blocked(update: str, piece: str) -> bool:
     mine, theirs = _legs(update), _legs(piece)
     if mine and theirs and not mine & theirs:
         return True
-    if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece):
-        # ... unless the piece lost its person to a fact of its own ("我妈高血压" kept apart
-        # from "每天吃一片氨氯地平") and names what the update names (the drug).
-        if _kin_of(piece) or not _shares_distinctive(update, piece):
-            return True
+    # Someone else's body, unless the piece lost its person to a fact of its own ("我妈高血压"
+    # kept apart from "每天吃一片氨氯地平") and names what the update names (the drug).
+    lost_its_person = not _kin_of(piece) and _shares_distinctive(update, piece)
+    if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece) and not lost_its_person:
+        return True
     need = _sticky(piece) - _unlocks(update)
     if _THIRD_PERSON.search(LABEL.sub("", update)) or _names(update) & _names(piece):
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
