@@ -76,6 +76,7 @@ _ZH_VARIANTS: Final = (
     ("听晚", "明晚"), ("後日", "后天"), ("后日", "后天"), ("今朝", "今早"), ("琴日", "昨天"),
     ("尋日", "昨天"), ("寻日", "昨天"), ("禮拜", "礼拜"), ("週", "周"), ("個", "个"),
     ("這", "这"), ("號", "号"), ("後", "后"), ("點", "点"), ("聖誕", "圣诞"), ("開始", "开始"),
+    ("呢個月", "这个月"), ("呢个月", "这个月"),
 )  # fmt: skip
 
 
@@ -433,6 +434,27 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         # "下周开始去 ML platform", "starting next week I'm on nights": the vague time is when a
         # lasting state begins, not when it ends.
         return None
+    m = re.search(
+        rf"\b(?:until|till|til|through|thru|valid until|good until)\s+(?:the\s+end\s+of\s+)?{_EN_MONTH}(?!\s*\d)",
+        lowered,
+    )
+    if m:
+        # "valid until April": the whole of April.
+        month = _EN_MONTHS[m.group(1)[:3]]
+        year = now.year if month >= now.month else now.year + 1
+        return month_end(date(year, month, 1), now)
+    if re.search(
+        r"\b(?:until|till|by|before) (?:the )?end of (?:the |this )?year\b|到年底|年底前|年底之前|今年底",
+        lowered,
+    ):
+        return _day_start(date(now.year + 1, 1, 1), now)
+    if re.search(r"\b(?:until|till|before) next month\b|下个?月(?:之前|以前|前)", lowered):
+        return _month_end(now)
+    if re.search(
+        r"\bfor (?:a few|a couple of|the next few|a couple|several) days\b|这几天|这两天|这些天",
+        lowered,
+    ):
+        return now + timedelta(days=3)
     if re.search(r"\bnext weekend\b|\bend of next week\b|下个?周末|下周末", lowered):
         return _week_end(now, weeks_ahead=1)
     if re.search(r"\bend of (?:the|this) month\b|月底|这个月底", lowered):

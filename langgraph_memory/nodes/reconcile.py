@@ -176,7 +176,22 @@ def _retraction(key: str) -> bool:
 
 # The household members a safety or health key names ("health.mother.高血压").
 _PERSON_KEY_PARTS: Final = frozenset(
-    ["son", "daughter", "child", "children", "wife", "husband", "partner", "mother", "father", "brother", "sister", "grandmother", "grandfather", "guest"]
+    [
+        "son",
+        "daughter",
+        "child",
+        "children",
+        "wife",
+        "husband",
+        "partner",
+        "mother",
+        "father",
+        "brother",
+        "sister",
+        "grandmother",
+        "grandfather",
+        "guest",
+    ]
 )
 # A topic (or an evidence turn) that is about someone other than the user.
 _NAMES_A_PERSON: Final = re.compile(

@@ -526,3 +526,40 @@ def test_an_arrival_ends_the_wait_and_what_was_owed_not_the_order(
     update: str, old: str, left: str | None
 ) -> None:
     assert retired_part(update, old, split=True) == left
+
+
+# --- a time-bounded statement gets its end -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "ends_by"),
+    [
+        ("I'm in Lisbon until the 9th, so hold my deliveries", "2026-03-10"),
+        ("Working from my parents' place this week", "2026-03-09"),
+        ("I'm on leave till next Monday", "2026-03-10"),
+        ("Until the end of the month, ship everything to my office", "2026-04-01"),
+        ("We're staying at the Hilton from the 5th to the 8th", "2026-03-09"),
+        ("For the next two weeks I'm on night shifts", "2026-03-17"),
+        ("My temporary number while abroad is 0412 555 111, valid until April", "2026-05-01"),
+        ("This weekend my sister is staying with us", "2026-03-09"),
+        ("I have a cold, so keep meal ideas light for a few days", "2026-03-06"),
+        ("这周我在上海出差", "2026-03-09"),
+        ("下个月之前快递都寄到我公司", "2026-04-01"),
+        ("我这阵子住宿舍，到年底", "2027-01-01"),
+        ("这两天嗓子疼，推荐清淡点的", "2026-03-05"),
+        ("月底前我都在休产假", "2026-04-01"),
+        ("我下周一到周三在深圳开会", "2026-03-12"),
+    ],
+)
+def test_a_time_bounded_statement_ends_by_its_stated_or_vague_end(text: str, ends_by: str) -> None:
+    """Said on Monday 2 March 2026: every candidate of the turn expires, no later than ``ends_by``."""
+    from datetime import UTC, date, datetime
+
+    from langgraph_memory.clock import ManualClock
+
+    clock = ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    found = RuleBasedExtractor(clock=clock).extract([HumanMessage(text, id="m")])
+    assert found, text
+    for c in found:
+        assert c.expires_at is not None, (c.text, text)
+        assert date(2026, 3, 3) <= c.expires_at.date() <= date.fromisoformat(ends_by), c.expires_at
