@@ -571,3 +571,72 @@ def test_it_works_out_cheaper_is_no_job() -> None:
 
     assert "work" not in topics("switch me to annual, it works out cheaper")
     assert "work" in topics("she works at the bakery now")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Going forward, always cc my assistant on emails",
+        "Whenever you book flights for me, aisle seats please",
+        "Every time I ask for a recipe, keep it under 30 minutes",
+        "Don't ever suggest pork dishes",
+        "Please always reply in bullet points",
+        "No calls before 10am, ever",
+        "When you text me, keep it short",
+        "Rule of thumb: never book red-eye flights for me",
+        "Always check with me before spending over $50",
+        "I'd like you to always confirm bookings by email",
+        "Could you stop sending me promo emails",
+        "As a rule, only suggest vegetarian restaurants",
+        "Any time you schedule something, add a 15 minute buffer",
+        "Keep your answers under three sentences",
+        "Never share my location with anyone",
+        "Default to metric units when you talk to me",
+        "If my order is late, text me rather than call",
+        "以后订机票都帮我选靠过道的",
+        "每次推荐菜谱都控制在半小时以内",
+        "千万别给我推荐猪肉",
+        "回复我的时候用要点列出来",
+        "早上十点前不要打电话",
+        "给我发消息的时候简短一点",
+        "超过五十块的东西先问我",
+        "每次订酒店都要含早餐",
+        "别再给我发促销短信了",
+        "凡是涉及付款的，都先跟我确认",
+        "以後唔好喺朝早打俾我",
+        "每次都要同我講價錢先",
+        "提醒我的时候顺便说一下天气",
+        "安排会议尽量放在下午",
+        "有快递到了第一时间告诉我",
+    ],
+)
+def test_standing_instructions_by_their_shape(text: str) -> None:
+    """A rule for every future turn, whatever word it opens with: a procedure (or a
+    contact/shipping/seat preference, which recall pins the same way)."""
+    from langgraph_memory.types import MemoryType
+
+    found = facts(text)
+    assert any(
+        c.type is MemoryType.PROCEDURAL
+        or (c.key or "").startswith(("contact", "preference", "shipping"))
+        for c in found
+    ), [c.text for c in found]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When you get a chance, book me a table",
+        "When you book it, send me the confirmation",
+        "明天给我发消息的时候带上地址",
+        "这次安排尽量快点",
+        "No worries at all",
+        "no problem at the moment",
+    ],
+)
+def test_one_off_asks_and_pleasantries_are_no_standing_instruction(text: str) -> None:
+    from langgraph_memory.types import MemoryType
+
+    assert not any(c.type is MemoryType.PROCEDURAL for c in facts(text)), [
+        c.text for c in facts(text)
+    ]

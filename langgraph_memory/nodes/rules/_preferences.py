@@ -17,7 +17,7 @@ from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
 from langgraph_memory.nodes.rules._profile import NEGATED
-from langgraph_memory.nodes.rules._text import TRIM, to_third_person
+from langgraph_memory.nodes.rules._text import TRIM, to_simplified, to_third_person
 from langgraph_memory.types import MemoryType
 
 _CARRIERS_ZH: Final = "顺丰|京东|中通|圆通|申通|韵达|EMS|邮政|德邦|极兔"
@@ -210,7 +210,11 @@ _ZH_STYLE: Final = re.compile(
 # A rule with its condition: "when I ask for code just give me the code first",
 # "if it slips past mid December just cancel it and refund me".
 _CONDITIONAL: Final = re.compile(
-    r"^(?:when(?:ever)?|every time|each time|any time|if)\s+(?:i|we|it|they|he|she|the \w+|my \w+)\b"
+    # "when you text me, keep it short": the assistant's own doing is a condition too, but
+    # "when you get a chance, ..." is a one-off errand.
+    r"^(?:when(?:ever)?|every time|each time|any ?time|if)\s+"
+    r"(?:i|we|it|they|he|she|the \w+|my \w+|(?<=(?:ever|time) )you|(?<=when )you(?= (?:text|message|email|call|ring|"
+    r"write to|reply to|answer|remind|contact|ping) me\b))\b"
     # after a comma, any imperative ("when I send a recipe, convert it to metric") ...
     r"(?:.{1,60}?,\s*(?:(?:just|please|pls|then|simply)\s+)?"
     r"(?!(?:i|we|you|u|it|he|she|they|i'?ll|i'?d|i'?m|we'?ll|we'?re|that|this|there|the|my|our|a|an|"
@@ -356,7 +360,8 @@ def rule_instruction(segment: str) -> Match | None:
         m is not None
         and m.group(1) in ("总是", "每次", "每次都", "每次都要")
         and not re.search(
-            r"你|给我|帮我|提醒|回复|回答|告诉|通知|发给|用|叫我|称呼|推荐|安排|记得", m.group(2)
+            r"你|给我|帮我|跟我|同我|和我|提醒|回复|回答|告诉|通知|发给|用|叫我|称呼|推荐|安排|记得|订|訂|预订|预约|选|挑",
+            m.group(2),
         )
     )  # "每次来我家都打喷嚏" is what someone does, not what the assistant should
     if m and not habit_only and not re.match(r"[了的]", m.group(2)):
@@ -366,6 +371,9 @@ def rule_instruction(segment: str) -> Match | None:
             type=MemoryType.PROCEDURAL,
             importance=0.8,
         )
+    found = _standing_shape(segment)
+    if found is not None:
+        return found
     m = re.search(
         r"(?:请|麻烦)(?:你)?(?:以后|今后)?(?:都|一律|每次)?(用|说|回复|称呼我|叫我)(.+)$", segment
     )
@@ -375,6 +383,47 @@ def rule_instruction(segment: str) -> Match | None:
             type=MemoryType.PROCEDURAL,
             importance=0.8,
         )
+    return None
+
+
+# Standing rules by their shape rather than by an "always"/"以后" keyword: a rule of thumb,
+# a ban with a time ("no calls before 10am", "早上十点前不要打电话"), how to do what the
+# assistant does ("给我发消息的时候简短一点"), a threshold to check first ("超过五十块的东西先
+# 问我"), "凡是…都…", "尽量", "第一时间告诉我".
+_EN_STANDING_SHAPES: Final = re.compile(
+    r"^(?:rule of thumb|as a (?:general )?rule|by default|house rule|general rule)[,:]?\s+(.+)$"
+    r"|^(default to .+)$"
+    r"|^(no (?:calls?|phone calls?|texts?|emails?|messages?|meetings?|deliveries|visits?|notifications?|pings?|"
+    r"bookings?|appointments?|reminders?|promos?|marketing|spam) (?:before|after|during|on|at|between|over) .+)$",
+    re.IGNORECASE,
+)
+_ZH_STANDING_SHAPES: Final = re.compile(
+    r"^(?:[早晚]上|下午|中午|晚上|半夜)?[\d一二三四五六七八九十两]{1,3}[点點](?:半)?(?:前|后|後|之前|以后|以前)"
+    r"(?:都|也)?(?:不要|别|千万别|不准|唔好)"
+    r"|^(?:你)?(?:给我|帮我|跟我|同我|和我)?(?:发消息|发信息|發訊息|回复我?|回覆我?|提醒我|推荐|推薦|安排|订|打电话|联系我)"
+    r"[^，,。]{0,10}(?:的时候|时|嘅时候)"
+    r"|^(?:凡是|但凡|只要是?|所有)[^，,。；]{1,16}[，,]?\s*(?:都|就|一律)"
+    r"|超过[^，,。；]{1,10}(?:的[^，,。；]{0,6})?(?:都|就)?(?:要)?先(?:问|跟|和|同|找)我"
+    r"|(?:安排|约|訂|订|排)[^，,。；]{0,8}尽量"
+    r"|第一时间(?:告诉|通知|发给|打给|联系)我"
+    r"|每次[^，,。；]{1,10}都(?:要|得)?(?:先|同我|跟我|和我|给我|帮我|问我)"
+    r"|^(?:都|一律)(?:要)?先(?:跟|和|同|问|找)我",
+)
+# A one-off: "明天给我发消息的时候带上地址", "这次安排尽量快点".
+_ZH_THIS_TIME: Final = re.compile(r"明天|今天|今晚|这次|這次|下次|待会|一会|等下|刚才|聽日|今次")
+
+
+def _standing_shape(segment: str) -> Match | None:
+    text = segment.strip(TRIM)
+    m = _EN_STANDING_SHAPES.match(text)
+    if m:
+        return Match(
+            f"User's standing instruction: {next(g for g in m.groups() if g).strip(TRIM)}",
+            type=MemoryType.PROCEDURAL,
+            importance=0.8,
+        )
+    if _ZH_STANDING_SHAPES.search(to_simplified(text)) and not _ZH_THIS_TIME.search(text):
+        return Match(f"用户的长期要求：{text}", type=MemoryType.PROCEDURAL, importance=0.8)
     return None
 
 
