@@ -672,6 +672,37 @@ def test_a_forget_keeps_a_change_asked_as_a_question_in_the_turn_it_reached(
 # A month apart: an old value, then its change in everyday words (no slot keyword, often no
 # shared word): the old value must be on no active memory afterwards.
 UPDATES_IN_EVERYDAY_WORDS = [
+    # Providers, weight, pregnancy, grades, a car sold, a pet's food, Cantonese job moves.
+    ("My broadband is the 100Mb fibre package", "We went up to the 500Mb one last month", "100Mb"),
+    (
+        "I bank with Barclays",
+        "Closed my Barclays account, everything's with Monzo now",
+        "bank with",
+    ),
+    ("We usually eat dinner around 7", "Dinner's at 8 these days because of my shifts", "around 7"),
+    ("I'm learning French on Duolingo", "Gave up on French, doing Italian now", "Duolingo"),
+    (
+        "The kids' dentist is Dr Patel in Hove",
+        "We switched the kids to a dentist in Brighton",
+        "Patel",
+    ),
+    ("I'm pregnant, due in May", "The baby arrived early, a little girl", "due in May"),
+    ("My flight to Rome is on the 14th", "The airline moved my Rome flight to the 16th", "14th"),
+    ("I get paid on the 25th", "My payday has changed to the last Friday of the month", "25th"),
+    ("We're renting in Fitzroy", "Bought a place in Brunswick, moved in last week", "Fitzroy"),
+    ("My username is bluefox88", "I changed my username to redfox", "bluefox88"),
+    ("Our wifi provider is Optus", "We've left Optus for Aussie Broadband", "wifi provider"),
+    ("My cat Luna is on a diet food", "Luna's back on normal food, vet's happy", "diet food"),
+    ("我老公在华为上班", "我老公辞职了，现在自己创业", "华为"),
+    ("我们家宽带是电信的", "宽带换成联通了", "电信"),
+    ("我的工资卡是招商银行的", "工资卡改成建行了", "招商"),
+    ("我在学日语", "日语不学了，改学韩语", "在学"),
+    ("我体重七十公斤", "现在六十五公斤了", "七十公斤"),
+    ("女儿在二中读初二", "女儿转学去了实验中学", "二中"),
+    ("我们每周日去看我爸妈", "现在改成每周六去看爸妈了", "每周日"),
+    ("我的车牌是粤B12345", "车卖了，现在没车", "粤B"),
+    ("我喺观塘返工", "我转咗工，而家喺中环", "观塘"),
+    ("我个仔读紧小三", "佢而家升咗小四", "小三"),
     (
         "I live in Clapham with two flatmates",
         "We've moved to Brixton now, just the two of us",

@@ -81,6 +81,8 @@ UPDATE: Final = re.compile(
     # A life that ended or left the home: "Max passed away", "咪咪送给我表姐养了".
     r"|\b(?:passed away|died|put down|put to sleep|rehomed|gave (?:him|her|them|it) away)\b"
     r"|去世|过世|過世|送人了|送给[^，。；]{1,6}(?:养|了)|卖掉了|卖了|賣咗|卖咗"
+    # "we went up to the 500Mb one", "Luna's back on normal food", "女儿转学了".
+    r"|\b(?:went up to|went down to|moved up to|moved schools|changed schools|(?:left|ditched|dropped) \w+(?: \w+)? for|back on (?:normal|regular|the usual|(?:her|his|my) usual))\b|转学|轉學|换学校"
     # "升千兆", "升吧", "降到100M": a tier changed.
     r"|升吧|升级了|升級了|降级了|降級了|升到|升级(?:成|到|为)|降级(?:成|到|为)"
     # A school year moved on: "儿子上一年级了", "升初中了".
@@ -177,7 +179,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"cab|ferry|cycle|cycling|bike|tube|subway|metro|by road|lift from|pick(?:ing)? (?:me|us) up)\b"
             r"|开车|自驾|坐车|火车|高铁|動車|动车|飞机|飛機|航班|打车|打的|地铁|地鐵|公交|巴士|大巴|坐船|骑车|搭车|接送|接我|送我去"
             # The user's own car: "我开的是一辆比亚迪", "换车了".
-            r"|[一这那]辆|换车|換車|买车|買車|新车|新車|汽车|汽車|轿车|電車|电车|\b(?:suv|ev|hybrid)\b",
+            r"|[一这那]辆|换车|換車|买车|買車|新车|新車|汽车|汽車|轿车|電車|电车|\b(?:suv|ev|hybrid)\b"
+            r"|车牌|車牌|车(?:卖|賣)了|没车|冇车|卖车|賣車",
         ),
         # Three sides of getting goods: how they are brought (delivery), whether they have
         # left (shipping), and fetching them back (pickup): "以后送货不用扛了" leaves
@@ -207,7 +210,7 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:jobs?|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
             r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行"
             # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
-            r"|(?:我|我们)在[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作)|夜更|夜班|早班|晚班|早更|轮班|輪班",
+            r"|(?:我|我们)在[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作)|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",
         ),
         (
             "appointment",
@@ -231,7 +234,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"diet|dieting|lactose|meals?|eat(?:s|ing)? (?:normally|everything|anything|meat|fish|eggs|dairy|pork|beef|chicken|"
             r"healthy|clean)|normally again)\b"
             r"|吃素|食素|素食|吃斋|吃肉|食肉|不吃|唔食|戒口|忌口|饮食|飲食|牛肉|猪肉|豬肉|海鲜|鸡蛋|雞蛋|奶制品|清真|节食|减肥|餐食"
-            r"|断食|斷食|\bfasting\b|\beating window\b|减脂|控糖|戒糖|碳水|主食|低碳|生酮",
+            r"|断食|斷食|\bfasting\b|\beating window\b|减脂|控糖|戒糖|碳水|主食|低碳|生酮"
+            r"|\b(?:normal|regular|diet|wet|dry|special|prescription) food\b|\bkibble\b|猫粮|狗粮|处方粮",
         ),
         # A recurring time: a standing meeting, a class, a habit "every evening".
         (
@@ -309,6 +313,25 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"[$¥£€]\s?\d|\b(?:gbp|usd|eur|rmb|hkd|sgd|aud|cad|nt\$?)\s?\d|\d\s?(?:gbp|usd|euros?|dollars?|pounds?|quid|bucks)\b|"
             r"\d\s?/\s?(?:month|mo|mth|year|yr)\b|\d\s?(?:元|块|蚊)|太贵|便宜|价格|月费|一个月|每个?月",
         ),
+        # Who provides a service: "宽带换成联通了" replaces "我们家宽带是电信的".
+        (
+            "provider",
+            r"\b(?:provider|carrier|network|isp|telco|bank with|banking with)\b|电信|電信|联通|聯通|中国移动|移动的|运营商|運營商|广电",
+        ),
+        (
+            "age",
+            # A birthday, not any "is 7" ("the order is 12 days late").
+            r"\b(?:turned|turns|turning|just turned) \d{1,2}\b|\b\d{1,2} (?:years? old|yo)\b|\d{1,2}\s?[岁歲]",
+        ),
+        (
+            "pregnancy",
+            r"\b(?:pregnan\w*|due (?:in|on|date)|expecting|baby (?:arrived|came|is here|was born)|was born|gave birth)\b"
+            r"|怀孕|懷孕|预产期|預產期|生了|出生了|宝宝出生",
+        ),
+        (
+            "weight",
+            r"\b(?:weigh\w*|\d+(?:\.\d+)?\s?(?:kg|kgs|lbs?|pounds|stone))\b|体重|體重|\d+\s?(?:公斤|斤)|[一二三四五六七八九十百]+(?:公斤|斤)",
+        ),
         # A dated occasion: "the wedding's pushed to September" moves "a June wedding".
         (
             "occasion",
@@ -325,10 +348,10 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:school|schools|class|classes|course|lesson|lessons|semester|tutor\w*|kindergarten|nursery|"
             r"year \d{1,2}|grade \d{1,2}|primary|secondary)\b|学校|上课|课程|报名|幼儿园|幼稚园|补习"
             # A school year: "儿子上一年级了" moves on from "在读幼儿园大班".
-            r"|[一二三四五六七八九]年级|[大中小]班|初[一二三]|高[一二三]|小学|中学|初中|高中"
+            r"|[一二三四五六七八九]年级|[大中小]班|初[一二三]|高[一二三]|小学|中学|初中|高中|小[一二三四五六]|中[一二三四五六](?![国文心间午])"
             r"|(?:钢琴|编程|英语|数学|游泳|舞蹈|美术|画画|网球|足球|篮球|体育|音乐|书法|围棋|奥数|小提琴|吉他)课"
             # Learning an instrument or a skill: "我女儿学钢琴" is what "钢琴课调到周日" moves.
-            r"|学(?:钢琴|琴|画画?|舞蹈?|游泳|英语|书法|围棋|编程|吉他|小提琴|跆拳道|奥数)",
+            r"|学(?:钢琴|琴|画画?|舞蹈?|游泳|英语|日语|韩语|法语|德语|外语|粤语|书法|围棋|编程|吉他|小提琴|跆拳道|奥数)",
         ),
     )
 )

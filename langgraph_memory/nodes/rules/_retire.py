@@ -52,7 +52,7 @@ _OTHER_SUBJECT: Final = re.compile(
     r"|^(?:他|她|佢|他们|她们|他們|她們)",
 )
 _SELF_SUBJECT: Final = re.compile(
-    r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))",
+    r"^(?:i|i'm|i've|i'd|my|we|we're|our)\b|^(?:我|咱)(?![们們]?(?:的|个|個)?(?:儿子|女儿|老公|老婆|妈|爸|哥|姐|弟|妹|闺女|仔|女))",
     re.IGNORECASE,
 )
 
@@ -64,9 +64,9 @@ _KIN: Final = re.compile(
     r"(?i:^|(?<=[\s,;]))(?-i:(Mum|Mom|Dad|Mama|Papa))(?='s|\b)"
     r"|\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
     r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
-    r"|(?:我|我们|我們|我家)(?:的)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
+    r"|(?:我|我们|我們|我家)(?:的|个|個)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
     r"爷爷|奶奶|外婆|外公|婆婆|公公|孙子|孙女|家人)"
-    r"|(阿妈|阿媽|阿爸|老妈|老媽|老爸|老豆|老母)",
+    r"|(阿妈|阿媽|阿爸|老妈|老媽|老爸|老豆|老母|爸妈|爸媽)",
     re.IGNORECASE,
 )
 _THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她|佢", re.IGNORECASE)
@@ -149,6 +149,8 @@ def _blocked(update: str, piece: str) -> bool:
     if _THIRD_PERSON.search(LABEL.sub("", update)) or _names(update) & _names(piece):
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
         need = {n for n in need if not n.startswith("kin:")}
+    if _names(update) & _names(piece):
+        need.discard("pet")  # "Luna's back on normal food" is about the cat Luna
     return bool(need)
 
 
@@ -172,6 +174,8 @@ _ONE_VALUE_SLOTS: Final = {
     "budget": ("budget",),
     # A purchase record of a handset ("用户购买了iPhone 15 Pro"), only when it is one.
     "device": ("device", "product"),
+    # A pregnancy that ended ("the baby arrived"): the one health value a raw update ends.
+    "pregnancy": ("health",),
 }
 
 
@@ -189,7 +193,7 @@ def retires_slot(update: str, value: str, key: str) -> bool:
     if not any(family in slots for slots in _ONE_VALUE_SLOTS.values()):
         return False  # most keys: decided before the update is read
     shared = {t for t in _changed_topics(update) if family in _ONE_VALUE_SLOTS.get(t, ())}
-    if family == "product":
+    if family in ("product", "health"):
         shared &= topics(value)  # a new phone ends the phone bought, not the air fryer
     if not shared:
         return False
