@@ -796,6 +796,34 @@ def test_a_forget_about_the_user_leaves_the_households_health_facts(
     assert any("高血压" in t for t in texts) and any("氨氯地平" in t for t in texts), texts
 
 
+@pytest.mark.parametrize(
+    ("first", "correction", "gone", "new"),
+    [
+        (
+            "I'm allergic to penicillin",
+            "turns out it's amoxicillin I react to, not penicillin",
+            "penicillin",
+            "User is allergic to amoxicillin",
+        ),
+        ("我对青霉素过敏", "医生说我其实是对头孢过敏，不是青霉素", "青霉素", "用户对头孢过敏"),
+    ],
+)
+def test_an_allergy_corrected_to_another_replaces_it(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    correction: str,
+    gone: str,
+    new: str,
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, correction, "h2")
+    texts = active(store)
+    assert new in texts and not any(gone in t for t in texts), texts
+    assert not any("correct name" in t for t in texts), texts
+
+
 def test_a_piece_that_goes_on_about_the_forgotten_one_goes_with_it(
     store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
 ) -> None:

@@ -63,6 +63,8 @@ def _rule_correction(segment: str) -> Match | None:
     slot = _slot_correction(segment)
     if slot is not None:
         return slot
+    if re.search(r"allerg|react to|过敏|過敏", segment, re.IGNORECASE):
+        return None  # an allergy corrected is the allergy rules' (a new one, one taken back)
     m = re.search(
         r"\bit(?:'?s| is) (?:called|spelled|named)\s+(.+?),?\s+not\s+(.+)$"
         r"|\bit(?:'?s| is)\s+(.+?),?\s+not\s+(.+)$",

@@ -187,6 +187,15 @@ def rule_allergy(segment: str) -> Match | None:
     if found is not None:
         return found
     m = re.search(
+        r"\bit'?s\s+([\w-]{3,20})\s+(?:that\s+)?i(?:'m| am)?\s+(?:react to|allergic to)\b",
+        segment,
+        re.IGNORECASE,
+    )
+    if m:  # "turns out it's amoxicillin I react to"
+        return Match(
+            f"User is allergic to {m.group(1)}", key=f"allergy.{slug(m.group(1))}", importance=0.95
+        )
+    m = re.search(
         r"\b(?:i'?m|i am)\s+(?:also\s+|very\s+|severely\s+|deathly\s+|mildly\s+|really\s+)?allergic to\s+(.+)$"
         r"|\bi have an?\s+(?:severe\s+|bad\s+|mild\s+|serious\s+)?(.+?)\s+allergy\b"
         r"|\bi(?:'ve| have) got an?\s+(.+?)\s+allergy\b",
@@ -226,7 +235,8 @@ def rule_allergy(segment: str) -> Match | None:
         r"我(?!们家|们的|家|的)(?:对|有)?(.{1,10}?)(?:严重|非常|很|有点|有些)?过敏", segment
     ) or re.search(r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment)
     if m and not re.search(r"不|没", segment[: m.end()]):
-        what = m.group(1).strip(TRIM + "对有")
+        # "我其实是对头孢过敏": the allergen, not the hedge in front of it.
+        what = re.sub(r"^(?:其实|其實|是|对|對|有|只)+", "", m.group(1).strip(TRIM + "对有"))
         if what and what not in ("都", "什么"):
             return Match(f"用户对{what}过敏", key=f"allergy.{slug(what)}", importance=0.95)
     return None
@@ -237,13 +247,17 @@ def rule_allergy(segment: str) -> Match | None:
 _EN_NOT_ALLERGIC: Final = re.compile(
     r"\b(?:i'?m|i am)\s+(?:not|no longer|actually not)\s+allergic to\s+([\w -]{2,30}?)"
     r"(?=\s*(?:after all|actually|at all|any ?more|[,.;!…]|$))"
-    r"|\b([\w-]{3,20}) (?:is|'s) (?:actually |totally |perfectly )?(?:fine|ok|okay|no problem) for me\b",
+    r"|\b([\w-]{3,20}) (?:is|'s) (?:actually |totally |perfectly )?(?:fine|ok|okay|no problem) for me\b"
+    # "it's amoxicillin I react to, not penicillin": the one named after "not" is taken back.
+    r"|\b(?:react|reacts|allergic) to,? (?:and )?not (?!(?:really|sure|quite|exactly|that|the|so|much)\b)([\w-]{3,20})\b",
     re.IGNORECASE,
 )
 _ZH_NOT_ALLERGIC: Final = re.compile(
     r"(?:我|我自己)?(?:对|對)([\w\u3400-\u9fff]{1,10}?)(?:其实|其實)?(?:不|没|沒|冇|唔)(?:过敏|過敏)"
     r"|([A-Za-z][\w-]{2,20}|[\u3400-\u9fff]{2,6}?)\s*(?:其实|其實|其实是|倒是|都)?"
     r"(?:没问题|沒問題|冇问题|冇問題|没事|沒事|不过敏|不過敏|唔过敏|可以吃|可以用)"
+    # "其实是对头孢过敏，不是青霉素": the one after 不是 is taken back.
+    r"|(?:过敏|過敏)[，,\s]*(?:而)?不是(?:对|對)?([A-Za-z][\w-]{2,20}|[\u3400-\u9fff]{2,6}?)(?=[，,。.！!]|$)"
 )
 
 
@@ -260,7 +274,7 @@ def retracted_allergies(turn: str) -> list[str]:
         ([], [])
     """
     found: list[str] = []
-    if re.search(r"allerg|过敏|過敏", turn, re.IGNORECASE):
+    if re.search(r"allerg|react to|过敏|過敏", turn, re.IGNORECASE):
         for m in _EN_NOT_ALLERGIC.finditer(turn):
             found.append(en_value(next(g for g in m.groups() if g)))
         for m in _ZH_NOT_ALLERGIC.finditer(turn):
