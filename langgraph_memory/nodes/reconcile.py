@@ -50,6 +50,7 @@ from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import LABEL, topics, updates
 from langgraph_memory.nodes.rules._forget import forget_reaches, reach_score, touches_topic
+from langgraph_memory.nodes.rules._profile import HOUSEHOLD_KEY_PARTS
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
     done,
@@ -174,25 +175,6 @@ def _retraction(key: str) -> bool:
     return key.startswith("allergy.")
 
 
-# The household members a safety or health key names ("health.mother.高血压").
-_PERSON_KEY_PARTS: Final = frozenset(
-    [
-        "son",
-        "daughter",
-        "child",
-        "children",
-        "wife",
-        "husband",
-        "partner",
-        "mother",
-        "father",
-        "brother",
-        "sister",
-        "grandmother",
-        "grandfather",
-        "guest",
-    ]
-)
 # A topic (or an evidence turn) that is about someone other than the user.
 _NAMES_A_PERSON: Final = re.compile(
     r"\b(?:he|she|his|her|him|they|their|mum|mom|mother|dad|father|son|daughter|kids?|child|wife|"
@@ -213,7 +195,7 @@ def forget_covers(record: MemoryRecord, key: str, topic: str = "") -> bool:
     about_others = bool(_NAMES_A_PERSON.search(topic)) or not topic
     if key_matches(record.key, key):
         parts = set((record.key or "").split(".")[1:])
-        return about_others or not parts & _PERSON_KEY_PARTS
+        return about_others or not parts & HOUSEHOLD_KEY_PARTS
     return (
         is_evidence_key(record.key)
         and mentions_topic(record.text, key)
@@ -460,6 +442,7 @@ def _keyed_op(
         )
     if cand.forget:
         # The slot's versions, plus evidence turns on the topic among the neighbours.
+        topic = _forget_topic(cand)
         nearby = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
         targets = tuple(
             dict.fromkeys(
@@ -467,10 +450,9 @@ def _keyed_op(
                     *(
                         r.id
                         for r in (*ctx.same_key, *nearby)
-                        if forget_covers(r, key, _forget_topic(cand))
-                        and r.status != MemoryStatus.DELETED
+                        if forget_covers(r, key, topic) and r.status != MemoryStatus.DELETED
                     ),
-                    *(r.id for r in nearby if forget_reaches(_forget_topic(cand), r.text)),
+                    *(r.id for r in nearby if forget_reaches(topic, r.text)),
                 ]
             )
         )

@@ -198,7 +198,7 @@ def match_clause(segment: str) -> Match | None:
 # slot's value (it supersedes the old one), not a standing instruction.
 _USE_CONTACT: Final = re.compile(
     r"^(?:请|請)?(?:用|用返|改用|发到|發到|寄到|打|use|send (?:it |them |everything )?to|email|call|text)\s*"
-    r"\[(EMAIL|PHONE)(?::[^\]]*)?\](?:[^\w\[]*)$",
+    r"(\[(EMAIL|PHONE)(?::[^\]]*)?\])(?:[^\w\[]*)$",
     re.IGNORECASE,
 )
 
@@ -207,8 +207,7 @@ def _new_contact(inner: str) -> Match | None:
     m = _USE_CONTACT.match(inner.strip())
     if m is None:
         return None
-    value = inner[inner.index("[") : inner.index("]") + 1]
-    kind = "email" if m.group(1) == "EMAIL" else "phone"
+    value, kind = m.group(1), "email" if m.group(2) == "EMAIL" else "phone"
     if has_cjk(inner):
         text = f"用户的{'邮箱' if kind == 'email' else '电话'}是{value}"
     else:

@@ -122,12 +122,16 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 # The particles after a forget verb: "删掉吧", "别记了哈", "forget 掉 ok".
 _ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*"
 
+# Verbs that also clear a cart or withdraw a complaint ("清一下", "撤掉", "作废"): a forget
+# request only with a word that names a record (``_ZH_RECORD_REF``).
+_ZH_WEAK_VERBS: Final = r"作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉"
+
 # "之前说 Ben 面 London job 那个事你删掉吧", "我哥那事儿别记了": the topic, then the verb,
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
     r"(?:(?:删掉|删了|删除|删咗)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
-    r"|作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
+    r"|" + _ZH_WEAK_VERBS + r"|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
     + _ZH_TAIL
@@ -136,7 +140,7 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     + _ZH_TAIL
     + r")?$"
 )
-_ZH_WEAK_VERB: Final = re.compile(r"作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉")
+_ZH_WEAK_VERB: Final = re.compile(_ZH_WEAK_VERBS)
 _ZH_RECORD_REF: Final = re.compile(
     r"那条|这条|的事|那个事|那件事|那事|这事|那个|这个|记录|资料|信息|嗰样|嗰个|嗰樣|嗰個"
 )

@@ -44,6 +44,8 @@ _ZH_RELATIVES: Final = {
     "奶奶": "grandmother", "外婆": "grandmother", "姥姥": "grandmother", "爷爷": "grandfather",
     "外公": "grandfather", "姥爷": "grandfather", "男朋友": "partner", "女朋友": "partner",
 }  # fmt: skip
+# The household labels keys carry ("allergy.son.peanuts", "health.mother.高血压").
+HOUSEHOLD_KEY_PARTS: Final = frozenset(_EN_RELATIVES.values())
 _EN_REL: Final = "|".join(sorted(_EN_RELATIVES, key=len, reverse=True))
 _ZH_REL: Final = "|".join(sorted(_ZH_RELATIVES, key=len, reverse=True))
 _ZH_REL_LABEL: Final = {

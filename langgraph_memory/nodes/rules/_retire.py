@@ -146,10 +146,11 @@ def _blocked(update: str, piece: str) -> bool:
     if topics(piece) & _PERSONAL and _kin_of(update) != _kin_of(piece) and not lost_its_person:
         return True
     need = _sticky(piece) - _unlocks(update)
-    if _THIRD_PERSON.search(LABEL.sub("", update)) or _names(update) & _names(piece):
+    same_name = bool(_names(update) & _names(piece))
+    if _THIRD_PERSON.search(LABEL.sub("", update)) or same_name:
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
         need = {n for n in need if not n.startswith("kin:")}
-    if _names(update) & _names(piece):
+    if same_name:
         need.discard("pet")  # "Luna's back on normal food" is about the cat Luna
     return bool(need)
 
