@@ -32,7 +32,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Final
 
-__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end", "zh_time_words"]
+__all__ = ["bound_of", "moment_of", "month_end", "month_of", "stated_end", "time_words"]
 
 _EN_WEEKDAYS: Final = {
     "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
@@ -64,9 +64,11 @@ _NOT_A_DAY: Final = (
     r"ave\w*|avenue|round|attempt|try|century|person|child|kid|son|daughter|baby|item|lesson|class|"
     r"level|stage|gate|seat|house|door|bedroom|room|birthday|anniversary|one|week|month|day)\b)"
 )
-_ZH_DAY_ONLY: Final = re.compile(
-    r"(?<![\d月])(\d{1,2})(?:日|号)(?!楼|线|门|馆|口|床|房|车厢|位|桌|窗口|站台|台|柜|仓|机|店|院|厅|栋|座|单元)"
+# "3号楼", "5号线", "2号床": a number of a place, not a day.
+_ZH_NOT_A_DAY: Final = (
+    r"(?!楼|线|门|馆|口|床|房|车厢|位|桌|窗口|站台|台|柜|仓|机|店|院|厅|栋|座|单元)"
 )
+_ZH_DAY_ONLY: Final = re.compile(r"(?<![\d月])(\d{1,2})(?:日|号)" + _ZH_NOT_A_DAY)
 
 
 # Cantonese and traditional spellings of the time words below, read as Mandarin:
@@ -80,18 +82,100 @@ _ZH_VARIANTS: Final = (
 )  # fmt: skip
 
 
-def zh_time_words(clause: str) -> str:
-    """Cantonese and traditional time words as the Mandarin the patterns read.
+# "11 月 20 日", "22 号": digits spaced off the date characters they belong to.
+_SPACED_DATE: Final = re.compile(
+    r"(?<=\d)\s+(?=[月日号])|(?<=[月到至])\s+(?=\d)|(?<=\d)\s+(?=[到至]\s*\d)|(?<=\d[日号])\s+(?=[\u4e00-\u9fff])"
+)
+# "11/19 走", "到 11/24": a month-first slash date in a Chinese plan (a bare "1/2 杯" is no date).
+_ZH_SLASH_DATE: Final = re.compile(
+    r"(?<![\d/.:])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?![\d/])"
+    r"(?=\s*(?:[到至~～]|就|才|会|要|回|返|走|出发|飞|去|入住|退房|结束|离开|开始|之前|以前|前|起))"
+    r"|(?<=[到至])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?![\d/])"
+)
+# A day named without its month, after one named with it: "11月15到22号", "下个月3号飞，8号回",
+# "from November 3rd until the 7th".
+_ZH_MONTH_CONTEXT: Final = re.compile(r"(下个?月|(?<!\d)\d{1,2}月)\s*(\d{1,2})?")
+_ZH_BARE_DAY: Final = re.compile(
+    r"(?<![\d月/.:])(\d{1,2})(?=\s*(?:[日号]|(?:到|至|-|~|～)\s*\d{1,2}\s*[日号])"
+    + _ZH_NOT_A_DAY
+    + r")(?!\d)"
+)
+_EN_MONTH_CONTEXT: Final = re.compile(
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}|{_EN_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?)\b",
+    re.IGNORECASE,
+)
+_EN_BARE_DAY: Final = re.compile(r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ZH_MONTH_OR_BARE_DAY: Final = re.compile(_ZH_MONTH_CONTEXT.pattern + "|" + _ZH_BARE_DAY.pattern)
+_EN_MONTH_OR_BARE_DAY: Final = re.compile(
+    _EN_MONTH_CONTEXT.pattern + "|" + _EN_BARE_DAY.pattern + _NOT_A_DAY, re.IGNORECASE
+)
+_EN_MONTH_NAMES: Final = ("January", "February", "March", "April", "May", "June", "July",
+                          "August", "September", "October", "November", "December")  # fmt: skip
+
+
+def _zh_months_filled(clause: str) -> str:
+    """Give each bare day the month named before it; a smaller day than the last one
+    named in that month is in the next month ("11月28号走，3号回" comes back in December)."""
+    out, last, month, day = [], 0, None, 0
+    for m in _ZH_MONTH_OR_BARE_DAY.finditer(clause):
+        if m.group(1):
+            label = m.group(1)
+            month = label if label.startswith("下") else int(label[:-1])
+            day = int(m.group(2) or 0)
+            continue
+        if month is None or m.group(3) is None:
+            continue
+        bare = int(m.group(3))
+        if isinstance(month, int) and bare < day:
+            month = month % 12 + 1
+        day = bare
+        out.append(clause[last : m.start()] + (month if isinstance(month, str) else f"{month}月"))
+        last = m.start()
+    return "".join(out) + clause[last:]
+
+
+def _en_months_filled(clause: str) -> str:
+    """Give each bare "the 7th" the month named before it ("from November 3rd until the
+    7th" ends in November); a smaller day than the last one named is in the next month."""
+    out, last, month, day = [], 0, 0, 0
+    for m in _EN_MONTH_OR_BARE_DAY.finditer(clause):
+        if m.group(5) is None:
+            month = _EN_MONTHS[(m.group(2) or m.group(3)).lower()[:3]]
+            day = int(m.group(1) or m.group(4))
+            continue
+        if not month:
+            continue
+        bare = int(m.group(5))
+        if bare < day:
+            month = month % 12 + 1
+        day = bare
+        out.append(clause[last : m.start()] + f"{_EN_MONTH_NAMES[month - 1]} {bare}")
+        last = m.end()
+    return "".join(out) + clause[last:]
+
+
+def time_words(clause: str) -> str:
+    """A clause with its dates in the forms the patterns read: Cantonese and traditional
+    time words as Mandarin, spaced digits closed up, slash dates of a Chinese plan as
+    月/日, and bare days given the month named before them. Only dates change.
 
     Example:
-        >>> zh_time_words("听日要带身份证"), zh_time_words("下個禮拜一")
+        >>> time_words("听日要带身份证"), time_words("下個禮拜一")
         ('明天要带身份证', '下个礼拜一')
+        >>> time_words("我们 11 月去 Bali，15 到 22 号"), time_words("11/19 走，11/24 回")
+        ('我们 11月去 Bali，11月15到11月22号', '11月19日走，11月24日回')
+        >>> time_words("from November 3rd until the 7th")
+        'from November 3rd until November 7'
     """
     if not re.search(r"[\u3400-\u9fff]", clause):
-        return clause
+        return _en_months_filled(clause)
     for variant, mandarin in _ZH_VARIANTS:
         clause = clause.replace(variant, mandarin)
-    return clause
+    clause = _ZH_SLASH_DATE.sub(
+        lambda m: f"{m.group(1) or m.group(3)}月{m.group(2) or m.group(4)}日", clause
+    )
+    clause = _SPACED_DATE.sub("", clause)
+    return _en_months_filled(_zh_months_filled(clause))
 
 
 def _day_start(day: date, now: datetime) -> datetime:
@@ -214,7 +298,7 @@ def month_of(clause: str, now: datetime) -> date | None:
         >>> month_of("下个月去成都", now).isoformat()
         '2026-12-01'
     """
-    clause = zh_time_words(clause)
+    clause = time_words(clause)
     today = now.date()
     if re.search(r"\bnext month\b|下个?月", clause, re.IGNORECASE):
         return date(today.year + (today.month == 12), today.month % 12 + 1, 1)
@@ -266,8 +350,8 @@ _EN_RANGE: Final = re.compile(
     re.IGNORECASE,
 )
 _ZH_END: Final = re.compile(
-    r"(?:(\d{1,2})月)?(\d{1,2})[日号](?:就|才|会|要)?(?:回来|返回|回国|回家|回|结束|退房|离开|走|返(?![工学]))"
-    r"|(?:到|至|住到|待到|呆到|一直到|直到)(?:(\d{1,2})月)?(\d{1,2})[日号]"
+    r"(?:下个?月|(\d{1,2})月)?(\d{1,2})[日号](?:就|才|会|要)?(?:回来|返回|回国|回家|回|结束|退房|离开|走|返(?![工学]))"
+    r"|(?:到|至|住到|待到|呆到|一直到|直到)(?:下个?月|(\d{1,2})月)?(\d{1,2})[日号]"
     r"|(?:(?:下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天])(?:就|才|会|要)?(?:回来|返回|回国|回家|结束|退房)"
 )
 
@@ -332,7 +416,7 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
         >>> stated_end("我下周末之前都在日本，12号回来", now).date().isoformat()
         '2026-12-13'
     """
-    clause = zh_time_words(clause)
+    clause = time_words(clause)
     span = _span_end(clause, now)
     if span is not None:
         return _day_end(span, now)
@@ -352,13 +436,13 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
         end = _explicit_date(tail, now) or _weekday_in(tail, now) or _ordinal_day(tail, now)
         if end is not None:
             return _day_end(end, now)
-    m = _ZH_END.search(clause)
-    if m:
-        text = m.group(0)
-        zh_end = _explicit_date(text, now) or _named_day(text, now)
-        if zh_end is not None:
-            return _day_end(zh_end, now)
-    return None
+    # The last end named: "19号走，24号回" leaves on the 19th and is over after the 24th.
+    zh_ends = [
+        day
+        for m in _ZH_END.finditer(clause)
+        if (day := _explicit_date(m.group(0), now) or _named_day(m.group(0), now)) is not None
+    ]
+    return _day_end(max(zh_ends), now) if zh_ends else None
 
 
 def _ordinal_day(text: str, now: datetime) -> date | None:
@@ -401,7 +485,7 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         >>> bound_of("I live in Paris", now) is None
         True
     """
-    clause = zh_time_words(clause)
+    clause = time_words(clause)
     lowered = clause.lower()
     stated = stated_end(clause, now)
     if stated is not None:
@@ -485,7 +569,7 @@ def moment_of(clause: str, now: datetime) -> datetime | None:
         >>> moment_of("I like tea", now) is None
         True
     """
-    clause = zh_time_words(clause)
+    clause = time_words(clause)
     day = _named_day(clause, now)
     if day is not None:
         return _day_start(day, now)

@@ -17,7 +17,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from langgraph_memory.nodes._messages import mark_unanswered
-from langgraph_memory.nodes._rules_time import moment_of, zh_time_words
+from langgraph_memory.nodes._rules_time import moment_of, time_words
 from langgraph_memory.nodes.rules import RuleBasedExtractor, is_evidence_key
 from langgraph_memory.nodes.rules._text import laughed_at, restore_script, to_simplified
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
@@ -193,9 +193,9 @@ def test_cantonese_and_traditional_day_words_resolve(text: str, days: int) -> No
     assert moment is not None and moment.date() == (NOW + timedelta(days=days)).date()
 
 
-def test_zh_time_words_reads_variants_as_mandarin() -> None:
-    assert zh_time_words("听日同后日") == "明天同后天"
-    assert zh_time_words("no chinese here") == "no chinese here"
+def test_time_words_reads_variants_as_mandarin() -> None:
+    assert time_words("听日同后日") == "明天同后天"
+    assert time_words("no chinese here") == "no chinese here"
 
 
 def test_a_cantonese_tomorrow_plan_expires_after_tomorrow() -> None:

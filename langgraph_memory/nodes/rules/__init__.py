@@ -79,11 +79,11 @@ from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
 from langgraph_memory.nodes._messages import is_unanswered
-from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, zh_time_words
+from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, time_words
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
-from langgraph_memory.nodes.rules._events import with_time
+from langgraph_memory.nodes.rules._events import MOVE_TO_A_HOME, with_time
 from langgraph_memory.nodes.rules._evidence import shares_salient_term
 from langgraph_memory.nodes.rules._forget import (
     bare_forget,
@@ -217,7 +217,9 @@ _STARTS = re.compile(
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
 _LASTING = re.compile(
-    r"生日|满.{1,2}岁|周年|\b(?:birthday|b-?day|bday|birthdays)\b|\bturns \d+\b|\banniversary\b",
+    r"生日|满.{1,2}岁|周年|\b(?:birthday|b-?day|bday|birthdays)\b|\bturns \d+\b|\banniversary\b"
+    # A move to a new home: the day is when it starts ("12月1号搬去 Prenzlauer Berg").
+    r"|" + MOVE_TO_A_HOME,
     re.IGNORECASE,
 )
 
@@ -225,6 +227,8 @@ _LASTING = re.compile(
 def _inherits_bound(segment: str) -> bool:
     if _LASTING.search(segment):
         return False
+    if re.search(r"[那这]趟|\b(?:the|that|this) trip\b", segment, re.IGNORECASE):
+        return True  # "东京那趟，11/19 走": the trip the dates are of
     cjk = len(CJK.findall(segment))
     words = len(re.findall(r"[A-Za-z]+", segment))
     bare_noun = not re.search(r"\d", segment) and (
@@ -253,7 +257,7 @@ def _next_midnight(said: datetime) -> datetime:
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
-    sentence = zh_time_words(sentence)
+    sentence = time_words(sentence)
     bound = bound_of(sentence, said)
     if bound is not None and REPORT.search(sentence) and bound <= _next_midnight(said):
         # "the sofa came today but the arm is torn": what happened stays true; only a
@@ -292,7 +296,7 @@ _VISIT = re.compile(
 
 
 def _valid_until(sentence: str, said: datetime) -> datetime | None:
-    end = stated_end(zh_time_words(sentence), said) or bound_of(zh_time_words(sentence), said)
+    end = stated_end(time_words(sentence), said) or bound_of(time_words(sentence), said)
     return end if end is not None and end > said else None
 
 
@@ -426,7 +430,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     turn.residue.append((_untagged(segment), sentence))
                 continue
             was_about_user, about_user = about_user, about_user or first_person(segment)
-            found = with_time(clause, segment, now)
+            found = with_time(clause, segment, now, sentence)
             if about_someone_else(segment) or is_hearsay(segment):
                 someone_else = True
             elif first_person(segment) or _NAMED_SUBJECT_START.match(segment):
@@ -445,7 +449,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 turn.residue.extend((piece, sentence) for piece in leftover)
                 if found.event_time is None and not found.forget:
                     # "book a table for 4 on Friday": the group size and the booking.
-                    event = with_time(None, segment, now)
+                    event = with_time(None, segment, now, sentence)
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
@@ -759,6 +763,9 @@ class RuleBasedExtractor:
             own = _bound(own_words, said)
             if own is None and _inherits_bound(own_words):
                 own = _bound(sentence, said)
+            elif own is not None and (end := stated_end(time_words(sentence), said)) and end > own:
+                # "11/19 走，11/24 回": the day out is part of a trip that ends on the 24th.
+                own = end
             group = groups.setdefault(own, [])
             context = segment[: -len(own_words) - len(_CONTEXT)] if own_words != segment else ""
             if context and all(piece in group for piece in context.split("; ")):
@@ -881,7 +888,7 @@ class RuleBasedExtractor:
                 # A promise stays on record after its day ("when should my refund have
                 # arrived?"); its event time says when it was due.
                 found = replace(found, event_time=dated.event_time)
-            if _VISIT.search(found.text) and (moment := moment_of(zh_time_words(sentence), said)):
+            if _VISIT.search(found.text) and (moment := moment_of(time_words(sentence), said)):
                 # "11月6日下午顺丰上门取件": a visit the business scheduled is over after
                 # its day (an order's ETA is not: the order goes on).
                 found = replace(found, event_time=moment, expires_at=moment + timedelta(days=1))

@@ -109,11 +109,13 @@ def _last_day(expires_at: datetime) -> str:
     return (expires_at - timedelta(microseconds=1)).date().isoformat()
 
 
-def _event_end(clause: str, moment: datetime, now: datetime) -> datetime:
-    """When the event is over: the stated end, else the end of its day (or week)."""
-    end = stated_end(clause, now)
-    if end is not None and end > moment:
-        return end
+def _event_end(clause: str, moment: datetime, now: datetime, sentence: str) -> datetime:
+    """When the event is over: the stated end (of its clause, else of its sentence: "11月12號去
+    大阪，16號返嚟" is over after the 16th), else the end of its day (or week)."""
+    for text in (clause, sentence):
+        end = stated_end(text, now)
+        if end is not None and end > moment:
+            return end
     if month_of(clause, now) is not None and _named_day_absent(clause, now):
         return month_end(moment.date(), now)  # "in April" / "下个月": the whole month
     if (
@@ -138,8 +140,17 @@ _MONTH_WORDS: Final = re.compile(
 )
 
 
-def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
-    """Add the time dimension to a segment's match, relative to the message time ``now``."""
+# A move to a new home, which holds on after the day of the move.
+MOVE_TO_A_HOME: Final = (
+    r"搬(?:去|到|进|过去)|\bmov(?:e|es|ing|ed) (?:to|into|over to)\b|\brelocat\w* to\b"
+)
+
+
+def with_time(
+    found: Match | None, clause: str, now: datetime, sentence: str | None = None
+) -> Match | None:
+    """Add the time dimension to a segment's match, relative to the message time ``now``;
+    ``sentence``, when the clause is one segment of it, may state when the event ends."""
     if found is not None and (found.forget or (found.type is MemoryType.PROCEDURAL and found.key)):
         return found
     event = topic(clause, EVENTS)
@@ -165,8 +176,9 @@ def with_time(found: Match | None, clause: str, now: datetime) -> Match | None:
                 # "the parcel arrived today but the box was crushed": a report of what
                 # happened stays true; a plan ends with its day.
                 expires_at=None
-                if moment <= now and REPORT.search(clause)
-                else _event_end(clause, moment, now),
+                if (moment <= now and REPORT.search(clause))
+                or re.search(MOVE_TO_A_HOME, clause, re.IGNORECASE)
+                else _event_end(clause, moment, now, sentence or clause),
             )
     if found is not None and _RECURRING.search(clause):
         return found

@@ -334,7 +334,9 @@ def to_third_person(clause: str) -> str:
         '用户的猫叫咪咪'
     """
     if has_cjk(clause):
-        return clause.replace("我们", "用户和其他人").replace("我", "用户")
+        for we in ("我们", "我們", "我哋", "咱们"):
+            clause = clause.replace(we, "用户和其他人")
+        return clause.replace("我", "用户")
     out = re.sub(r"\bI(?:'m| am)\b", "user is", clause)
     out = re.sub(r"\bI(?:'ve| have)\b", "user has", out)
     out = re.sub(r"\bI(?:'ll| will)\b", "user will", out)

@@ -1,0 +1,111 @@
+"""Dated plans in the ways people write them: every memory of the plan ends when it does.
+
+Our own sentences (not an exam's): spaced digits ("11 月 20 日"), slash dates in a
+Chinese plan ("11/19 走"), a day named without its month after one named with it
+("11月15到22号", "下个月3号飞，8号回", "from November 3rd until the 7th"), Cantonese
+("16號返嚟"), and trips whose day out and day back are separate clauses.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langgraph_memory.clock import ManualClock
+from langgraph_memory.nodes._rules_time import time_words
+from langgraph_memory.nodes.rules import RuleBasedExtractor
+from langgraph_memory.nodes.rules._text import to_third_person
+
+SAID = datetime(2026, 10, 6, 9, tzinfo=UTC)  # a Tuesday
+
+DATED_PLANS = [
+    ("我们 11 月去 Bali 度假，15 到 22 号", "11-22"),
+    ("我们11月去巴厘岛，15号到22号", "11-22"),
+    ("东京那趟，11/19 走，11/24 回", "11-24"),
+    ("11/19 出发，11/24 回来", "11-24"),
+    ("我下个月3号飞成都，8号回", "11-08"),
+    ("10月20号到25号我在上海出差", "10-25"),
+    ("10 月 20 日至 10 月 25 日在上海", "10-25"),
+    ("我哋11月12號去大阪，16號返嚟", "11-16"),
+    ("下个月 12 号到 16 号我不在家", "11-16"),
+    ("国庆后我去三亚，10月12到15号", "10-15"),
+    ("We're in Lisbon 12–16 November", "11-16"),
+    ("We're in Lisbon from 12 to 16 November", "11-16"),
+    ("I'll be in Berlin from November 3rd until the 7th", "11-07"),
+    ("Heading to Rome on the 14th, flying home on the 20th", "10-20"),
+    ("We fly out Nov 2 and come back Nov 9", "11-09"),
+    ("Away 11/2 to 11/9, please hold my mail", "11-09"),
+    ("My parents are staying with us from Oct 20 till Oct 27", "10-27"),
+    ("I'm on leave Oct 19 - Oct 23", "10-23"),
+    ("The conference runs 18-20 Nov in Sydney", "11-20"),
+    ("Out of office until 22 October", "10-22"),
+    ("I'm in hospital till Friday", "10-09"),
+    ("在医院住到周五", "10-09"),
+    ("这周五之前我都在外地", "10-08"),
+    ("I'm in Manchester next week for training", "10-18"),
+    ("下周我在杭州培训", "10-18"),
+    ("Our flight is Oct 30, back Nov 4", "11-04"),
+    ("We leave on the 28th and get back on the 3rd", "11-03"),
+    ("酒店订了 11 月 2 日入住，5 日退房", "11-05"),
+    ("Checking in 2 Nov, checking out 5 Nov", "11-05"),
+    ("我 12 月 1 号到 12 月 10 号回老家", "12-10"),
+]
+
+
+def _last_days(text: str, said: datetime = SAID) -> list[str | None]:
+    found = RuleBasedExtractor(clock=ManualClock(said)).extract([HumanMessage(text, id="m1")])
+    assert found, text
+    return sorted(
+        {
+            (c.expires_at - timedelta(microseconds=1)).strftime("%m-%d") if c.expires_at else None
+            for c in found
+        },
+        key=str,
+    )
+
+
+@pytest.mark.parametrize(("text", "last_day"), DATED_PLANS)
+def test_every_memory_of_a_dated_plan_ends_with_it(text: str, last_day: str) -> None:
+    assert _last_days(text) == [last_day]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "找到长期的房子了! 12 月 1 号搬去 Prenzlauer Berg。",
+        "Found a proper flat! Moving to Prenzlauer Berg on Dec 1.",
+        "我们下个月 3 号搬到浦东",
+    ],
+)
+def test_a_move_to_a_new_home_holds_on_after_its_day(text: str) -> None:
+    assert _last_days(text, datetime(2026, 11, 25, 9, tzinfo=UTC)) == [None]
+
+
+def test_a_move_out_is_over_after_its_day() -> None:
+    assert "12-01" in _last_days(
+        "We move out of the flat on Dec 1", datetime(2026, 11, 25, tzinfo=UTC)
+    )
+
+
+@pytest.mark.parametrize(
+    ("clause", "read_as"),
+    [
+        ("11月28号走，3号回", "11月28号走，12月3号回"),  # a smaller day is the next month
+        ("下个月3号飞成都，8号回", "下个月3号飞成都，下个月8号回"),
+        ("10 月 20 日至 10 月 25 日", "10月20日至10月25日"),
+        ("1/2 杯糖", "1/2 杯糖"),  # a fraction is no date
+        ("住3号楼，11月5号搬", "住3号楼，11月5号搬"),  # no month before the building number
+        ("11月搬进3号楼", "11月搬进3号楼"),
+        ("Nov 28 out, back on the 3rd", "Nov 28 out, back on December 3"),
+        ("the 3rd floor in May 2", "the 3rd floor in May 2"),
+    ],
+)
+def test_dates_are_read_with_the_month_named_before_them(clause: str, read_as: str) -> None:
+    assert time_words(clause) == read_as
+
+
+@pytest.mark.parametrize("we", ["我们", "我們", "我哋", "咱们"])
+def test_we_is_the_user_and_others_not_the_user_alone(we: str) -> None:
+    assert to_third_person(f"{we}11月去大阪") == "用户和其他人11月去大阪"
