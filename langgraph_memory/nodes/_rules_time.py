@@ -78,7 +78,7 @@ _ZH_VARIANTS: Final = (
     ("听晚", "明晚"), ("後日", "后天"), ("后日", "后天"), ("今朝", "今早"), ("琴日", "昨天"),
     ("尋日", "昨天"), ("寻日", "昨天"), ("禮拜", "礼拜"), ("週", "周"), ("個", "个"),
     ("這", "这"), ("號", "号"), ("後", "后"), ("點", "点"), ("聖誕", "圣诞"), ("開始", "开始"),
-    ("呢個月", "这个月"), ("呢个月", "这个月"),
+    ("呢个", "这个"),
 )  # fmt: skip
 
 
@@ -154,6 +154,34 @@ def _en_months_filled(clause: str) -> str:
     return "".join(out) + clause[last:]
 
 
+# A holiday named as a bound ("off sugar till Christmas", "元旦之前"): its date.
+_EN_HOLIDAY_BOUND: Final = re.compile(
+    r"\b(until|till|til|through|before|by|over|after)\s+(?:the\s+)?"
+    r"(christmas eve|christmas(?: day)?|xmas|new year'?s eve|new year'?s(?: day)?|new year)\b",
+    re.IGNORECASE,
+)
+_EN_HOLIDAYS: Final = {"christmas eve": "December 24", "new year's eve": "December 31",
+                       "new years eve": "December 31"}  # fmt: skip
+_ZH_HOLIDAY_BOUND: Final = re.compile(
+    r"(?<=[到至])(圣诞节?|平安夜|元旦|跨年)|(圣诞节?|平安夜|元旦|跨年)(?=之?前|以前|为止)"
+)
+_ZH_HOLIDAYS: Final = {"平安夜": "12月24日", "元旦": "1月1日", "跨年": "12月31日"}
+# "下周一到周五": the second weekday of a range is in the first one's week.
+_ZH_WEEKDAY_RANGE: Final = re.compile(
+    r"(下个?(?:周|星期|礼拜)[一二三四五六日天])\s*(到|至|-|~)\s*(?=(?:周|星期|礼拜)[一二三四五六日天])"
+)
+_EN_WEEKDAY_RANGE: Final = re.compile(
+    rf"\b(?P<first>next\s+{_EN_WEEKDAY})\s+(?P<to>to|until|till|through|thru|-)\s+(?=(?:{_EN_WEEKDAY[1:-1]})\b)",
+    re.IGNORECASE,
+)
+
+
+def _en_holiday(m: re.Match[str]) -> str:
+    name = m.group(2).lower()
+    day = _EN_HOLIDAYS.get(name, "January 1" if name.startswith("new year") else "December 25")
+    return f"{m.group(1)} {day}"
+
+
 def time_words(clause: str) -> str:
     """A clause with its dates in the forms the patterns read: Cantonese and traditional
     time words as Mandarin, spaced digits closed up, slash dates of a Chinese plan as
@@ -167,6 +195,9 @@ def time_words(clause: str) -> str:
         >>> time_words("from November 3rd until the 7th")
         'from November 3rd until November 7'
     """
+    clause = _EN_WEEKDAY_RANGE.sub(
+        r"\g<first> \g<to> next ", _EN_HOLIDAY_BOUND.sub(_en_holiday, clause)
+    )
     if not re.search(r"[\u3400-\u9fff]", clause):
         return _en_months_filled(clause)
     for variant, mandarin in _ZH_VARIANTS:
@@ -175,6 +206,10 @@ def time_words(clause: str) -> str:
         lambda m: f"{m.group(1) or m.group(3)}月{m.group(2) or m.group(4)}日", clause
     )
     clause = _SPACED_DATE.sub("", clause)
+    clause = _ZH_HOLIDAY_BOUND.sub(
+        lambda m: _ZH_HOLIDAYS.get(m.group(1) or m.group(2), "12月25日"), clause
+    )
+    clause = _ZH_WEEKDAY_RANGE.sub(r"\1\2下", clause)
     return _en_months_filled(_zh_months_filled(clause))
 
 
@@ -280,7 +315,9 @@ def _named_day(clause: str, now: datetime) -> date | None:
 
 _MONTH_ONLY: Final = re.compile(
     rf"\b(?:in|during|for|this|next|early|late|mid)[- ]{_EN_MONTH}(?!\s*\d)|(?<![\d/])(\d{{1,2}})月份?(?![\d日号])"
-    r"|([一二三四五六七八九十]{1,3})月份",
+    r"|([一二三四五六七八九十]{1,3})月份"
+    # "整个十一月": a month in characters, unmistakable after 整个 without 份.
+    r"|(?<=整个)([一二三四五六七八九十]{1,3})月",
     re.IGNORECASE,
 )
 _ZH_MONTHS: Final = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
@@ -310,7 +347,7 @@ def month_of(clause: str, now: datetime) -> date | None:
     elif m.group(2):
         month = int(m.group(2))
     else:
-        month = _ZH_MONTHS.get(m.group(3), 0)
+        month = _ZH_MONTHS.get(m.group(3) or m.group(4), 0)
     if not 1 <= month <= 12:
         return None
     year = today.year if month >= today.month else today.year + 1
@@ -341,7 +378,9 @@ _EN_COUNTS: Final = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3}
 # "until 12 Dec", "Dec 3-5", "from Dec 3 to Dec 5", "12号回来", "住到5号", "3号到5号".
 _EN_END: Final = re.compile(
     r"\b(?:back|return(?:ing|s)?|home|fly(?:ing)? back|flying home|check(?:ing)? out|checkout|"
-    r"ends?|ending|until|till|til|through|thru|from\s+.{1,20}?\s+to)\s+(?:on\s+|by\s+|the\s+)*(.{1,24})$",
+    r"ends?|ending|until|till|til|through|thru|from\s+.{1,20}?\s+to"
+    # "next Monday to Friday" (read as "next Monday to next Friday"): the range's last day.
+    r"|next\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day\s+(?:to|-))\s+(?:on\s+|by\s+|the\s+)*(.{1,24})$",
     re.IGNORECASE,
 )
 _EN_RANGE: Final = re.compile(
@@ -528,6 +567,22 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         year = now.year if month >= now.month else now.year + 1
         return month_end(date(year, month, 1), now)
     if re.search(
+        rf"\b(?:all of|all through|throughout|the whole of|all|for all of)\s+{_EN_MONTH}(?!\s*\d)"
+        r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:都|一整个月|整个月|全月)|整个(?:\d{1,2}|[一二三四五六七八九十]{1,3})月",
+        lowered,
+    ) and (
+        whole_month := month_of(
+            re.sub(
+                r"\b(?:all of|all through|throughout|the whole of|all|for all of)\s+",
+                "in ",
+                lowered,
+            ),
+            now,
+        )
+    ):
+        # "我十一月份都在国外", "away all of November": the whole month.
+        return month_end(whole_month, now)
+    if re.search(
         r"\b(?:until|till|by|before) (?:the )?end of (?:the |this )?year\b|到年底|年底前|年底之前|今年底",
         lowered,
     ):
@@ -545,7 +600,11 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         return _month_end(now)
     if re.search(r"\b(?:this|for the|over the|at the) weekend\b|这个?周末|本周末", lowered):
         return _week_end(now)
-    if re.search(r"\bthis week\b|这周|这个星期|这个礼拜|本周|这一周", lowered):
+    if re.search(r"\bthis week and next\b|这周和下周|这个?星期和下个?星期", lowered):
+        return _week_end(now, weeks_ahead=1)
+    if re.search(
+        r"\bthis week\b|(?:这周|这个星期|这个礼拜|本周)(?![一二三四五六日天末])|这一周", lowered
+    ):
         return _week_end(now)
     if re.search(r"\bnext week\b|下周|下个?星期|下个?礼拜", lowered) and not re.search(
         r"下(?:个)?(?:周|星期|礼拜)[一二三四五六日天]|next\s+" + _EN_WEEKDAY, lowered

@@ -109,3 +109,58 @@ def test_dates_are_read_with_the_month_named_before_them(clause: str, read_as: s
 @pytest.mark.parametrize("we", ["我们", "我們", "我哋", "咱们"])
 def test_we_is_the_user_and_others_not_the_user_alone(we: str) -> None:
     assert to_third_person(f"{we}11月去大阪") == "用户和其他人11月去大阪"
+
+
+# Bounds named by a holiday, a weekday range, a whole month or "this week and next".
+# SAID is Tuesday 6 October 2026.
+NAMED_BOUNDS = [
+    ("Hold my parcels till Christmas, I'm away", "12-25"),
+    ("我在伦敦待到圣诞", "12-25"),
+    ("I'm with my parents till New Year's Eve", "12-31"),
+    ("我元旦之前都不在家，快递先别寄", "12-31"),
+    ("We're at my in-laws over New Year", "01-01"),
+    ("下周一到周五我在深圳出差", "10-16"),
+    ("I'm on a course next Monday to Friday", "10-16"),
+    ("I'm visiting family next Tuesday to Thursday", "10-15"),
+    ("呢个星期我唔喺香港", "10-11"),
+    ("I'm off this week and next", "10-18"),
+    ("这周和下周我都在外地", "10-18"),
+    ("这周五我要去医院复查", "10-09"),
+    ("我十一月份都在国外", "11-30"),
+    ("整个十一月我都在老家", "11-30"),
+    ("I'm abroad all of November", "11-30"),
+    ("Back on Oct 15, don't ship anything before then", "10-15"),
+    ("我20号回来，在那之前别打电话", "10-20"),
+    ("Our anniversary dinner is this Saturday at 7", "10-10"),
+    ("我生日派对在这周六", "10-10"),
+    ("The plumber is coming Thursday", "10-08"),
+]
+
+
+@pytest.mark.parametrize(("text", "last_day"), NAMED_BOUNDS)
+def test_a_plan_bounded_by_a_named_time_ends_with_it(text: str, last_day: str) -> None:
+    assert _last_days(text) == [last_day]
+
+
+@pytest.mark.parametrize(
+    "text", ["Our anniversary is 3 May", "My birthday is on 12 March", "我们结婚周年是5月3号"]
+)
+def test_a_yearly_date_does_not_expire(text: str) -> None:
+    assert _last_days(text) == [None]
+
+
+def test_an_instruction_until_then_lasts_as_long_as_the_plan_and_says_so() -> None:
+    found = RuleBasedExtractor(clock=ManualClock(SAID)).extract(
+        [HumanMessage("I'm in Lisbon till the 9th, please don't call me before then", id="m1")]
+    )
+    instruction = next(c for c in found if c.type.value == "procedural")
+    assert instruction.text.endswith("(until 2026-10-09)")
+    assert instruction.expires_at == datetime(2026, 10, 10, tzinfo=UTC)
+
+
+def test_cancelling_by_the_imperative_is_an_update() -> None:
+    from langgraph_memory.nodes.rules._evidence import updates
+
+    assert updates("User said: Cancel the Edinburgh one actually")
+    assert updates("用户说：取消爱丁堡那个")
+    assert not updates("User said: I booked Edinburgh for March")

@@ -640,3 +640,75 @@ def test_one_off_asks_and_pleasantries_are_no_standing_instruction(text: str) ->
     assert not any(c.type is MemoryType.PROCEDURAL for c in facts(text)), [
         c.text for c in facts(text)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "diet"),
+    [
+        ("I've gone vegan now, doctor more or less told me to", "User is vegan"),
+        ("I went vegetarian last year", "User is vegetarian"),
+        ("so I turned vegan in March", "User is vegan"),
+        ("I've become a vegetarian", "User is vegetarian"),
+        ("oh and i switched to fully vegan, the omelettes are gone", "User is fully vegan"),
+        ("I'm fully plant-based now", "User is fully plant-based"),
+        ("I keep kosher", "User is kosher"),
+        ("我开始吃素了", "用户吃素"),
+        ("我最近改吃素了", "用户吃素"),
+        ("我而家食素", "用户吃素"),
+    ],
+)
+def test_a_diet_taken_up_is_the_diet(text: str, diet: str) -> None:
+    assert keyed(text).get("diet") == diet
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not vegan",
+        "I went to a vegan restaurant",
+        "My sister went vegan",
+        "If I went vegan I'd miss cheese",
+        "im vegan-ish but i still eat eggs",
+        "我老婆吃素",
+        "我们去吃素食餐厅吧",
+    ],
+)
+def test_a_diet_that_is_not_the_users_is_not_the_diet(text: str) -> None:
+    assert "diet" not in keyed(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "channel"),
+    [
+        ("And please email me rather than ringing, I'm on the tools all day", "email"),
+        ("Text me rather than call, I'm in meetings", "text"),
+        ("I'd much rather you text me than email", "text"),
+        ("I'd rather you emailed me", "email"),
+        ("Email is best for me, I never answer the phone", "email"),
+        ("WhatsApp works best", "whatsapp"),
+        ("Best way to reach me is by text", "text"),
+        ("Don't ring me, just email", "email"),
+        ("以后发邮件给我，别打电话", "邮件"),
+        ("有事微信找我就行", "微信"),
+        ("别打电话，发短信就好", "短信"),
+        ("有进展短信通知我", "短信"),
+        ("联系我最好用微信", "微信"),
+    ],
+)
+def test_the_channel_the_user_wants_to_be_reached_on(text: str, channel: str) -> None:
+    assert channel in keyed(text).get("contact.channel", "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please email me the invoice",
+        "Can you email me the receipt rather than post it",
+        "I'd rather you didn't email me",
+        "把发票发邮件给我",
+        "发邮件给我老板",
+        "帮我发短信给她",
+    ],
+)
+def test_an_errand_or_a_refusal_is_no_contact_channel(text: str) -> None:
+    assert "contact.channel" not in keyed(text)

@@ -217,7 +217,9 @@ _STARTS = re.compile(
 # a bare noun, a birthday or an age. Every other piece ends when its sentence's plan does
 # ("I'm away till the 15th, so hold my deliveries", "住到11号，酒店订了西门町").
 _LASTING = re.compile(
-    r"生日|满.{1,2}岁|周年|\b(?:birthday|b-?day|bday|birthdays)\b|\bturns \d+\b|\banniversary\b"
+    # (A party or a dinner for it is a plan: "anniversary dinner this Saturday".)
+    r"生日(?!派对|聚会|宴|饭|趴|会)|满.{1,2}岁|周年(?!庆|派对|聚会|饭|宴)|\bturns \d+\b"
+    r"|\b(?:birthday|b-?day|bday|birthdays|anniversary)\b(?!\s+(?:dinner|party|lunch|meal|trip|getaway|do|drinks))"
     # A move to a new home: the day is when it starts ("12月1号搬去 Prenzlauer Berg").
     r"|" + MOVE_TO_A_HOME,
     re.IGNORECASE,
@@ -243,7 +245,10 @@ _ONE_DAY = re.compile(
     r"\d{1,2}\s*(?:月|号|日)|\b\d{1,2}(?:st|nd|rd|th)\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
     r"|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|\d{4}-\d{1,2}-\d{1,2}"
     r"|\b(?:today|tonight|tomorrow|next|this)\b|今天|今晚|今早|明天|明早|明晚|后天|下周|下个?星期|下个?礼拜|这周"
-    r"|这个?星期|本周|周末",
+    r"|这个?星期|本周|周末"
+    # A visit on a weekday comes once: "the plumber is coming Thursday".
+    r"|\b(?:coming|comes|arriving|arrives|due|visiting)\s+(?:on\s+)?"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
     re.IGNORECASE,
 )
 

@@ -146,11 +146,34 @@ MOVE_TO_A_HOME: Final = (
 )
 
 
+_UNTIL_THEN: Final = re.compile(
+    r"\b(?:before|until|till|til|up to) then\b|\buntil I'?m back\b|在那之前|那之前|到时候之前|回来之前|返嚟之前",
+    re.IGNORECASE,
+)
+
+
 def with_time(
     found: Match | None, clause: str, now: datetime, sentence: str | None = None
 ) -> Match | None:
     """Add the time dimension to a segment's match, relative to the message time ``now``;
     ``sentence``, when the clause is one segment of it, may state when the event ends."""
+    if (
+        found is not None
+        and found.type is MemoryType.PROCEDURAL
+        and sentence
+        and _UNTIL_THEN.search(clause)
+    ):
+        # "back on Oct 15, don't ship before then": an instruction that lasts until the date
+        # the sentence names.
+        moment = moment_of(sentence, now)
+        bound = bound_of(sentence, now) or (moment + timedelta(days=1) if moment else None)
+        if bound is not None and bound > now:
+            suffix = (
+                f"（有效至{_last_day(bound)}）"
+                if has_cjk(found.text)
+                else f" (until {_last_day(bound)})"
+            )
+            return replace(found, text=found.text + suffix, expires_at=bound)
     if found is not None and (found.forget or (found.type is MemoryType.PROCEDURAL and found.key)):
         return found
     event = topic(clause, EVENTS)

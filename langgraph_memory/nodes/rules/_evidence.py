@@ -50,7 +50,7 @@ _RESOLVED_PATTERN: Final = (
 RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
 UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
-    r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancell?ed|"
+    r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancel(?:l?ed|l?ing)?|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed|gone|became|become|turned|gave up|giving up|transferr?(?:ed|ing)?|"
     r"upgrade|downgrade|drop me to|bump (?:me|us) (?:up )?to|"

@@ -93,6 +93,10 @@ def rule_seat(segment: str) -> Match | None:
     return None
 
 
+_CHANNEL: Final = r"e-?mail|text|sms|message|whatsapp|wechat|call|ring|phone"
+_CHANNEL_NAMES: Final = {"call": "phone", "ring": "phone", "message": "text", "sms": "text"}
+
+
 def rule_contact(segment: str) -> Match | None:
     m = re.search(
         r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
@@ -101,24 +105,38 @@ def rule_contact(segment: str) -> Match | None:
         # "email me, don't call", "pls text me updates": not "email me the invoice" (an errand).
         r"|^(?:(?:pls|please|just|only|oh and|and)\s+)*(e-?mail|text|sms|whatsapp|wechat)\s+me"
         r"(?:\s+(?:updates?|instead|only|from now on|about (?:it|this|changes|updates))\b.*)?$"
-        r"|\bi prefer (?:to be contacted )?(?:by |via )?(e-?mail|phone calls?|texts?|sms|wechat|whatsapp)\b",
+        r"|\bi prefer (?:to be contacted )?(?:by |via )?(e-?mail|phone calls?|texts?|sms|wechat|whatsapp)\b"
+        # One channel over another: "email me rather than ringing", "I'd much rather you text
+        # me than email", "email is best for me", "don't ring me, just email".
+        rf"|\b({_CHANNEL}) me (?:rather than|instead of|not|and not|over)\b"
+        rf"|\bi'?d (?:much |far |really )?rather you (?:just )?({_CHANNEL})(?:ed)? me\b"
+        rf"|\b({_CHANNEL}) (?:is|works|'s) (?:best|better|easiest|easier)(?: for me)?\b"
+        rf"|\b(?:best|easiest) (?:way )?to (?:reach|contact|get) me is (?:by |via |on )?({_CHANNEL})\b"
+        rf"|\b(?:don'?t|do not|never|please don'?t) (?:call|ring|phone) me\W+(?:just |only |please )*({_CHANNEL})\b",
         segment,
         re.IGNORECASE,
     )
-    if m and not NEGATED.search(segment[: m.start()]):
+    if m and not NEGATED.search(segment[: m.start()].replace("don't call me", "")):
         channel = next(g for g in m.groups() if g).lower().replace("e-mail", "email")
+        channel = _CHANNEL_NAMES.get(channel, channel)
         return Match(
             f"User prefers to be contacted by {channel}", key="contact.channel", importance=0.75
         )
     m = re.search(
         r"(?:用|通过|发|走|打)(微信|短信|邮件|邮箱|电话|QQ|钉钉)(?:来)?(?:联系|通知|找|告诉)我"
-        r"|联系我(?:请|的话)?(?:用|发|打|走)(微信|短信|邮件|电话|QQ|钉钉)",
+        r"|联系我(?:请|的话)?(?:最好)?(?:用|发|打|走)(微信|短信|邮件|电话|QQ|钉钉)"
+        # A habit, not an errand: "以后发邮件给我", "有事微信找我就行", "别打电话，发短信就好".
+        r"|(?:以后|今后|有事|有什么事|有消息|有进展|有情况|有更新)(?:请|麻烦)?(?:都)?(?:就)?(?:用|发|走)?"
+        r"(微信|短信|邮件|WhatsApp)(?:给我|联系我|通知我|找我|我)"
+        # The whole segment, as "email me" is: "发邮件给我就行", "发短信就好".
+        r"|^(?:请|麻烦)?(?:就|只)?(?:发|用)(微信|短信|邮件|WhatsApp)(?:给我|联系我|通知我)?(?:就行|就好|就可以|吧)?$"
+        r"|(?:别|不要|唔好)打(?:电话|電話)[^。；]{0,6}?(?:发|用|打)(微信|短信|邮件|WhatsApp)",
         segment,
+        re.IGNORECASE,
     )
-    if m and not re.search(r"不要|别", segment[: m.start()]):
-        return Match(
-            f"用户希望通过{m.group(1) or m.group(2)}联系", key="contact.channel", importance=0.75
-        )
+    if m and not re.search(r"不要|别|唔好", segment[: m.start()]):
+        channel = next(g for g in m.groups() if g)
+        return Match(f"用户希望通过{channel}联系", key="contact.channel", importance=0.75)
     return None
 
 

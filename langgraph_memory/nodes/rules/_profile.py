@@ -350,17 +350,27 @@ def rule_health(segment: str) -> Match | None:
 
 def rule_diet(segment: str) -> Match | None:
     m = re.search(
-        r"\b(?:i'?m|i am|i've been|we'?re|we are)\s+(?:a\s+|now\s+|strictly\s+|also\s+)?"
-        r"(vegetarian|vegan|pescatarian|pescetarian|halal|kosher|keto|on a keto diet|"
-        r"on a low[- ]carb diet|on a diet|gluten[- ]free|dairy[- ]free)\b"
-        r"|\bi (?:only )?eat (halal|kosher)\b",
+        r"\b(?:i'?m|i am|i've been|we'?re|we are"
+        # A diet taken up: "I've gone vegan", "I went vegetarian last year", "turned vegan".
+        r"|i'?ve (?:just |recently )?(?:gone|turned|become|switched to(?: being)?)|i have (?:gone|turned|become)"
+        r"|i (?:just |recently )?(?:went|turned|became|switched to(?: being)?))"
+        r"\s+(?:a\s+|now\s+|also\s+)?((?:strictly|fully|completely|full|totally)\s+)?"
+        # Not "vegan-ish": a leaning, not the diet.
+        r"(vegetarian|vegan|pescatarian|pescetarian|halal|kosher|keto|plant[- ]based|on a keto diet|"
+        r"on a low[- ]carb diet|on a diet|gluten[- ]free|dairy[- ]free)\b(?!-?ish)"
+        r"|\bi (?:only )?eat (halal|kosher)\b|\bi keep (kosher|halal)\b",
         segment,
         re.IGNORECASE,
     )
     if m and not re.search(r"\bnot\b|n't\b|no longer", segment[: m.start() + 8], re.IGNORECASE):
-        return Match(f"User is {(m.group(1) or m.group(2)).lower()}", key="diet", importance=0.85)
+        how, diet = (m.group(1) or ""), (m.group(2) or m.group(3) or m.group(4))
+        diet = (how.lower() + diet.lower()).replace("plant based", "plant-based")
+        return Match(f"User is {diet}", key="diet", importance=0.85)
+    # "我开始吃素了", "改吃素", "而家食素" (Cantonese), "吃斋".
     m = re.search(
-        r"我(?:们)?(?:现在)?(?:是|只|一直|都)?(?:吃素|素食者?|吃清真|清真|只吃素)", segment
+        r"我(?:们)?(?:现在|而家|已经|最近)?(?:是|只|一直|都|开始|改|转|转为|改为|也)?"
+        r"(?:吃素|食素|素食者?|吃斋|食斋|吃清真|清真|只吃素)",
+        segment,
     )
     if m and not re.search(r"不|没", segment[: m.end()]):
         label = "吃清真" if "清真" in m.group(0) else "吃素"
