@@ -207,10 +207,27 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "work",
             # ("it works out cheaper", "that works for me" are no job)
-            r"\b(?:jobs?|work|works(?! out| for)|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
             r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行"
             # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
-            r"|(?:我|我们)在[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作)|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",
+            r"|(?:我|我们)(?:在|喺)[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作|返工)|做嘢|边度做|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",
+        ),
+        # What the user earns: "I'd rather you didn't store my salary" reaches "my salary is 85k";
+        # "工资信息别保存" reaches "我月薪两万五".
+        (
+            "income",
+            r"\b(?:salary|salaries|wages?|income|earn|earns|earning|earnings|pay ?rise|take-home|paid \d|"
+            r"\d+k (?:a|per) year)\b|工资|工資|月薪|年薪|薪水|薪资|薪資|收入|人工(?!智能)|底薪|奖金|獎金",
+        ),
+        # Seeing a therapist: mental health the user may want kept off the record.
+        (
+            "therapy",
+            r"\b(?:therap\w*|counsell?or|counsell?ing|psychiatr\w*|psycholog\w*|mental health|anxiety|depression)\b"
+            r"|心理医生|心理醫生|心理咨询|心理諮詢|心理治疗|看心理|咨询师|諮詢師|抑郁|焦虑|焦慮",
+        ),
+        (
+            "bank",
+            r"\b(?:bank|banks|banking|building society|current account|savings account)\b|银行|銀行",
         ),
         (
             "appointment",

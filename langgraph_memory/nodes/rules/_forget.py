@@ -84,7 +84,9 @@ _EN_FORGET: Final = re.compile(
 )
 _EN_PERSONAL: Final = re.compile(
     r"^(?:my|mine|me|what you know|everything|all|the fact that|i\b|i'm|i am|where i|how i|what i)\b|"
-    r"^(?:that|the)\s+(?:i|my)\b",
+    r"^(?:that|the)\s+(?:i|my)\b"
+    # "which bank I use", "where I work", "how much I earn": a question about the user.
+    r"|^(?:which|where|what|when|how|who|whether)\b.{0,30}?\b(?:i|my|me)\b",
     re.IGNORECASE,
 )
 _EN_NOT_FORGET: Final = re.compile(
@@ -102,7 +104,9 @@ _EN_BACK_REFERENCE: Final = re.compile(
     r"(?:stuff|thing|things|business|bit|story|situation|drama|saga|matter|mess|news|issue|conversation|chat)\b"
     r"|^(?:all )?(?:that|this) (?:stuff|thing|business|bit|story)\b"
     r"|^(?:the|that|this|any|anything)\s+(?:bit|part|thing|stuff|detail|details|note|notes|info|information|line|entry)?\s*"
-    r"(?:about|on|regarding|re)\s+\S)"
+    r"(?:about|on|regarding|re)\s+\S"
+    # A record named by its subject: "the medication note", "the landlord info".
+    r"|^(?:the|that|this|those|these)\s+.{1,30}?\s+(?:note|notes|info|information|details?|entry|entries|record|records)\b)"
     r"|^[A-Z][a-z]+(?:'s [a-z]+)?$"
 )
 _ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|撤掉|撤了|拿掉|划掉|作废|别记了|不用记了|忘了吧)"
@@ -120,7 +124,7 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 
 
 # The particles after a forget verb: "删掉吧", "别记了哈", "forget 掉 ok".
-_ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|ok|okay|好吗|好不好|行吗|可以吗))*"
+_ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|一下|ok|okay|好吗|好不好|行吗|可以吗))*"
 
 # Verbs that also clear a cart or withdraw a complaint ("清一下", "撤掉", "作废"): a forget
 # request only with a word that names a record (``_ZH_RECORD_REF``).
@@ -130,7 +134,7 @@ _ZH_WEAK_VERBS: Final = r"作废|撤掉|撤了|清一下|清掉|清理掉|清空
 # no 把; it must point back at something said ("之前", "那个事", "我").
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
-    r"(?:(?:删掉|删了|删除|删咗)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
+    r"(?:(?:删掉|删了|删除|删咗|清除掉?)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
     r"|" + _ZH_WEAK_VERBS + r"|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
@@ -146,6 +150,8 @@ _ZH_RECORD_REF: Final = re.compile(
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
     r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
+    # "女儿学校那条": the entry itself (not "那条裤子", a thing in a cart).
+    r"|(?:那条|这条|嗰条)$"
 )
 
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
@@ -406,9 +412,16 @@ _GENERIC_TOPIC_WORDS: Final = word_set(
 )
 
 
+def _zh_topic(topic: str) -> str:
+    """A Chinese topic without the verb's tail before it ("着旺财了" after "别再记") and the
+    politeness or particles after it ("工资信息请", "地址吧")."""
+    topic = re.sub(r"^[着住得掉]", "", topic)
+    return re.sub(r"(?:[了吧啊呀]|请|麻烦|你|您)+$", "", topic).strip(TRIM)
+
+
 def forget_request(topic: str) -> Match:
     """The forget candidate for ``topic`` (its slot key when the topic names one)."""
-    topic = topic.strip(TRIM + " ")
+    topic = _zh_topic(topic.strip(TRIM + " "))
     if re.search(r"[\u3400-\u9fff]", topic):
         return Match(
             f"用户要求忘记：{to_third_person(topic)}",
@@ -463,8 +476,21 @@ def forget_it_topic(sentence: str) -> str | None:
     return topic or None
 
 
+# "忘了我前男友的事吧", "你就忘了这件事吧": 忘了 as an ask (a closing particle), not "I forgot".
+_ZH_FORGET_IT_ASKED: Final = re.compile(
+    r"^(?:你|请|麻烦你?)?(?:就|帮我)?(?:把)?忘了(?:它|吧)?[，,\s]*((?:我的|关于我的?|我)?.{1,20}?)"
+    r"(?:吧|好吗|好不好|啦|哈)$"
+)
+# Verbs only a memory takes ("记着", "保存", "留底"): their object is the user's record.
+_ZH_MEMORY_VERB: Final = re.compile(r"记[着住得]|记了|存|保留|保存|留底|留档|存档")
+# Words that name a record or an identifier: "车牌号码", "工资信息", "银行卡资料".
+_ZH_PERSONAL_DATA: Final = re.compile(
+    r"号码|号|账号|账户|密码|信息|资料|记录|地址|电话|邮箱|名字|生日|证件|车牌"
+)
+
+
 # What a topic is not: forget verbs and particles ("了删掉吧" after "你别记").
-_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|[了吧吗啊呀啦掉住着得]")
+_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|一下|[了吧吗啊呀啦掉住着得]")
 
 
 def rule_forget(segment: str) -> Match | None:
@@ -483,7 +509,7 @@ def rule_forget(segment: str) -> Match | None:
             or re.search(
                 r"\bi (?:gave|told|mentioned|said|shared|typed|sent|entered|wrote|put|left|provided)\b"
                 r"|\bmy\b|\b(?:that|the|this) (?:card|number|pin|password|address|info)",
-                topic,
+                m.group(0),  # with the "that" the pattern took off the topic ("wipe that PIN hint")
                 re.IGNORECASE,
             )
             is not None
@@ -498,6 +524,9 @@ def rule_forget(segment: str) -> Match | None:
             )
         return None
     segment = to_simplified(segment)  # one for one: "當作沒看到", "從你們那邊刪掉"
+    told = _ZH_FORGET_IT_ASKED.match(segment.strip(TRIM + " "))
+    if told:
+        return forget_request(told.group(1))
     if re.search(
         r"忘了(?!记|吧)|忘记(?:带|拿|买|说|做|了)", segment
     ):  # "我忘了带钥匙": the user forgot
@@ -513,14 +542,19 @@ def rule_forget(segment: str) -> Match | None:
             # "清一下", "撤掉", "作废" also clear a cart or withdraw a complaint: only with
             # what names a record ("那条", "的事", "那个").
             back = back if _ZH_RECORD_REF.search(back.group(1)) else None
-        if back and _ZH_BACK_REFERENCE.search(back.group(1)):
+        if back and (
+            _ZH_BACK_REFERENCE.search(back.group(1))
+            or forget_key(back.group(1))
+            or _ZH_PERSONAL_DATA.search(back.group(1))
+        ):
             return forget_request(back.group(1))
     if m:
-        topic = re.sub(r"[了吧啊呀]+$", "", next((g for g in m.groups() if g), "")).strip(TRIM)
+        topic = _zh_topic(next((g for g in m.groups() if g), ""))
         if not topic:
             return None
         key = forget_key(topic)
-        mine = "我" in segment[: m.end()] or key is not None
+        # "别再记着旺财了": a verb only memory has names its object as the user's.
+        mine = "我" in segment[: m.end()] or key is not None or _ZH_MEMORY_VERB.search(m.group(0))
         if mine and not re.match(r"^(?:这个|那个)?(?:文件|图片|照片|邮件|记录|订单)$", topic):
             return Match(
                 f"用户要求忘记：{to_third_person(topic).strip(TRIM)}",

@@ -1,0 +1,109 @@
+"""Forget requests in the many ways people ask, end to end (rules -> reconcile -> real Chroma).
+
+Our own sentences, English, Mandarin and Cantonese: a record named by its subject ("the
+landlord info", "车牌号码"), a question about the user ("which bank I use"), verbs only
+a memory takes ("别再记着旺财了", "工资信息请不要保存"), 忘了...吧 as an ask, and topics
+that share no word with the fact ("my salary" / "85k", "therapy" / "therapist",
+"工资" / "月薪"). What the user asked to forget leaves the store; a fact on another
+topic stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from langgraph_memory.clock import ManualClock
+from langgraph_memory.longterm import ChromaMemoryStore
+from langgraph_memory.nodes.writer import MemoryWriter
+from tests.integration._rules_world import rules_store, rules_writer, say_as
+
+U = "noor"
+
+FORGET_REQUESTS = [
+    (
+        "I'm seeing a therapist called Dr Lane every Tuesday",
+        "Please don't keep anything about my therapy",
+        "Lane",
+    ),
+    ("I see a counsellor on Fridays", "Can you not keep the counselling stuff?", "counsellor"),
+    ("I take sertraline 50mg", "Remove the medication note please", "sertraline"),
+    ("My bank is Monzo", "No need to remember which bank I use", "Monzo"),
+    ("I bank with HSBC", "Forget which bank I'm with", "HSBC"),
+    ("My landlord is called Mr Patel", "You can drop the landlord info now", "Patel"),
+    ("My physio is Dr Okafor at Bupa", "Please get rid of the physio details", "Okafor"),
+    ("My salary is 85k", "I'd rather you didn't store my salary", "85k"),
+    ("I earn about 60 grand", "Don't hold on to what I earn", "60"),
+    ("My PIN hint is my cat's name", "Wipe that PIN hint from your notes", "hint"),
+    ("我前男友叫张伟", "忘了我前男友的事吧", "张伟"),
+    ("我月薪两万五", "我的工资信息请不要保存", "两万五"),
+    ("我每个月工资一万二", "别存我的收入情况", "一万二"),
+    ("我家狗叫旺财", "别再记着旺财了，它送人了", "旺财"),
+    ("我住在朝阳区望京", "望京那个地址你删了吧", "望京"),
+    ("我的房东姓王", "房东的信息删除一下", "房东"),
+    ("我的车牌是京A12345", "车牌号码帮我清除一下", "京A"),
+    ("我女儿在实验小学上学", "女儿学校那条帮我删了吧", "实验小学"),
+    ("我在看心理咨询师", "心理咨询的事你别记着了", "心理"),
+    ("我喺汇丰做嘢", "唔好记住我喺边度做嘢", "汇丰"),
+]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: ManualClock) -> Iterator[ChromaMemoryStore]:
+    s = rules_store(tmp_path, clock)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def writer(store: ChromaMemoryStore, clock: ManualClock) -> MemoryWriter:
+    return rules_writer(store, clock)
+
+
+def active(store: ChromaMemoryStore) -> list[str]:
+    return [r.text for r in store.list_memories(U)]
+
+
+@pytest.mark.parametrize(("said", "forget", "gone"), FORGET_REQUESTS)
+def test_what_the_user_asked_to_forget_leaves_and_the_rest_stays(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    forget: str,
+    gone: str,
+) -> None:
+    say_as(writer, clock, U, said, "h1")
+    say_as(writer, clock, U, "I prefer window seats", "h2")
+    assert any(gone in t for t in active(store)), active(store)
+    say_as(writer, clock, U, forget, "h3")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any("window" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我忘了带钥匙",
+        "那条裤子帮我删了吧",
+        "帮我把那个订单删了吧",
+        "I forgot my keys",
+        "delete the file",
+    ],
+)
+def test_forgetting_something_else_is_no_forget_request(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, text: str
+) -> None:
+    say_as(writer, clock, U, "My bank is Monzo, I live in Leeds", "h1")
+    before = sorted(active(store))
+    say_as(writer, clock, U, text, "h2")
+    assert all(t in active(store) for t in before), active(store)
