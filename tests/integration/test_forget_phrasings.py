@@ -5,7 +5,8 @@ landlord info", "车牌号码"), a question about the user ("which bank I use"),
 a memory takes ("别再记着旺财了", "工资信息请不要保存"), 忘了...吧 as an ask, and topics
 that share no word with the fact ("my salary" / "85k", "therapy" / "therapist",
 "工资" / "月薪"). What the user asked to forget leaves the store; a fact on another
-topic stays.
+topic stays. And updates that share only a topic with what they replace (a relative's
+medicine, working hours, a bank branch, how a plan is paid, a weight).
 """
 
 from __future__ import annotations
@@ -48,6 +49,20 @@ FORGET_REQUESTS = [
     ("我女儿在实验小学上学", "女儿学校那条帮我删了吧", "实验小学"),
     ("我在看心理咨询师", "心理咨询的事你别记着了", "心理"),
     ("我喺汇丰做嘢", "唔好记住我喺边度做嘢", "汇丰"),
+    ("My credit score is 540", "Scrub the credit score thing", "540"),
+    (
+        "I'm on a payment plan for my debts with StepChange",
+        "Can you delete the bit about my debts? It's private",
+        "StepChange",
+    ),
+    ("I got fired from Tesco last month", "Don't save the stuff about me getting fired", "Tesco"),
+    ("我在跟老公闹离婚", "离婚这事别记下来", "离婚"),
+    ("我哥在戒毒所", "把关于我哥的都删了", "戒毒"),
+    ("我欠了信用卡八万", "我欠钱的事你当没听过", "八万"),
+    ("我儿子有多动症", "别把我儿子的病记下来", "多动症"),
+    ("我上个月被公司裁了", "被裁员那件事请删除", "裁"),
+    ("我有抑郁症在吃药", "我不想让你记住我有抑郁症", "抑郁"),
+    ("我老豆喺医院", "我老豆嗰样嘢唔好记低", "医院"),
 ]
 
 
@@ -107,3 +122,44 @@ def test_forgetting_something_else_is_no_forget_request(
     before = sorted(active(store))
     say_as(writer, clock, U, text, "h2")
     assert all(t in active(store) for t in before), active(store)
+
+
+# An update that shares a topic, not a word, with what it replaces ends it.
+UPDATES = [
+    (
+        "My mum takes warfarin for her heart",
+        "The GP has taken mum off warfarin, she's on apixaban now",
+        "for her heart",
+    ),
+    ("我妈每天吃华法林", "医生给我妈换成利伐沙班了", "华法林"),
+    ("I work 10 to 7 on weekdays", "New hours from next week: 9 to 6", "10 to 7"),
+    ("我的户口开在旺角分行", "我已经转去观塘分行了", "旺角"),
+    ("我买的是月供计划", "我想改成年付，已经申请了", "月供"),
+    ("我体重140斤", "这个月瘦到132斤了", "140"),
+    ("I weighed 38.5 stone at the start", "I'm down to 36.2 stone this week", "38.5"),
+]
+
+
+@pytest.mark.parametrize(("said", "update", "gone"), UPDATES)
+def test_an_update_on_the_same_topic_ends_the_old_value(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    update: str,
+    gone: str,
+) -> None:
+    say_as(writer, clock, U, said, "h1")
+    say_as(writer, clock, U, "I prefer window seats", "h2")
+    say_as(writer, clock, U, update, "h3")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any("window" in t for t in texts), texts
+
+
+def test_driving_down_to_a_place_is_no_update(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say_as(writer, clock, U, "Alfie has his nativity play on the 17th December", "h1")
+    say_as(writer, clock, U, "We're driving down to Bristol for it", "h2")
+    assert any("nativity" in t for t in active(store)), active(store)

@@ -62,10 +62,10 @@ UPDATE: Final = re.compile(
     r"|现在|而家|而今|改成|改为|改為|改到|换成|換成|换到|換到|换了|換了|搬到|搬去|搬家|搬咗|不再|已经不|已經不|取消|推迟|推遲|延后|延後|延期|提前(?![^，,。；]{0,6}(?:提醒|通知|告诉|叫我|说))|改签|新的|变成|变了|开始|停了|不用了"
     # "改看 Clementi", "改住酒店", "就换129的", "决定不看 Bukit Timah 了", "调高", "提到3万"
     r"|改(?![善进革正良造装])[\u4e00-\u9fff]|换(?:个|成|到|了|去)?\s*\d|不(?:看|要|买|去|住|用|做|订|考虑)[^，,。]{0,12}了"
-    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
+    r"|调高|调低|提高到?|降到|提到|加到|升到|涨到|减到|瘦到|胖到|瘦了|胖了|挪到|挪去|调到|移到|改在|转咗|转用|转到|唔再|唔用"
     # Cantonese perfective 咗 on a change ("換咗部 Pixel 9", "改咗做星期三"), a new tier
     # named by its number ("轉 100GB 嗰個").
-    r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d"
+    r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d|转去|轉去|转到|轉到"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
@@ -82,6 +82,8 @@ UPDATE: Final = re.compile(
     r"|\b(?:passed away|died|put down|put to sleep|rehomed|gave (?:him|her|them|it) away)\b"
     r"|去世|过世|過世|送人了|送给[^，。；]{1,6}(?:养|了)|卖掉了|卖了|賣咗|卖咗"
     # "we went up to the 500Mb one", "Luna's back on normal food", "女儿转学了".
+    # A value that moved: "down to 36.2 stone", "dropped to 5000" (not "driving down to Bristol").
+    r"|\b(?:down to|dropped to|(?:gone|crept|climbed|shot) (?:up|down) to)(?= (?:about |around |just )?[£$€]?\d)"
     r"|\b(?:went up to|went down to|moved up to|moved schools|changed schools|(?:left|ditched|dropped) \w+(?: \w+)? for|back on (?:normal|regular|the usual|(?:her|his|my) usual))\b|转学|轉學|换学校"
     # "升千兆", "升吧", "降到100M": a tier changed.
     r"|升吧|升级了|升級了|降级了|降級了|升到|升级(?:成|到|为)|降级(?:成|到|为)"
@@ -142,7 +144,14 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             # Not "宽带"/"broadband" alone: the service, which a fault ("宽带老掉线") also names.
             r"|套餐|月租|\d+\s?[mM兆](?![a-z])|千兆|百兆|升级|降级|升档|降档|升吧|续费|续约|会员|會員|订阅|訂閱"
             # Membership cards by their term: "月卡能不能改成年卡" changes "我是月卡会员".
-            r"|[月年季周]卡|包月|包年|连续包月|連續包月",
+            r"|[月年季周]卡|包月|包年|连续包月|連續包月"
+            # How it is paid: "月供计划" -> "改成年付", "monthly billing" -> "annual plan".
+            r"|月供|年付|月付|季付|按月付|按年付|年费|年費|月费|月費|\b(?:monthly|annual|annually|yearly) (?:plan|payment|billing|fee)s?\b",
+        ),
+        # Body weight: "I weighed 38.5 stone" -> "down to 36.2 this week", "体重120斤" -> "瘦到110了".
+        (
+            "weight",
+            r"\b(?:weigh\w*|stone|st|kg|kgs|kilos?|lbs?|pounds)\b(?! (?:of|bag|luggage|baggage|suitcase))|体重|體重|\d+\s?(?:斤|公斤)|瘦了|胖了|减重|減重",
         ),
         # The user's own handset or computer: "我现在用的是小米 14" replaces "iPhone 15 Pro",
         # "switched to a Pixel" replaces "my iPhone 13 drops calls". A phone *number* is contact.
@@ -207,8 +216,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "work",
             # ("it works out cheaper", "that works for me" are no job)
-            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
-            r"|公司|上班|返工|工作|单位|单位|转工|跳槽|入职|辞职|离职|转行|改行"
+            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|(?:new |working |work |my )?hours|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            r"|公司|上班|返工|工作|单位|单位|上班时间|工作时间|朝九晚[五六七]|转工|跳槽|入职|辞职|离职|转行|改行|裁员|被裁|裁了|炒鱿鱼|炒鱿|失业|失業"
+            r"|\b(?:fired|laid off|made redundant|redundancy|sacked|unemployed|out of work)\b"
             # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
             r"|(?:我|我们)(?:在|喺)[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作|返工)|做嘢|边度做|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",
         ),
@@ -225,9 +235,15 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:therap\w*|counsell?or|counsell?ing|psychiatr\w*|psycholog\w*|mental health|anxiety|depression)\b"
             r"|心理医生|心理醫生|心理咨询|心理諮詢|心理治疗|看心理|咨询师|諮詢師|抑郁|焦虑|焦慮",
         ),
+        # Money the user owes: "the bit about my debts" reaches "我欠了信用卡八万"'s kind.
+        (
+            "debt",
+            r"\b(?:debts?|owe|owes|owed|owing|loans?|borrow\w*|arrears|overdrawn|overdraft|payday|bankrupt\w*|"
+            r"credit score|payment plan|iva)\b|欠(?!佳|妥)|债|債|贷款|貸款|网贷|網貸|借钱|借錢|借了|还款|還款|分期|逾期|破产|破產",
+        ),
         (
             "bank",
-            r"\b(?:bank|banks|banking|building society|current account|savings account)\b|银行|銀行",
+            r"\b(?:bank|banks|banking|building society|current account|savings account|branch)\b|银行|銀行|分行|支行",
         ),
         (
             "appointment",
@@ -242,6 +258,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\w+(?:farin|xaban|gatran|pril|olol|statin|sartan|formin|prazole|azole|cillin|mycin|cycline|profen|"
             r"tamol|dipine|pam|oxetine|triptan|lukast|olone|sone|xine))\b"
             r"|药|藥|吃药|服用|处方|處方|剂量|胰岛素|降压|降糖|抗凝|打针|疗程|一天[一两二三]次"
+            # Drug names by their usual Chinese endings (华法林, 利伐沙班, 阿托伐他汀, 二甲双胍 ...).
+            r"|[\u4e00-\u9fff]{1,4}(?:沙班|法林|他汀|普利|洛尔|沙坦|双胍|雙胍|拉唑|西林|霉素|黴素|环素|地平|匹林|格雷|多巴|甲状腺素)"
+            r"|布洛芬|美多芭|优甲乐|優甲樂"
             # A dose is the medicine's: "the doctor has me on 20mg now".
             r"|\d+(?:\.\d+)?\s?(?:mg|mcg|µg|ml|iu)\b|\d+\s?(?:毫克|微克|毫升)|[一两二三]片",
         ),

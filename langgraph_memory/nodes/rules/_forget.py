@@ -72,7 +72,7 @@ def mentions_topic(text: str, key: str) -> bool:
 
 
 _EN_FORGET: Final = re.compile(
-    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scratch|strike|get rid of|stop remembering|stop storing|"
+    r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scrub|scratch|strike|get rid of|stop remembering|stop storing|"
     r"ignore(?= what i (?:said|told you|mentioned))|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to|hang on to|keep hold of)|"
     r"(?:i'?d|i would) rather you didn'?t (?:remember|keep|store|save|hold on to|hang on to)|"
@@ -114,12 +114,19 @@ _ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|�
 _ZH_FORGET_AFTER: Final = re.compile(
     r"(?:忘记|忘掉|删除|删掉|清除|清掉|抹去|不要再记住?|别再记住?|不要再记着|别再记着|别记住?|不要记住?|不要记得|别记得|"
     r"不用记住?|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除|"
+    # "我不想让你记住我有抑郁症": not wanting it known.
+    r"(?:不想|不希望|唔想)(?:让|叫|俾)?你(?:们)?(?:记住|记得|记着|知道)|"
     r"(?:不要|别|唔好|唔使|不用)\s?(?:save|keep|store|record)\s?)"
     r"(?:掉)?(?:我的|关于我的?|我)?(.+)$"
 )
 # "帮我把地址删掉" / "我的电话忘掉吧": the topic, then the verb.
 _ZH_FORGET_BEFORE: Final = re.compile(
-    r"(?:把|将)(?:我的|关于我的?)?(.{1,12}?)(?:给)?" + _ZH_VERB + r"|^(?:我的)(.{1,8}?)" + _ZH_VERB
+    r"(?:把|将)(?:我的|关于)?(.{1,12}?)(?:给)?"
+    + _ZH_VERB
+    + r"|^(?:我的)(.{1,8}?)"
+    + _ZH_VERB
+    # "别把我儿子的病记下来": asked not to be written down.
+    + r"|(?:别|不要|不用|唔好)(?:把|将)(?:我的|关于)?(.{1,12}?)(?:记下来|记下|记住|记着|记录下?来?|记低|存起来|保存|存档)"
 )
 
 
@@ -135,6 +142,8 @@ _ZH_WEAK_VERBS: Final = r"作废|撤掉|撤了|清一下|清掉|清理掉|清空
 _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"^(.{2,40}?)[，,\s]*(?:你|您|你们)?(?:就|也|还是|直接)?(?:帮我|给我)?(?:给)?"
     r"(?:(?:删掉|删了|删除|删咗|清除掉?)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
+    # Not to be written down: "离婚这事别记下来", "嗰样嘢唔好记低".
+    r"|(?:别|不要|不用|唔好|唔使)记(?:下来|下|低)"
     r"|" + _ZH_WEAK_VERBS + r"|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
@@ -163,6 +172,9 @@ _BARE_FORGET: Final = re.compile(
     # "delete it from the ticket and forget it"
     r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
     r"(?:\s+please)?$"
+    # "don't write it down", "that was off the record", "keep it off the record".
+    r"|^(?:(?:ok|okay|and|also|so|please)[,\s]+)*(?:don'?t|do not|please don'?t) (?:write|put|note|jot) (?:it|that|this|them) down(?:\s+(?:please|anywhere))*$"
+    r"|^(?:(?:and|but|so)\s+)?(?:that|this|it) (?:was|is|'s) (?:off the record|between us|private|confidential)(?:\s+(?:though|ok|okay|please))*$"
     r"|^(?:(?:ok|okay|and|also)[,\s]+)*(?:don'?t|do not|no need to|stop) (?:keep|store|save|remember|hold on to)(?:ing)?\s*"
     r"(?:it|that|this|them|those)?(?:\s+(?:on file|anymore|any more|either|please))*$"
     r"|^(?:这个|那个|这件事|那件事|这事|那事|这些|那些|这段|那段)?[，,\s]*"  # "这个你别记了"
@@ -415,8 +427,8 @@ _GENERIC_TOPIC_WORDS: Final = word_set(
 def _zh_topic(topic: str) -> str:
     """A Chinese topic without the verb's tail before it ("着旺财了" after "别再记") and the
     politeness or particles after it ("工资信息请", "地址吧")."""
-    topic = re.sub(r"^[着住得掉]", "", topic)
-    return re.sub(r"(?:[了吧啊呀]|请|麻烦|你|您)+$", "", topic).strip(TRIM)
+    topic = re.sub(r"^(?:[着住得掉低]|下来)", "", topic)
+    return re.sub(r"(?:[了吧啊呀]|的都|都|请|麻烦|你|您)+$", "", topic).strip(TRIM)
 
 
 def forget_request(topic: str) -> Match:
@@ -482,7 +494,7 @@ _ZH_FORGET_IT_ASKED: Final = re.compile(
     r"(?:吧|好吗|好不好|啦|哈)$"
 )
 # Verbs only a memory takes ("记着", "保存", "留底"): their object is the user's record.
-_ZH_MEMORY_VERB: Final = re.compile(r"记[着住得]|记了|存|保留|保存|留底|留档|存档")
+_ZH_MEMORY_VERB: Final = re.compile(r"记[着住得低]|记了|记下|存|保留|保存|留底|留档|存档")
 # Words that name a record or an identifier: "车牌号码", "工资信息", "银行卡资料".
 _ZH_PERSONAL_DATA: Final = re.compile(
     r"号码|号|账号|账户|密码|信息|资料|记录|地址|电话|邮箱|名字|生日|证件|车牌"
@@ -532,7 +544,7 @@ def rule_forget(segment: str) -> Match | None:
     ):  # "我忘了带钥匙": the user forgot
         return None
     m = _ZH_FORGET_AFTER.search(segment)
-    if m is None or not _ONLY_VERBS.sub("", m.group(1)).strip(TRIM + " "):
+    if m is None or not _ONLY_VERBS.sub("", _zh_topic(m.group(1))).strip(TRIM + " "):
         m = _ZH_FORGET_BEFORE.search(segment)
     if m is None:
         back = _ZH_TOPIC_THEN_VERB.match(segment.strip(TRIM + " "))

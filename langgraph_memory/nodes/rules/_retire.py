@@ -62,6 +62,8 @@ _SELF_SUBJECT: Final = re.compile(
 # mum is allergic to penicillin" when the user turns out to be coeliac.
 _KIN: Final = re.compile(
     r"(?i:^|(?<=[\s,;]))(?-i:(Mum|Mom|Dad|Mama|Papa))(?='s|\b)"
+    # Lower case too: "the GP has taken mum off warfarin".
+    r"|(?<![\w'])(mum|mom|dad)(?='s|\b)"
     r"|\b(?:my|our) (mum|mom|mother|dad|father|parents|son|daughter|kids?|child|children|baby|wife|husband|"
     r"partner|sister|brother|grand\w+|in-laws?|aunt|uncle|cousin|niece|nephew|roommate|flatmate|family)\b"
     r"|(?:我|我们|我們|我家)(?:的|个|個)?(老婆|老公|儿子|兒子|女儿|女兒|闺女|爸妈|父母|孩子|妈|媽|爸|哥|姐|弟|妹|仔|囡|"
