@@ -78,6 +78,8 @@ UPDATE: Final = re.compile(
     r"|坚持不下去|撑不下去|也不行|都不行|唔要|不要了|cut\s?(?:咗|了|掉)"
     # A new name: "we renamed the workspace", "改名叫 X".
     r"|\b(?:renamed|now called|new name|goes by)\b|改名|更名|改叫|新名字"
+    # A value put right: "the concert's on the 10th, not the 11th", "是10号，不是11号".
+    r"|\b(?:not|rather than) (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日点點]|而不是"
     # A life that ended or left the home: "Max passed away", "咪咪送给我表姐养了".
     r"|\b(?:passed away|died|put down|put to sleep|rehomed|gave (?:him|her|them|it) away)\b"
     r"|去世|过世|過世|送人了|送给[^，。；]{1,6}(?:养|了)|卖掉了|卖了|賣咗|卖咗"
@@ -372,7 +374,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "occasion",
             r"\b(?:wedding|party|concert|recital|ceremony|graduation|anniversary|reunion|gala|prom|christening|"
-            r"baby shower|hen do|stag do|bbq|barbecue)\b|婚礼|婚禮|演唱会|音乐会|聚会|聚餐|生日会|毕业典礼|家长会|年会|满月酒|派对|酒席",
+            r"baby shower|hen do|stag do|bbq|barbecue|fete|f\u00eate|festival|performance|"
+            r"sports day|tournament|exhibition)\b"
+            r"|婚礼|婚禮|演唱会|音乐会|聚会|聚餐|生日会|毕业典礼|家长会|年会|满月酒|派对|酒席|运动会|表演|演出|比赛|展览|义卖",
         ),
         # A payment card: "got a new card, old one was cloned" ends "my bank card ends 4421".
         (
@@ -424,6 +428,8 @@ def distinctive(text: str) -> set[str]:
     never the parts of a date or a clock time."""
     text = DATE_OR_TIME.sub(" ", LABEL.sub("", text))
     out = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-zA-Z]{2,}\b", text)}
+    # A name even where a sentence starts, when its case says so ("DashPlus 我想 cancel 掉").
+    out |= {w.lower() for w in re.findall(r"\b[A-Za-z]+[a-z][A-Z][A-Za-z]*\b", text)}
     out |= {w.lower() for w in re.findall(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*", text) if len(w) >= 2}
     return out | (cjk_pairs(text) - _ZH_STOP)
 

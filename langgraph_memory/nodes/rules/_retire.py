@@ -32,6 +32,7 @@ from langgraph_memory.nodes.rules._evidence import (
     LABEL,
     RESOLVED,
     distinctive,
+    salient_terms,
     topics,
     updates,
 )
@@ -152,9 +153,17 @@ def _blocked(update: str, piece: str) -> bool:
     if _THIRD_PERSON.search(LABEL.sub("", update)) or same_name:
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
         need = {n for n in need if not n.startswith("kin:")}
+    shared_words = {t for t in salient_terms(update) & salient_terms(piece) if t.isascii()}
+    if not _SAYS_SELF.search(LABEL.sub("", update)) and shared_words:
+        # "The wedding na 27th now" moves "my sister's wedding is 20 December": the thing,
+        # not the person, is what changed (unlike "my birthday is 5 May" beside Mum's).
+        need = {n for n in need if not n.startswith("kin:")}
     if same_name:
         need.discard("pet")  # "Luna's back on normal food" is about the cat Luna
     return bool(need)
+
+
+_SAYS_SELF: Final = re.compile(r"\b(?:i|i'm|i've|my|me|mine)\b|我(?![们們哋])", re.IGNORECASE)
 
 
 def _names(text: str) -> set[str]:
@@ -336,7 +345,9 @@ _TIME_CHANGE: Final = re.compile(
     r"改时间|改時間|换时间|換時間|时间改|時間改|时间变|時間變|改了时间|改咗时间|改咗時間|推迟|推遲|延后|延後|"
     r"提前到|改到(?=\s*(?:\d|[一二三四五六七八九十两]|[上下]午|晚上|早上|中午|周|週|星期|礼拜|禮拜|明天|后天))|"
     r"\b(?:rescheduled|postponed|pushed (?:back|to)|brought forward|time (?:has )?changed|changed the time|"
-    r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b",
+    r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b"
+    # A day put right: "Kayla's birthday is dec 4 not the 14th", "是10号，不是11号".
+    r"|\bnot (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日]",
     re.IGNORECASE,
 )
 # When a piece says: a clock time, or a day (a weekday, a date). Narrower than ``_DAY`` and
@@ -350,7 +361,7 @@ _CLOCK: Final = re.compile(
 _WHICH_DAY: Final = re.compile(
     r"周[一二三四五六日天]|週[一二三四五六日天]|星期.|礼拜.|禮拜.|\d{1,2}\s*[月/]\s*\d{1,2}|\d{1,2}\s*[日号號]|明天|后天|"
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d"
-    r"|\b\d{1,2}(?:st|nd|rd|th)\b|\btomorrow\b",
+    r"|\b\d{1,2}(?:st|nd|rd|th)\b|\btomorrow\b|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",
     re.IGNORECASE,
 )
 
