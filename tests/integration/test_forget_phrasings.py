@@ -145,6 +145,12 @@ UPDATES = [
         "18 July",
     ),
     ("ZipBox 帮我改成年付吧", "ZipBox 我想取消掉", "年付"),
+    # An eating window is the diet: "16:8" ends when the fasting does.
+    (
+        "我最近在试间歇性断食，18:6，早上十点到下午四点之间吃饭",
+        "断食撑不住了，改回一日三餐",
+        "18:6",
+    ),
 ]
 
 

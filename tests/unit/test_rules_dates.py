@@ -164,3 +164,19 @@ def test_cancelling_by_the_imperative_is_an_update() -> None:
     assert updates("User said: Cancel the Edinburgh one actually")
     assert updates("用户说：取消爱丁堡那个")
     assert not updates("User said: I booked Edinburgh for March")
+
+
+@pytest.mark.parametrize(
+    ("text", "last_day"),
+    [
+        ("We're moving house on the 20th. Until then, post anything to my mum's place", "10-19"),
+        ("我们下个月3号搬家。在那之前快递寄到我妈家", "11-02"),
+    ],
+)
+def test_until_then_in_the_next_sentence_ends_the_day_before_the_date_named(
+    text: str, last_day: str
+) -> None:
+    found = RuleBasedExtractor(clock=ManualClock(SAID)).extract([HumanMessage(text, id="m1")])
+    until_then = next(c for c in found if "Until then" in c.text or "在那之前" in c.text)
+    assert until_then.expires_at is not None
+    assert (until_then.expires_at - timedelta(microseconds=1)).strftime("%m-%d") == last_day

@@ -83,7 +83,7 @@ from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, 
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
-from langgraph_memory.nodes.rules._events import MOVE_TO_A_HOME, with_time
+from langgraph_memory.nodes.rules._events import MOVE_TO_A_HOME, UNTIL_THEN, with_time
 from langgraph_memory.nodes.rules._evidence import shares_salient_term
 from langgraph_memory.nodes.rules._forget import (
     bare_forget,
@@ -758,14 +758,19 @@ class RuleBasedExtractor:
         )
 
     def _evidence(
-        self, residue: list[tuple[str, str]], message_id: str, said: datetime
+        self, residue: list[tuple[str, str]], message_id: str, said: datetime, turn: str = ""
     ) -> list[CandidateMemory]:
         """One evidence memory per time bound: "I'm in Lisbon till the 9th, so hold my
-        deliveries" ends on the 9th; "I live in Leeds" in the same turn does not."""
+        deliveries" ends on the 9th; "I live in Leeds" in the same turn does not. "Until
+        then" ends when the day named before it in the turn comes ("We move on the 7th.
+        Until then, post to my mum's")."""
         groups: dict[datetime | None, list[str]] = {}
         for segment, sentence in residue:
             own_words = segment.rsplit(_CONTEXT, 1)[-1]
             own = _bound(own_words, said)
+            if own is None and UNTIL_THEN.search(own_words) and sentence in turn:
+                then = moment_of(time_words(turn[: turn.index(sentence)]), said)
+                own = then if then is not None and then > said else None
             if own is None and _inherits_bound(own_words):
                 own = _bound(sentence, said)
             elif own is not None and (end := stated_end(time_words(sentence), said)) and end > own:
@@ -947,7 +952,7 @@ class RuleBasedExtractor:
                 seen.add((found.key, statement))
                 out.append(self._candidate(found, message_id, said))
             if self.evidence and residue:
-                out.extend(self._evidence(residue, message_id, said))
+                out.extend(self._evidence(residue, message_id, said, text))
         if pending is not None and self.commitments == "acknowledged" and is_unanswered(pending[0]):
             # The thread went quiet after it (``MemoryWriter.submit_unanswered``): no one
             # corrected its commitments ("Done: refund of $30 issued, 3-5 days").

@@ -146,7 +146,7 @@ MOVE_TO_A_HOME: Final = (
 )
 
 
-_UNTIL_THEN: Final = re.compile(
+UNTIL_THEN: Final = re.compile(
     r"\b(?:before|until|till|til|up to) then\b|\buntil I'?m back\b|在那之前|那之前|到时候之前|回来之前|返嚟之前",
     re.IGNORECASE,
 )
@@ -161,7 +161,7 @@ def with_time(
         found is not None
         and found.type is MemoryType.PROCEDURAL
         and sentence
-        and _UNTIL_THEN.search(clause)
+        and UNTIL_THEN.search(clause)
     ):
         # "back on Oct 15, don't ship before then": an instruction that lasts until the date
         # the sentence names.

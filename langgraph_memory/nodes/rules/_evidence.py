@@ -273,6 +273,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"healthy|clean)|normally again)\b"
             r"|吃素|食素|素食|吃斋|吃肉|食肉|不吃|唔食|戒口|忌口|饮食|飲食|牛肉|猪肉|豬肉|海鲜|鸡蛋|雞蛋|奶制品|清真|节食|减肥|餐食"
             r"|断食|斷食|\bfasting\b|\beating window\b|减脂|控糖|戒糖|碳水|主食|低碳|生酮"
+            # An eating window ("16:8", "18:6", "5:2"; no clock has a one-digit minute) and meals.
+            r"|(?<![\d:])(?:1[2-9]|20|5):[2-8](?![\d:])|进食|之间吃饭|一日三餐|三餐|\bmeals? a day\b"
             r"|\b(?:normal|regular|diet|wet|dry|special|prescription) food\b|\bkibble\b|猫粮|狗粮|处方粮",
         ),
         # A recurring time: a standing meeting, a class, a habit "every evening".
