@@ -151,6 +151,19 @@ UPDATES = [
         "断食撑不住了，改回一日三餐",
         "18:6",
     ),
+    # What the user drinks, across languages; a pet's named medicine; a code-switched job change.
+    ("我最近在戒咖啡，一天最多一杯拿铁", "coffee 那个我放弃了，现在一天两杯", "一杯"),
+    (
+        "I'm cutting down on coffee, one latte a day max",
+        "I've given up on cutting down coffee, I'm back to three a day",
+        "one latte",
+    ),
+    (
+        "My dog Rex is on Librela for his joints",
+        "The vet took Rex off the pills, he's on injections now instead",
+        "Librela",
+    ),
+    ("我现在在 data team 做报表，老板是 Lisa", "换 team 了，老板换成 Tom", "Lisa"),
 ]
 
 

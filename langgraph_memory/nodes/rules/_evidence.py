@@ -52,7 +52,7 @@ UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancel(?:l?ed|l?ing)?|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
-    r"change of plans?|plans? changed|gone|became|become|turned|gave up|giving up|transferr?(?:ed|ing)?|"
+    r"change of plans?|plans? changed|gone|became|become|turned|gave up|given up|giving up|transferr?(?:ed|ing)?|"
     r"upgrade|downgrade|drop me to|bump (?:me|us) (?:up )?to|"
     # Pulling out of something: "I'm out of the half", "deferred my entry", "took him off the pills".
     r"out of the|deferr?(?:ed|ing)|withdr[ae]wn?|withdrawing|pulled out|off the|dropp?(?:ed|ing)? (?:the|my|our))\b"
@@ -66,6 +66,8 @@ UPDATE: Final = re.compile(
     # Cantonese perfective 咗 on a change ("換咗部 Pixel 9", "改咗做星期三"), a new tier
     # named by its number ("轉 100GB 嗰個").
     r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d|转去|轉去|转到|轉到"
+    # Code-switched: "换 team 了", "換咗 plan".
+    r"|[换換]\s?[A-Za-z]{2,}\s?(?:了|咗)"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
@@ -218,8 +220,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "work",
             # ("it works out cheaper", "that works for me" are no job)
-            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|(?:new |working |work |my )?hours|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
-            r"|公司|上班|返工|工作|单位|单位|上班时间|工作时间|朝九晚[五六七]|转工|跳槽|入职|辞职|离职|转行|改行|裁员|被裁|裁了|炒鱿鱼|炒鱿|失业|失業"
+            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|(?:new |working |work |my )?hours|boss|line manager|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
+            r"|公司|上班|返工|工作|单位|单位|老板|上司|领导|主管|上班时间|工作时间|朝九晚[五六七]|转工|跳槽|入职|辞职|离职|转行|改行|裁员|被裁|裁了|炒鱿鱼|炒鱿|失业|失業"
             r"|\b(?:fired|laid off|made redundant|redundancy|sacked|unemployed|out of work)\b"
             # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
             r"|(?:我|我们)(?:在|喺)[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作|返工)|做嘢|边度做|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",
@@ -264,7 +266,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"|[\u4e00-\u9fff]{1,4}(?:沙班|法林|他汀|普利|洛尔|沙坦|双胍|雙胍|拉唑|西林|霉素|黴素|环素|地平|匹林|格雷|多巴|甲状腺素)"
             r"|布洛芬|美多芭|优甲乐|優甲樂"
             # A dose is the medicine's: "the doctor has me on 20mg now".
-            r"|\d+(?:\.\d+)?\s?(?:mg|mcg|µg|ml|iu)\b|\d+\s?(?:毫克|微克|毫升)|[一两二三]片",
+            r"|\d+(?:\.\d+)?\s?(?:mg|mcg|µg|ml|iu)\b|\d+\s?(?:毫克|微克|毫升)|[一两二三]片"
+            # A named medicine taken for something: "Biscuit is on Apoquel for his itchy skin".
+            r"|(?-i:\bon [A-Z][a-z]{3,} for\b)",
         ),
         (
             "diet",
@@ -318,6 +322,12 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "allergy",
             r"\b(?:allerg\w*|anaphyla\w*|epi-?pen|intoleran\w*|coeliac|celiac)|过敏|過敏|不耐受|乳糖不耐|哮喘",
+        ),
+        # What the user drinks: "戒咖啡，一天最多一杯 latte" -> "coffee 那个我放弃了".
+        (
+            "drinks",
+            r"\b(?:coffee|coffees|latte|lattes|cappuccino|espresso|caffeine|decaf|alcohol|booze|beer|wine|"
+            r"drinking|sober|teetotal|dry january)\b|咖啡|拿铁|拿鐵|奶茶|喝酒|戒酒|饮酒|飲酒|啤酒|红酒|紅酒|白酒",
         ),
         (
             "budget",
