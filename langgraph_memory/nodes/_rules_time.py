@@ -509,6 +509,10 @@ _VAGUE_START: Final = re.compile(
 )
 
 
+# "all of November", "throughout May": read as "in November" to find the month.
+_WHOLE_OF: Final = r"\b(?:all of|all through|throughout|the whole of|all|for all of)\s+"
+
+
 def bound_of(clause: str, now: datetime) -> datetime | None:
     """When a time-bounded statement in ``clause`` stops holding, or ``None``.
 
@@ -567,19 +571,10 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         year = now.year if month >= now.month else now.year + 1
         return month_end(date(year, month, 1), now)
     if re.search(
-        rf"\b(?:all of|all through|throughout|the whole of|all|for all of)\s+{_EN_MONTH}(?!\s*\d)"
+        rf"{_WHOLE_OF}{_EN_MONTH}(?!\s*\d)"
         r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})月份?(?:都|一整个月|整个月|全月)|整个(?:\d{1,2}|[一二三四五六七八九十]{1,3})月",
         lowered,
-    ) and (
-        whole_month := month_of(
-            re.sub(
-                r"\b(?:all of|all through|throughout|the whole of|all|for all of)\s+",
-                "in ",
-                lowered,
-            ),
-            now,
-        )
-    ):
+    ) and (whole_month := month_of(re.sub(_WHOLE_OF, "in ", lowered), now)):
         # "我十一月份都在国外", "away all of November": the whole month.
         return month_end(whole_month, now)
     if re.search(

@@ -48,6 +48,11 @@ _RESOLVED_PATTERN: Final = (
     r"解决了|解決了|搞定了|搞掂|没问题了|沒問題了|正常了|恢复了|恢復了|能用了|可以用了|已经好了|已經好了|到咗|收到咗"
 )
 RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
+# A day put right: "the concert's on the 10th, not the 11th", "是10号，不是11号". It is an
+# update (``UPDATE``) and a change of when (``_retire._TIME_CHANGE``).
+CORRECTED_DAY: Final = (
+    r"\b(?:not|rather than) (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日]"
+)
 UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancel(?:l?ed|l?ing)?|"
@@ -80,8 +85,8 @@ UPDATE: Final = re.compile(
     r"|坚持不下去|撑不下去|也不行|都不行|唔要|不要了|cut\s?(?:咗|了|掉)"
     # A new name: "we renamed the workspace", "改名叫 X".
     r"|\b(?:renamed|now called|new name|goes by)\b|改名|更名|改叫|新名字"
-    # A value put right: "the concert's on the 10th, not the 11th", "是10号，不是11号".
-    r"|\b(?:not|rather than) (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日点點]|而不是"
+    # A value put right: a day (``CORRECTED_DAY``), a clock time ("是10点，不是11点").
+    r"|" + CORRECTED_DAY + r"|不是\s*\d{1,2}\s*[点點]|而不是"
     # A life that ended or left the home: "Max passed away", "咪咪送给我表姐养了".
     r"|\b(?:passed away|died|put down|put to sleep|rehomed|gave (?:him|her|them|it) away)\b"
     r"|去世|过世|過世|送人了|送给[^，。；]{1,6}(?:养|了)|卖掉了|卖了|賣咗|卖咗"

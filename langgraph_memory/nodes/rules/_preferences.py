@@ -95,6 +95,7 @@ def rule_seat(segment: str) -> Match | None:
 
 _CHANNEL: Final = r"e-?mail|text|sms|message|whatsapp|wechat|call|ring|phone"
 _CHANNEL_NAMES: Final = {"call": "phone", "ring": "phone", "message": "text", "sms": "text"}
+_ZH_CHANNEL: Final = r"微信|短信|邮件|WhatsApp"
 
 
 def rule_contact(segment: str) -> Match | None:
@@ -116,7 +117,7 @@ def rule_contact(segment: str) -> Match | None:
         segment,
         re.IGNORECASE,
     )
-    if m and not NEGATED.search(segment[: m.start()].replace("don't call me", "")):
+    if m and not NEGATED.search(segment[: m.start()]):
         channel = next(g for g in m.groups() if g).lower().replace("e-mail", "email")
         channel = _CHANNEL_NAMES.get(channel, channel)
         return Match(
@@ -127,10 +128,10 @@ def rule_contact(segment: str) -> Match | None:
         r"|联系我(?:请|的话)?(?:最好)?(?:用|发|打|走)(微信|短信|邮件|电话|QQ|钉钉)"
         # A habit, not an errand: "以后发邮件给我", "有事微信找我就行", "别打电话，发短信就好".
         r"|(?:以后|今后|有事|有什么事|有消息|有进展|有情况|有更新)(?:请|麻烦)?(?:都)?(?:就)?(?:用|发|走)?"
-        r"(微信|短信|邮件|WhatsApp)(?:给我|联系我|通知我|找我|我)"
+        rf"({_ZH_CHANNEL})(?:给我|联系我|通知我|找我|我)"
         # The whole segment, as "email me" is: "发邮件给我就行", "发短信就好".
-        r"|^(?:请|麻烦)?(?:就|只)?(?:发|用)(微信|短信|邮件|WhatsApp)(?:给我|联系我|通知我)?(?:就行|就好|就可以|吧)?$"
-        r"|(?:别|不要|唔好)打(?:电话|電話)[^。；]{0,6}?(?:发|用|打)(微信|短信|邮件|WhatsApp)",
+        rf"|^(?:请|麻烦)?(?:就|只)?(?:发|用)({_ZH_CHANNEL})(?:给我|联系我|通知我)?(?:就行|就好|就可以|吧)?$"
+        rf"|(?:别|不要|唔好)打(?:电话|電話)[^。；]{{0,6}}?(?:发|用|打)({_ZH_CHANNEL})",
         segment,
         re.IGNORECASE,
     )

@@ -28,6 +28,7 @@ from typing import Final
 from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
 from langgraph_memory.nodes.rules._evidence import (
     AGREED,
+    CORRECTED_DAY,
     DATE_OR_TIME,
     LABEL,
     RESOLVED,
@@ -150,13 +151,12 @@ def _blocked(update: str, piece: str) -> bool:
         return True
     need = _sticky(piece) - _unlocks(update)
     same_name = bool(_names(update) & _names(piece))
-    if _THIRD_PERSON.search(LABEL.sub("", update)) or same_name:
+    if any(n.startswith("kin:") for n in need) and (
         # "we moved him to Oakwood"; "Chloe 的 piano 改到禮拜天" names "我女兒 Chloe".
-        need = {n for n in need if not n.startswith("kin:")}
-    shared_words = {t for t in salient_terms(update) & salient_terms(piece) if t.isascii()}
-    if not _SAYS_SELF.search(LABEL.sub("", update)) and shared_words:
-        # "The wedding na 27th now" moves "my sister's wedding is 20 December": the thing,
-        # not the person, is what changed (unlike "my birthday is 5 May" beside Mum's).
+        _THIRD_PERSON.search(LABEL.sub("", update))
+        or same_name
+        or _the_thing_changed(update, piece)
+    ):
         need = {n for n in need if not n.startswith("kin:")}
     if same_name:
         need.discard("pet")  # "Luna's back on normal food" is about the cat Luna
@@ -164,6 +164,15 @@ def _blocked(update: str, piece: str) -> bool:
 
 
 _SAYS_SELF: Final = re.compile(r"\b(?:i|i'm|i've|my|me|mine)\b|我(?![们們哋])", re.IGNORECASE)
+
+
+def _the_thing_changed(update: str, piece: str) -> bool:
+    """ "The wedding na 27th now" moves "my sister's wedding is 20 December": the update says
+    nothing of the user and shares an English content word with the relative's piece
+    (unlike "my birthday is 5 May" beside Mum's). Chinese pairs would tie a name ("乐乐")."""
+    if _SAYS_SELF.search(LABEL.sub("", update)):
+        return False
+    return any(t.isascii() for t in salient_terms(update) & salient_terms(piece))
 
 
 def _names(text: str) -> set[str]:
@@ -346,8 +355,8 @@ _TIME_CHANGE: Final = re.compile(
     r"提前到|改到(?=\s*(?:\d|[一二三四五六七八九十两]|[上下]午|晚上|早上|中午|周|週|星期|礼拜|禮拜|明天|后天))|"
     r"\b(?:rescheduled|postponed|pushed (?:back|to)|brought forward|time (?:has )?changed|changed the time|"
     r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b"
-    # A day put right: "Kayla's birthday is dec 4 not the 14th", "是10号，不是11号".
-    r"|\bnot (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日]",
+    # "Kayla's birthday is dec 4 not the 14th": the day moved, not the gift.
+    r"|" + CORRECTED_DAY,
     re.IGNORECASE,
 )
 # When a piece says: a clock time, or a day (a weekday, a date). Narrower than ``_DAY`` and
