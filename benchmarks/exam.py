@@ -64,10 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{command}` (seed {args.seed}); run {started} on commit {_commit()}, "
         f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, "
         f"load average {load:.1f} at the end.",
-        "Offline: the agent replays the data's assistant turns, and no LLM is called. Memory "
-        "ids come from the queue's random job ids and recall breaks score ties by id, so a "
-        "single probe can flip between runs; the rates are stable. Latencies are wall times "
-        "on a shared machine.",
+        "Offline: the agent replays the data's assistant turns, and no LLM is called. Job "
+        "and memory ids derive from the history (`new_job_id`), so a rerun on the same code "
+        "gives the same lines and rates. Latencies are wall times on a shared machine.",
     ]
     path = write_report(
         exam,

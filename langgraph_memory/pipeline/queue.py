@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from langchain_core.messages import BaseMessage, messages_from_dict, messages_to_dict
 
@@ -134,6 +134,16 @@ def job_key_for(user_id: str, thread_id: str, message_ids: Sequence[str]) -> str
     """The idempotency key of a job: its user, thread and message ids."""
     raw = "\x1f".join([user_id, thread_id, *message_ids])
     return hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+_JOB_ID_NAMESPACE: Final = uuid.UUID("0b7d2f9e-3c41-4d8a-b6e5-91f0c2a7d436")
+
+
+def new_job_id(job_key: str, previous_job_id: str | None) -> str:
+    """A new job's id, from its key and the thread's latest job: the same history queues
+    the same ids (and so plans the same memory ids), and no two rows can share one, since
+    a row inserted after ``previous_job_id`` is the thread's latest until it is deleted."""
+    return uuid.uuid5(_JOB_ID_NAMESPACE, f"{job_key}\x1f{previous_job_id or ''}").hex
 
 
 def unanswered_key_for(user_id: str, thread_id: str, message_id: str) -> str:
@@ -445,13 +455,14 @@ class MemoryQueue:
                     },
                 )
             else:
-                job_id = uuid.uuid4().hex
+                key = job_key_for(user_id, thread_id, list(unique))
+                job_id = new_job_id(key, latest[0] if latest is not None else None)
                 tx.execute(
                     queue_sql.INSERT_JOB,
                     {
                         **scope,
                         "job_id": job_id,
-                        "job_key": job_key_for(user_id, thread_id, list(unique)),
+                        "job_key": key,
                         "messages": self._sealer.seal(
                             "messages", json.dumps(new_dicts), user_id, thread_id, job_id
                         ),
@@ -495,7 +506,8 @@ class MemoryQueue:
             ).fetchall()
             if queued or tx.execute(queue_sql.SELECT_JOB_BY_KEY, {"job_key": key}).fetchone():
                 return None
-            job_id = uuid.uuid4().hex
+            latest = tx.execute(queue_sql.SELECT_LATEST_THREAD_JOB, scope).fetchone()
+            job_id = new_job_id(key, latest[0] if latest is not None else None)
             payload = json.dumps(messages_to_dict([message]))
             tx.execute(
                 queue_sql.INSERT_JOB,

@@ -124,6 +124,41 @@ def test_a_message_is_queued_at_most_once(queue: MemoryQueue, clock: Clock) -> N
     )
 
 
+def test_the_same_history_queues_the_same_job_ids(tmp_path: Path, clock: Clock) -> None:
+    # Job ids seed memory ids: a replayed history must plan the same memories (the exam relies on it).
+    def history(path: Path) -> list[str | None]:
+        q = SqliteMemoryQueue(path, debounce_seconds=2, clock=clock)
+        try:
+            ids = [q.enqueue("u", "t", turn(1))]
+            clock.now += 5  # outside the debounce window: a second job
+            ids += [q.enqueue("u", "t", turn(2)), q.enqueue("u", "t2", turn(1))]
+            ids.append(q.enqueue_unanswered("u", "t", AIMessage("bye", id="a9"), hold_seconds=60))
+            return ids
+        finally:
+            q.close()
+
+    start = clock.now
+    first = history(tmp_path / "a.sqlite")
+    clock.now = start
+    assert history(tmp_path / "b.sqlite") == first
+    assert None not in first and len(set(first)) == len(first)
+
+
+def test_a_message_queued_again_after_its_thread_was_forgotten_gets_a_fresh_job(
+    queue: MemoryQueue, clock: Clock
+) -> None:
+    queue.enqueue("u", "t", turn(1))
+    clock.now += 5
+    queue.enqueue("u", "t", turn(2))
+    assert queue.forget_thread("t") >= 2
+    # The same key on the same (now empty) thread history: a job, not a duplicate-id error.
+    again = queue.enqueue("u", "t", turn(1))
+    clock.now += 5
+    after = queue.enqueue("u", "t", turn(2))
+    assert again is not None and after is not None and again != after
+    assert {i.thread_id for i in queue.pending()} == {"t"}
+
+
 def test_messages_of_a_thread_are_coalesced_within_the_debounce_window(
     queue: MemoryQueue, clock: Clock
 ) -> None:
