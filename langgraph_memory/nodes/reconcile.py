@@ -857,11 +857,16 @@ def _with_batch_evidence(
         return ctx
     earlier: list[ScoredMemory] = []
     priors: list[CandidateMemory] = []
+    mine = set(cand.origin_message_ids)
     for i in range(index):
         op = decided.get(i)
         prior = contexts[i].candidate
         loose = is_evidence_key(prior.key) or _generic_key(prior.key)
         if op is None or op.action not in ("add", "supersede") or not loose:
+            continue
+        if mine and mine >= set(prior.origin_message_ids):
+            # Said in the same message: "moved to the growth team; my new manager is
+            # Priyanka" is one statement in two memories, neither replaces the other.
             continue
         record = MemoryRecord(
             text=prior.text,
@@ -878,7 +883,6 @@ def _with_batch_evidence(
     if not earlier:
         return ctx
     # The latest loose memory from an earlier message than this one's.
-    mine = set(cand.origin_message_ids)
     previous = next(
         (
             s.record

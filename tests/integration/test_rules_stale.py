@@ -1141,3 +1141,26 @@ def test_not_allergic_after_all_in_english(
         "m2",
     )
     assert not any("penicillin" in t.lower() for t in active(store)), active(store)
+
+
+def test_one_message_never_supersedes_its_own_facts(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """A turn stored as a rule's fact and the rest of it as evidence: the evidence is an
+    update of what came before, not of the fact said beside it."""
+    say(
+        writer,
+        clock,
+        "quick context: I'm an analyst on the risk team, my manager is Tomasz Nowak",
+        "h1",
+    )
+    say(
+        writer,
+        clock,
+        "heads up, I'm being transferred to the pricing team from Monday, my new manager is "
+        "Ines Duarte. Tomasz is great but this fits me better",
+        "h2",
+    )
+    texts = active(store)
+    assert any("Ines Duarte" in t for t in texts), texts
+    assert not any("risk team" in t for t in texts), texts

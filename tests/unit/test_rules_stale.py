@@ -44,6 +44,8 @@ EXTRACTOR = RuleBasedExtractor()
         ("I still have dairy in my coffee", "gone fully plant-based, no more dairy", "diet"),
         ("我不吃牛肉", "最近开始吃肉了", "diet"),
         ("the team sync is at 11 every Monday", "the sync moved to 2pm", "schedule"),
+        ("my manager is Tomasz", "I switched teams last week", "work"),
+        ("组长是老周", "调岗了，组长换成小林", "work"),
         ("每周三晚上开例会", "例会改到周四了", "schedule"),
         ("our workspace is called pinecrest", "the workspace got renamed", "account"),
         ("账号叫 moonpie", "账号改名了", "account"),
@@ -78,6 +80,8 @@ def test_an_update_shares_a_topic_with_what_it_replaces(old: str, new: str, topi
         ("still not shipped", "when will you collect it"),
         # The boss of the flat is not a job.
         ("my cat is the boss of this apartment", "started a new job today"),
+        # A work email is a way to reach the user, not the job.
+        ("new work email for meeting invites", "my new manager is Ines"),
     ],
 )
 def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
@@ -151,6 +155,20 @@ def test_a_piece_that_leans_on_the_one_before_goes_with_it() -> None:
     assert retired_part(new, old, split=True) == ""
     _, pieces = split_pieces(old)
     assert len(pieces) == 1
+
+
+def test_each_piece_of_an_update_retires_what_it_changes() -> None:
+    # A time move in one piece narrows only that piece's reach, not the other changes'.
+    old = "用户说：我在数据组做报表；组长是老周；每周二上午九点开周会"
+    new = "用户说：调岗了；组长换成小林，周会也改到周四下午三点"
+    assert retired_part(new, old, split=True) == ""
+    old_en = "User said: I'm on the billing team; my manager is Dana; our 1:1 is Mondays at 9"
+    new_en = "User said: I switched teams; my new manager is Omar, and the 1:1 is moved to Thursdays at 4"
+    assert retired_part(new_en, old_en, split=True) == ""
+    # The time alone moved: who the manager is stays.
+    assert retired_part("User said: our 1:1 moved to Thursdays at 4", old_en, split=True) == (
+        "User said: I'm on the billing team; my manager is Dana"
+    )
 
 
 def test_a_resolution_retires_the_pending_request_it_settles() -> None:

@@ -224,9 +224,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         ),
         (
             "work",
-            # ("it works out cheaper", "that works for me" are no job)
-            r"\b(?:jobs?|work|works(?! out| for)|where i work|employer details|(?:new |working |work |my )?hours|(?:my|our|new|old) boss|line manager|office|company|employer|shift|shifts|career|hired|promoted|commute|team)\b"
-            r"|公司|上班|返工|工作|单位|单位|老板|上司|领导|主管|上班时间|工作时间|朝九晚[五六七]|转工|跳槽|入职|辞职|离职|转行|改行|裁员|被裁|裁了|炒鱿鱼|炒鱿|失业|失業"
+            # ("it works out cheaper", "that works for me", "my work email" are no job)
+            r"\b(?:jobs?|work(?! (?:e-?mail|phone|number|mobile|address|laptop)\b)|works(?! out| for)|where i work|employer details|(?:new |working |work |my )?hours|(?:my|our|new|old) (?:boss|manager)|line manager|office|company|employer|shift|shifts|career|hired|promoted|commute|teams?)\b"
+            r"|公司|上班|返工|工作|单位|老板|上司|领导|主管|组长|組長|上班时间|工作时间|朝九晚[五六七]|转工|跳槽|入职|辞职|离职|转行|改行|裁员|被裁|裁了|炒鱿鱼|炒鱿|失业|失業"
             r"|\b(?:fired|laid off|made redundant|redundancy|sacked|unemployed|out of work)\b"
             # Where the user works and on which shift: "我在阿里做产品经理", "而家轉咗夜更".
             r"|(?:我|我们)(?:在|喺)[A-Za-z\u4e00-\u9fff]{1,8}(?:做|当|上班|工作|返工)|做嘢|边度做|夜更|夜班|早班|晚班|早更|轮班|輪班|转咗工|轉咗工|换咗工",

@@ -352,7 +352,7 @@ _MOVE: Final = re.compile(
 # time changed". Not "we moved" (a home), which _MOVE also reads.
 _TIME_CHANGE: Final = re.compile(
     r"改时间|改時間|换时间|換時間|时间改|時間改|时间变|時間變|改了时间|改咗时间|改咗時間|推迟|推遲|延后|延後|"
-    r"提前到|改到(?=\s*(?:\d|[一二三四五六七八九十两]|[上下]午|晚上|早上|中午|周|週|星期|礼拜|禮拜|明天|后天))|"
+    r"提前到|(?:改|挪|调|調)到(?=\s*(?:\d|[一二三四五六七八九十两]|[上下]午|晚上|早上|中午|周|週|星期|礼拜|禮拜|明天|后天))|"
     r"\b(?:rescheduled|postponed|pushed (?:back|to)|brought forward|time (?:has )?changed|changed the time|"
     r"new time|moved (?:it |the \w+ )?to (?:\d|mon|tue|wed|thu|fri|sat|sun|tomorrow|next))\b"
     # "Kayla's birthday is dec 4 not the 14th": the day moved, not the gift.
