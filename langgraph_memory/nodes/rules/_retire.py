@@ -486,9 +486,9 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
         # A piece of the update that changes something else keeps its own reach: "换 team
         # 了；老板换成 Grace，1:1 也改到周四下午四点" ends the team and the boss as well.
         _, parts = split_pieces(update)
-        rest = set().union(
-            *(topics(q) for q in parts if updates(q) and not _moves_a_time(q))
-        ) - _BROAD
+        rest = (
+            set().union(*(topics(q) for q in parts if updates(q) and not _moves_a_time(q))) - _BROAD
+        )
         stale = timed + [i for i in stale if i not in timed and topics(pieces[i]) & rest]
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
     stale = [i for i in stale if not _blocked(update, pieces[i])]
