@@ -56,6 +56,9 @@ EXTRACTOR = RuleBasedExtractor()
         ("下个月去厦门旅游", "旅游取消了", "trip"),
         ("I'm on 10GB of data", "I've bought a 30GB data top-up", "data"),
         ("我们家在三楼", "我们搬家了，现在住一楼", "home"),
+        # Where the user's things are: the service at "X 家里" is at home.
+        ("我 Bedok 家里的宽带老是断", "我们现在住 Clementi 了", "home"),
+        ("新莊家裡的網路很慢", "我們家現在在桃園", "home"),
         (
             "my iPhone 13 keeps dropping calls at home",
             "switched to a Galaxy S24 last week",
@@ -82,6 +85,8 @@ def test_an_update_shares_a_topic_with_what_it_replaces(old: str, new: str, topi
         ("my cat is the boss of this apartment", "started a new job today"),
         # A work email is a way to reach the user, not the job.
         ("new work email for meeting invites", "my new manager is Ines"),
+        # The family at home is no home.
+        ("我家里人都不吃辣", "我们搬家了"),
     ],
 )
 def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
@@ -105,6 +110,9 @@ def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
         "stop emailing me about it",
         "I'm eating normally again",
         "升吧",
+        # A value put right by a better one.
+        "下午三点那个，其实五点以后比较方便",
+        "the 9am slot, actually 11 works better",
     ],
 )
 def test_resolutions_and_cessations_are_updates(text: str) -> None:
@@ -120,6 +128,8 @@ def test_resolutions_and_cessations_are_updates(text: str) -> None:
         "remind me two days before",
         "ok got it",
         "我到了",
+        "其实我挺喜欢这家店的",
+        "actually it works fine",
     ],
 )
 def test_not_every_sentence_with_a_time_word_is_an_update(text: str) -> None:

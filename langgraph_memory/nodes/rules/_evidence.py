@@ -73,6 +73,8 @@ UPDATE: Final = re.compile(
     r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d|转去|轉去|转到|轉到"
     # Code-switched: "换 team 了", "換咗 plan".
     r"|[换換]\s?[A-Za-z]{2,}\s?(?:了|咗)"
+    # A value put right by a better one: "晚上七點那個，其實八點以後比較好", "actually 8 works better".
+    r"|其实[^，,。；;]{0,12}(?:比较|更|会比较)(?:好|方便|合适)|\bactually\b[^,;.]{0,24}\b(?:works|would be|is) better\b"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
     r"|修改|更改|变更|\b(?:modified|amended)\b|结束了|结束啦|完结了|不(?![错少多好行早晚久远够对])[\u4e00-\u9fff]了"
     r"|\b(?:ended|is over|are over|finished|no more|not any ?more)\b"
@@ -142,7 +144,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
             r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
-            r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:在|喺)|"
+            r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:现在|而家)?(?:在|喺)|"
+            # Where the user's things are: "板橋家裡的光世代", "我 Tampines 家里的 fibre".
+            r"[A-Za-z\u4e00-\u9fff]\s?家里(?!人)|"
             r"(?:我|我们|我們)?屋企(?:喺|在|住)|住喺|住係|"
             r"楼层|\d+楼|[一二三四五六七八九十]楼|电梯|電梯|爬楼|小区|房东|租房|房租",
         ),
