@@ -441,6 +441,13 @@ def _span_end(clause: str, now: datetime) -> date | None:
     return _one_date(m.group("end"), _day_start(start, now), day_first=day_first)
 
 
+def span_end(clause: str, now: datetime) -> datetime | None:
+    """The exclusive end of a range of two full dates ("10/13 至 10/17", "Oct 14 to Oct 20"),
+    or ``None``: a period something runs for, as a roaming pass or a booking does."""
+    day = _span_end(time_words(clause), now)
+    return _day_end(day, now) if day is not None else None
+
+
 def stated_end(clause: str, now: datetime) -> datetime | None:
     """An end date the user states outright (exclusive end of that day), or ``None``.
 

@@ -284,6 +284,29 @@ def test_a_validity_date_expires_the_commitment_and_says_what_it_is() -> None:
 
 
 @pytest.mark.parametrize(
+    ("assistant", "after"),
+    [
+        ("已为您开通韩国漫游日租包，12/18 至 12/22。", datetime(2026, 12, 23, tzinfo=UTC)),
+        (
+            "I've booked the courtesy car for you, Dec 9 to Dec 12.",
+            datetime(2026, 12, 13, tzinfo=UTC),
+        ),
+    ],
+)
+def test_a_service_booked_for_a_period_expires_after_it(assistant: str, after: datetime) -> None:
+    kept = conversation("can you set that up?", assistant, "thanks")
+    assert kept and kept[0].expires_at == after, kept
+
+
+def test_money_owed_over_a_period_does_not_expire() -> None:
+    # "When should my refund have arrived?" is asked after the window has passed.
+    kept = conversation(
+        "and my refund?", "Your refund of $40 will land between Dec 9 and Dec 11.", "ok"
+    )
+    assert kept and kept[0].expires_at is None, kept
+
+
+@pytest.mark.parametrize(
     ("assistant", "reply"),
     [
         ("Done, I've cancelled the order.", "no I said keep it"),

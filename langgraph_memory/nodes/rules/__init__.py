@@ -79,7 +79,13 @@ from langgraph_memory.clock import Clock, message_time, wall_clock
 from langgraph_memory.config import PrivacyPolicy
 from langgraph_memory.errors import ConfigurationError, RedactionRejectedError
 from langgraph_memory.nodes._messages import is_unanswered
-from langgraph_memory.nodes._rules_time import bound_of, moment_of, stated_end, time_words
+from langgraph_memory.nodes._rules_time import (
+    bound_of,
+    moment_of,
+    span_end,
+    stated_end,
+    time_words,
+)
 from langgraph_memory.nodes.extract import message_ids_for, message_text, redact_text
 from langgraph_memory.nodes.rules._clause import match_clause, match_sentence
 from langgraph_memory.nodes.rules._commitments import VALIDITY, commitment
@@ -102,6 +108,7 @@ from langgraph_memory.nodes.rules._replies import (
     rebuts,
 )
 from langgraph_memory.nodes.rules._retire import (
+    OWED,
     REPORTED_SAYING,
     fold_self_corrections,
     quotes_a_mistake,
@@ -902,6 +909,14 @@ class RuleBasedExtractor:
                 # "11月6日下午顺丰上门取件": a visit the business scheduled is over after
                 # its day (an order's ETA is not: the order goes on).
                 found = replace(found, event_time=moment, expires_at=moment + timedelta(days=1))
+            if (
+                found.expires_at is None
+                and not OWED.search(found.text)
+                and (end := span_end(sentence, said)) is not None
+            ):
+                # "已為您預約日本漫遊日租型，10/13 至 10/17": a service booked for a period is
+                # over after it (money owed is not: "refund between Nov 3 and Nov 5").
+                found = replace(found, expires_at=end)
             if VALIDITY.search(sentence):
                 # "valid until Nov 30", "有效期到11月30日": a voucher that lapses.
                 found = replace(found, expires_at=_valid_until(sentence, said))

@@ -78,7 +78,7 @@ _THIRD_PERSON: Final = re.compile(r"\b(?:he|she|him|her|his|they|them)\b|他|她
 _OWED: Final = frozenset({"refund", "compensation"})
 # What makes a money piece owed: the refund topic also holds any payment ("我在 backend
 # team 做 payment gateway", "the bill is paid monthly"), which a job change may retire.
-_OWED_WORDS: Final = re.compile(
+OWED: Final = re.compile(
     r"\b(?:refund\w*|reimburs\w*|money back|chargeback|compensat\w*|vouchers?|credit(?:ed)?|goodwill|"
     r"overcharged|double[- ]charged|waive\w*)\b"
     r"|退款|退钱|退錢|退回|退还|退還|退一[笔筆]|赔偿|賠償|补偿|補償|[优優]惠券|代金券|重复扣|重複扣|多扣",
@@ -89,7 +89,7 @@ _OWED_WORDS: Final = re.compile(
 def _sticky(text: str) -> set[str]:
     """What a piece holds that only an update on the same thing may retire."""
     out = topics(text) & {"allergy", "pet"}
-    if _OWED_WORDS.search(LABEL.sub("", text)):
+    if OWED.search(LABEL.sub("", text)):
         out |= topics(text) & _OWED
     return out | {"kin:" + _kin_word(next(g for g in m.groups() if g)) for m in _KIN.finditer(text)}
 
