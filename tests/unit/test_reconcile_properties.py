@@ -109,10 +109,11 @@ def test_guardrails_hold_for_any_judgement(batch: tuple[list[CandidateContext], 
         cand = ctx.candidate
         shown = {r.id: r for r in ctx.same_key} | {s.record.id: s.record for s in ctx.similar}
         # every referenced id is one this candidate was shown, or one this batch
-        # stores; a repeat of an earlier candidate ("... of this batch") follows
-        # that candidate's targets, which it may not have been shown itself
+        # stores; a repeat of an earlier candidate ("... of this batch") and a newer
+        # value of its key ("... in this batch") follow that candidate's targets,
+        # which it may not have been shown itself
         allowed = set(shown) | kept_ids
-        if "of this batch" in op.reason:
+        if "this batch" in op.reason:
             allowed |= shown_in_batch
         assert set(op.target_ids) <= allowed, (op, shown)
         # only an explicit forget request deletes

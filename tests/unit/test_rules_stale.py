@@ -87,6 +87,9 @@ def test_an_update_shares_a_topic_with_what_it_replaces(old: str, new: str, topi
         ("new work email for meeting invites", "my new manager is Ines"),
         # The family at home is no home.
         ("我家里人都不吃辣", "我们搬家了"),
+        # "live ops" is a team, "周四晚上" an evening (not nights of a stay).
+        ("my team does live ops", "we live in Leith"),
+        ("瑜伽我去周四晚上那班了", "酒店订了三晚"),
     ],
 )
 def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
@@ -112,6 +115,7 @@ def test_neighbouring_families_stay_apart(a: str, b: str) -> None:
         "升吧",
         # A value put right by a better one.
         "下午三点那个，其实五点以后比较方便",
+        "游泳我去周六早上那班了",
         "the 9am slot, actually 11 works better",
     ],
 )
@@ -179,6 +183,15 @@ def test_each_piece_of_an_update_retires_what_it_changes() -> None:
     assert retired_part("User said: our 1:1 moved to Thursdays at 4", old_en, split=True) == (
         "User said: I'm on the billing team; my manager is Dana"
     )
+
+
+def test_a_change_named_right_after_its_marker_retires_that_topic() -> None:
+    old = "用户说：我在一家银行做风控；组长是老周"
+    new = "用户说：我现在在 growth 那边；老板是 Ruth；下周开始每周四开周会"
+    assert retired_part(new, old, split=True) == ""
+    # Not a marker and a change of its own: "回来了；会员我想取消" leaves the rest alone.
+    kept = "用户说：上次的午餐送错了；来的是炒饭"
+    assert retired_part("用户说：回来了；会员我想取消掉；我很少点了", kept, split=True) is None
 
 
 def test_a_resolution_retires_the_pending_request_it_settles() -> None:

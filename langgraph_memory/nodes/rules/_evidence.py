@@ -73,6 +73,8 @@ UPDATE: Final = re.compile(
     r"|换咗|改咗|升咗|降咗|取消咗|退咗|转(?:个|去|成)?\s*\d|转去|轉去|转到|轉到"
     # Code-switched: "换 team 了", "換咗 plan".
     r"|[换換]\s?[A-Za-z]{2,}\s?(?:了|咗)"
+    # Gone over to another one: "Yoga 我去周四晚上 8 点那班了".
+    r"|去[^，,。；;]{1,12}那(?:班|个|家|间|节)了"
     # A value put right by a better one: "晚上七點那個，其實八點以後比較好", "actually 8 works better".
     r"|其实[^，,。；;]{0,12}(?:比较|更|会比较)(?:好|方便|合适)|\bactually\b[^,;.]{0,24}\b(?:works|would be|is) better\b"
     # Something that stopped: "家教结束了", "不补了", "that class is over", "no more lessons".
@@ -141,7 +143,8 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
     for name, pattern in (
         (
             "home",
-            r"\b(?:live|lives|living|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
+            # Living somewhere, not "live ops" or "a live show".
+            r"\b(?:(?:i|we|they|still|now|currently|to|where i|where we) live|live (?:in|at|near|with|on|by|out of|close to)|lives|living (?:in|at|with|near|out)|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
             r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
             r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:现在|而家)?(?:在|喺)|"
@@ -184,7 +187,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
         (
             "stay",
             r"\b(?:hotel|room|booking|reservation|check-?in|check-?out|nights?|suite|inn|airbnb|hostel)\b|"
-            r"酒店|房间|入住|退房|民宿|房型|大床房|双床房|[一两二三四五六七八九十\d]晚",
+            r"酒店|房间|入住|退房|民宿|房型|大床房|双床房|"
+            # "住三晚", not "周四晚上" (Thursday evening) or "8点晚饭".
+            r"(?<![周週期拜])[一两二三四五六七八九十\d]\s?晚(?![上饭餐班些点安])",
         ),
         (
             "trip",

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Final
 
@@ -286,6 +287,10 @@ def _changed_topics(update: str) -> set[str]:
         return topics(update)
     _, pieces = split_pieces(update)
     marked = set().union(*(topics(p) for p in pieces if updates(p)))
+    for here, after in itertools.pairwise(pieces):
+        if updates(here) and not topics(here) and not updates(after):
+            # The change is named right after its marker: "我现在在 live ops 那边；老板是 Vivian".
+            marked |= topics(after)
     # Goods that arrived have shipped: "洗碗机到了" ends "到现在还没发货" (not the standing
     # delivery arrangements, which are "delivery").
     arrived = {"shipping"} if _ARRIVED.search(LABEL.sub("", update)) else set()
