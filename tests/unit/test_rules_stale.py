@@ -194,6 +194,17 @@ def test_a_change_named_right_after_its_marker_retires_that_topic() -> None:
     assert retired_part("用户说：回来了；会员我想取消掉；我很少点了", kept, split=True) is None
 
 
+def test_an_arrival_ends_the_wait_not_a_standing_rule() -> None:
+    old = "User said: always leave parcels with the concierge; order LX-5521 hasn't shipped yet"
+    assert retired_part("User said: order LX-5521 arrived today", old, split=True) == (
+        "User said: always leave parcels with the concierge"
+    )
+    rule = "用户说：以后发货别用韵达；上次丢过件"
+    assert retired_part("用户说：咖啡机到了；就是盒子压扁了", rule, split=True) in (None, rule)
+    noted = "客服承诺：已为您备注：不使用韵达，优先顺丰"
+    assert retired_part("用户说：咖啡机到了；就是盒子压扁了", noted, split=False) is None
+
+
 def test_a_resolution_retires_the_pending_request_it_settles() -> None:
     old = "User said: still waiting on the 40 pound refund; it was promised last week"
     assert retired_part("User said: the 40 came through btw", old, split=True) == ""

@@ -305,6 +305,13 @@ _ARRIVED: Final = re.compile(
 )
 
 
+_STANDING: Final = re.compile(
+    r"\b(?:from now on|always|never|in future|going forward|every time|noted)\b"
+    r"|以后|以後|今后|今後|每次|永远|永遠|一律|备注|備註|注记|註記",
+    re.IGNORECASE,
+)
+
+
 # What an arrival ends: the wait for it ("still waiting on the 75", "hasn't shipped", "ETA Dec
 # 9", "还没到", "预计周五送达") and what was owed ("the fee of 75 euros is waived").
 _AWAITED: Final = re.compile(
@@ -497,6 +504,10 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
         stale = timed + [i for i in stale if i not in timed and topics(pieces[i]) & rest]
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
     stale = [i for i in stale if not _blocked(update, pieces[i])]
+    if _ARRIVED.search(LABEL.sub("", update)):
+        # An arrival ends a wait, never a standing rule ("以后发货别用中通", "客服承诺：已为您
+        # 备注：不使用中通", "always leave parcels with the concierge").
+        stale = [i for i in stale if not _STANDING.search(pieces[i])]
     if not stale:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
