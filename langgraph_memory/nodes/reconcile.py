@@ -61,6 +61,7 @@ from langgraph_memory.nodes.rules._retire import (
     moves_a_value,
     retired_dates,
     retired_part,
+    retires_instruction,
     retires_slot,
     says_something,
     split_pieces,
@@ -272,6 +273,18 @@ def _stale_loose(
             and r.valid_from <= (cand.observed_at or r.valid_from)
             and retires_slot(cand.text, r.text, r.key or "")
         ):
+            out.append((r, ""))
+            continue
+        if (
+            not topic_only
+            and r.type is MemoryType.PROCEDURAL
+            and cand.source is MemorySource.USER_STATED
+            and r.source is MemorySource.USER_STATED
+            and r.status == MemoryStatus.ACTIVE
+            and r.valid_from <= (cand.observed_at or r.valid_from)
+            and retires_instruction(cand.text, r.text)
+        ):
+            # A standing instruction is pinned on every turn: a stale one is never out of sight.
             out.append((r, ""))
             continue
         if not (

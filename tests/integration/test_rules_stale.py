@@ -1164,3 +1164,24 @@ def test_one_message_never_supersedes_its_own_facts(
     texts = active(store)
     assert any("Ines Duarte" in t for t in texts), texts
     assert not any("risk team" in t for t in texts), texts
+
+
+def test_an_update_that_puts_a_standing_instructions_value_right_replaces_it(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """Instructions are pinned on every turn: a stale one would be in every prompt."""
+    say(writer, clock, "另外以后打给我请在晚上六点以后，白天上班不方便", "h1")
+    assert any(r.type.value == "procedural" for r in store.list_memories(U))
+    say(writer, clock, "然后晚上六点那个，其实九点以后比较好，最近老加班", "h2")
+    texts = active(store)
+    assert not any("六点以后" in t for t in texts), texts
+    assert any("九点以后" in t for t in texts), texts
+
+
+def test_an_update_on_something_else_leaves_a_standing_instruction(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say(writer, clock, "from now on never call me before 10, I work nights", "h1")
+    say(writer, clock, "we moved to Leeds now, new flat near the station", "h2")
+    say(writer, clock, "actually the 10 o'clock bus works better for the school run", "h3")
+    assert any("never call me before 10" in t for t in active(store)), active(store)

@@ -101,6 +101,12 @@ def test_instruction_opening_with_any_word(text: str, needle: str) -> None:
         ("周末别 ping 我工作上的事，周一再说", "周末别 ping 我工作上的事"),
         ("工作日白天千万别打电话，我上班接不了", "工作日白天千万别打电话"),
         ("以后帮我排 meeting 不要放周五下午", "不要放周五下午"),
+        # What it is about, then the ask: "发货别用…", "电话请…".
+        ("对了以后寄件别用韵达，上回摔坏过", "寄件别用韵达"),
+        ("以后电话请下午打", "电话请下午打"),
+        # The clause after it says how: it stays with the instruction.
+        ("以后回复别太长，两三句就行，我在地铁上看", "两三句就行"),
+        ("from now on keep answers brief, just the headline", "just the headline"),
         ("Send only order-update texts, no promo stuff please", "only order-update texts"),
     ],
 )
@@ -108,6 +114,11 @@ def test_a_scoped_or_filtering_instruction_is_a_procedure(text: str, needle: str
     procedures = [c for c in facts(text) if c.type is MemoryType.PROCEDURAL]
     assert len(procedures) == 1 and needle in procedures[0].text, facts(text)
     assert procedures[0].expires_at is None  # "周一再说" does not end a weekend rule
+
+
+@pytest.mark.parametrize("text", ["以后我们别再吵了", "以后天气暖和了再说", "以后我自己来就行"])
+def test_a_plan_or_wish_about_later_is_no_instruction(text: str) -> None:
+    assert not [c for c in facts(text) if c.type is MemoryType.PROCEDURAL], facts(text)
 
 
 @pytest.mark.parametrize(

@@ -429,6 +429,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             turn.facts.extend(forgets)
             continue
         someone_else = False
+        instruction: int | None = None  # the fact of this sentence's last standing instruction
         for segment, as_read, clause in zip(pieces, read_as, matched, strict=True):
             if TENTATIVE.search(segment) or (mistaken and REPORTED_SAYING.match(segment)):
                 # "上次说我对 aspirin 过敏，我说错了": what the user now says was wrong.
@@ -456,6 +457,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             if found is not None:
                 found = replace(found, segment=segment)
                 turn.facts.append(found)
+                instruction = len(turn.facts) - 1 if found.type is MemoryType.PROCEDURAL else None
                 beside, leftover = _beside(found, as_read if _safety(found) else segment, now)
                 turn.facts.extend(beside)
                 turn.residue.extend((piece, sentence) for piece in leftover)
@@ -464,6 +466,12 @@ def read_turn(text: str, now: datetime) -> _Turn:
                     event = with_time(None, segment, now, sentence)
                     if event is not None and event.event_time is not None:
                         turn.facts.append(event)
+            elif instruction is not None and _ELABORATES.match(plain := _untagged(segment)):
+                # "以后回我别整那么长，三五句话就行": the clause after an instruction says how.
+                last = turn.facts[instruction]
+                joiner = "，" if has_cjk(plain) else ", "
+                text = f"{last.text.rstrip(TRIM)}{joiner}{plain}"
+                turn.facts[instruction] = replace(last, text=text)
             elif states_something(plain := _untagged(segment), about_user=was_about_user):
                 # "her bday is dec 3" after "my sister Anjali ...": the evidence carries
                 # who "her" is, the piece before it (dropped again if its group has it).
@@ -471,6 +479,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 if context and _POINTS_BACK.search(plain):
                     plain = f"{context[0]}{_CONTEXT}{plain}"
                 turn.residue.append((plain, sentence))
+                instruction = None
             said_here.append(_untagged(segment))
     if retracted:
         # The retraction itself ("aspirin 其实没问题") would still name the allergy.
@@ -609,6 +618,16 @@ _DETAIL = re.compile(
 _ASKS_ABOUT_A_CHANGE = re.compile(
     r"^(?:can|could|should|may|would|is it possible|how (?:do|can))\s+(?:i|we)\b"
     r"|\b(?:change|move|switch|cancel|upgrade|downgrade|reschedule|swap)\b|改|换|取消|如果|要是",
+    re.IGNORECASE,
+)
+
+
+# A short clause with no subject of its own, after a standing instruction: how to follow
+# it ("三五句话就行", "just the code"), not a new statement ("我手机上看", "I'm on mobile").
+_ELABORATES = re.compile(
+    r"^(?!(?:我|你|他|她|咱|i|i'm|we|my|you|he|she|they|it|its|it's|that|this)\b)"
+    r"(?:[\u4e00-\u9fff\w]{1,10}(?:就行|就好|就可以|即可|足够|够了)$"
+    r"|(?:just|only|max|at most|no more than)\b[^,.;]{1,30}$)",
     re.IGNORECASE,
 )
 

@@ -128,7 +128,9 @@ _IMPERATIVE: Final = re.compile(
     # "以后有事直接发短信", "以后同我倾偈用广东话": a condition or an addressee, then the ask.
     r"|^(?:有(?:什么|咩|啥)?事(?:就|请|的话)?|直接|跟我|同我|和我|对我)"
     # "以后帮我排 meeting 不要放周五下午": an errand with a standing rule in it.
-    r"|^(?:帮我|给我)[^，,。]{0,16}?(?:不要|别|都|只|先|一律)",
+    r"|^(?:帮我|给我)[^，,。]{0,16}?(?:不要|别|都|只|先|一律)"
+    # "以后发货别用中通", "以后快递都放前台": what it is about, then the ask.
+    r"|^(?![我咱你他她])[\u4e00-\u9fff]{1,6}(?:不要|别|都要|只要|只用|一律|请)",
     re.IGNORECASE,
 )
 _CORRECTION_PREFIX: Final = re.compile(

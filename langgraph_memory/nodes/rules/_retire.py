@@ -342,8 +342,22 @@ def done(text: str) -> bool:
 _ZH_FUNCTION_CHAR: Final = re.compile(r"[了的个個那这這嗰啲咗佢唔嘅吧呢喇啦咁吗嗎啊呀]")
 
 
-def _shares_distinctive(a: str, b: str) -> bool:
+def retires_instruction(update: str, instruction: str) -> bool:
+    """A user's update that puts a standing instruction's own value right ("晚上七點那個，
+    其實八點以後比較好" after "以後打給我請在晚上七點以後"): it names what the instruction
+    names (more than a number: "the 10 o'clock bus" is not "never call me before 10"), and
+    the instruction has nothing left once the update's pieces are taken out."""
+    return (
+        updates(update)
+        and _shares_distinctive(update, instruction, numbers=False)
+        and retired_part(update, instruction, split=False) == ""
+    )
+
+
+def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:
     shared = distinctive(a) & distinctive(b)
+    if not numbers:
+        shared = {t for t in shared if not re.fullmatch(r"[\d:.]+(?:am|pm)?", t, re.IGNORECASE)}
     latin = {t for t in shared if t.isascii()}
     # Pairs of grammar ("嗰個", "個啦") tie any two Cantonese statements together.
     chinese = {t for t in shared - latin if not _ZH_FUNCTION_CHAR.search(t)}
