@@ -398,6 +398,34 @@ def test_a_reply_that_disputes_one_commitment_keeps_the_others(
     assert kept in found and gone not in found, found
 
 
+@pytest.mark.parametrize(
+    ("assistant", "reply", "gone"),
+    [
+        ("您的钻石会员积分已到账。", "我什么时候成钻石会员了", "钻石"),
+        ("已经把赠品寄到您杭州的地址了。", "我哪有杭州的地址", "杭州"),
+        (
+            "Your Platinum upgrade is applied too.",
+            "that's not me, must be another account",
+            "platinum",
+        ),
+    ],
+)
+def test_a_claim_asked_back_or_denied_as_someone_elses_is_not_kept(
+    assistant: str, reply: str, gone: str
+) -> None:
+    found = " ".join(c.text.lower() for c in conversation("hi", assistant, reply))
+    assert gone not in found, found
+
+
+def test_someone_named_before_an_allergy_keeps_their_own_name() -> None:
+    texts = {c.key: c.text for c in EXTRACTOR.extract([HumanMessage("我表姐对芒果过敏", id="m")])}
+    assert texts.get("allergy.表姐.芒果") == "用户的表姐对芒果过敏", texts
+    texts = {
+        c.key: c.text for c in EXTRACTOR.extract([HumanMessage("我儿子小宇对花生过敏", id="m")])
+    }
+    assert texts.get("allergy.son.花生") == "用户的儿子小宇对花生过敏", texts
+
+
 def test_removing_a_fee_is_still_a_commitment() -> None:
     kept = conversation("that fee is wrong", "I've removed the late fee from your bill.", "thanks")
     assert kept and "late fee" in kept[0].text

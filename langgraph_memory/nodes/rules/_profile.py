@@ -214,10 +214,13 @@ def rule_allergy(segment: str) -> Match | None:
     if m and not re.search(r"不|没", m.group(2)):
         relative = _ZH_RELATIVES[m.group(1)]
         what = m.group(2).strip(TRIM + "有")
-        if what:
+        # "我儿子小宇对芒果过敏": the name stays with the person, not the allergen.
+        name, _, allergen = what.rpartition("对") if "对" in what else ("", "", what)
+        if allergen:
+            label = _ZH_REL_LABEL.get(relative, m.group(1)) + name
             return Match(
-                f"用户的{_ZH_REL_LABEL.get(relative, m.group(1))}对{what}过敏",
-                key=f"allergy.{relative}.{slug(what)}",
+                f"用户的{label}对{allergen}过敏",
+                key=f"allergy.{relative}.{slug(allergen)}",
                 importance=0.95,
             )
     # "我们家狗狗对鸡肉过敏", "我家猫对鱼过敏": 我 owns the subject; it is not the user.
@@ -239,6 +242,14 @@ def rule_allergy(segment: str) -> Match | None:
     if m and not re.search(r"不|没", segment[: m.end()]):
         # "我其实是对头孢过敏": the allergen, not the hedge in front of it.
         what = re.sub(r"^(?:其实|其實|是|对|對|有|只)+", "", m.group(1).strip(TRIM + "对有"))
+        who, _, allergen = what.partition("对")
+        if allergen and who:
+            # "我表姐对芒果过敏": someone the user names, not the user.
+            return Match(
+                f"用户的{who}对{allergen}过敏",
+                key=f"allergy.{slug(who)}.{slug(allergen)}",
+                importance=0.95,
+            )
         if what and what not in ("都", "什么"):
             return Match(f"用户对{what}过敏", key=f"allergy.{slug(what)}", importance=0.95)
     return None

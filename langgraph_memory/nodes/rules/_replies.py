@@ -68,7 +68,10 @@ _CORRECTION_OPENS: Final = re.compile(
 )
 _CORRECTION_ANYWHERE: Final = re.compile(
     r"\b(?:wrong|incorrect|mistake|never said|i said|i didn'?t (?:say|ask|want)|i never asked|"
-    r"that'?s not what)\b|搞错|弄错|错了|不对|我没(?:说|要|让)|我说的是|唔啱",
+    r"that'?s not what|(?:got|mixed) me (?:up|mixed up) with|that'?s not me|not my (?:account|order|booking))\b"
+    r"|搞错|弄错|错了|不对|我没(?:说|要|让)|我说的是|唔啱"
+    # Asked back, it denies: "我什么时候成钻石会员了", "我哪有北京的地址".
+    r"|我(?:什么时候|什麼時候|几时|幾時)(?:成|是|有|变成|變成|买|買|说|講|讲|去|办|辦)|我哪有|我边度有|我邊度有",
     re.IGNORECASE,
 )
 
@@ -112,7 +115,9 @@ def offer_text(message: str) -> str | None:
 # negative ("don't", "不要"): a denial is any negated clause.
 _DENIES: Final = re.compile(
     r"\b(?:not|no|never|nope|none|neither|nor)\b|n'?t\b"
-    r"|(?<![要还还是])不(?![过错少同久断仅但管如然])|没|沒|冇|唔|未(?!来|來)|并非|並非",
+    r"|(?<![要还还是])不(?![过错少同久断仅但管如然])|没|沒|冇|唔|未(?!来|來)|并非|並非"
+    # "我什么时候成钻石会员了", "我哪有北京的地址": asked back, it denies.
+    r"|我(?:什么时候|什麼時候|几时|幾時)|哪有|哪裡有|哪里有|边度有|邊度有",
     re.IGNORECASE,
 )
 

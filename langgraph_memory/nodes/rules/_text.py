@@ -461,7 +461,11 @@ HYPOTHETICAL: Final = re.compile(
     r"|(?:要是|如果|假如)[^。！？!?]{1,16}[，,][^。！？!?]{0,12}(?:肯定|一定|估计|大概)"
     # "If I win the lotto I'm buying a beach house", "假如我中咗六合彩": a windfall dream.
     r"|\bif (?:i|we|he|she|they) (?:win|wins|won|strike|strikes|hit|hits|get rich|got rich)\b"
-    r"|\b(?:lotto|jackpot|powerball|toto)\b|六合彩|中奖|中咗|发财了|有钱了",
+    r"|\b(?:lotto|jackpot|powerball|toto)\b|六合彩|中奖|中咗|发财了|有钱了"
+    # A dream or a joke told as such: "my dream would be a vineyard", "梦想是去冰岛",
+    # "we joked about moving to Mars", "at this rate I'll be living at the airport".
+    r"|\bmy dream\b|\bdream (?:is|would be)\b|\bbucket list\b|\bjok(?:ed|ing) about\b|\bat this rate\b"
+    r"|梦想(?:是|就是)|再这样(?:下去)?我就|再咁(?:落去)?我就",
     re.IGNORECASE,
 )
 # What takes a statement back: "just kidding", "开玩笑的". The sentence is not kept.
@@ -477,7 +481,9 @@ JOKE: Final = re.compile(
 LAUGH: Final = re.compile(
     # A lone "ha" only at the end of a clause ("I'm taking up skydiving, ha").
     r"\b(?:lol+|lmao|rofl|ha(?:ha)+h?|hehe+|lul)\b|(?<=[,，;；]\s)ha\b(?=\s*(?:[.!。！;；]|$))"
-    r"|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+",
+    r"|[😂🤣😜😝😆🙃😅]|哈{2,}|嘿嘿+|呵呵+"
+    # Laughing at it or calling it mad: "…当宇航员，笑死", "…养只老虎，癫咗".
+    r"|笑死(?:我了|人了?)?|癫咗|癲咗|痴线|黐線|xd",
     re.IGNORECASE,
 )
 
@@ -570,7 +576,9 @@ _HEARSAY: Final = re.compile(
     r"|^(?:(?:and|also|btw|oh|so)[,\s]+)*(?:everyone|everybody|people)\s+(?:says?|said|reckons?|tells? me)\b"
     r"|^(?:听说|听人说|据说|听讲|听人讲|有人说|大家都说)"
     r"|(?:总说|老说|总是说|一直说|老是说|成日话|成日講|成日讲|觉得我应该|说我应该|叫我应该|劝我|建议我)"
-    r"|(?:他|她|佢)(?:说|讲|话)(?:他|她|佢)(?:们)?(?:去年|以前|之前|上次|那时|小时候|当年|前年)",
+    r"|(?:他|她|佢)(?:说|讲|话)(?:他|她|佢)(?:们)?(?:去年|以前|之前|上次|那时|小时候|当年|前年)"
+    # Someone's own plan, told by them: "佢话佢下年移民英国", "他说他要辞职".
+    r"|^(?:他|她|佢)(?:说|讲|话)(?:他|她|佢)",
     re.IGNORECASE,
 )
 _MEDICAL_SOURCE: Final = re.compile(
