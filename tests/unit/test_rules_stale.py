@@ -476,6 +476,34 @@ def test_jokes_and_code_switched_conditions_stay_out(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("我担心我妈是不是得了青光眼", "青光眼"),
+        ("我爸最近老咳嗽，不会是肺炎吧", "肺炎"),
+        ("我怕我对磺胺过敏", "磺胺"),
+        ("我以为我对阿司匹林过敏，后来查了不是", "阿司匹林"),
+        ("I'm worried my mum might have glaucoma", "glaucoma"),
+        ("the GP wants to rule out gout", "gout"),
+        ("I thought I was allergic to ibuprofen but the test came back clear", "ibuprofen"),
+        ("people keep telling me I look like a nurse", "nurse"),
+        ("我总被当成大学生", "大学生"),
+    ],
+)
+def test_a_worry_a_suspicion_or_a_belief_that_was_wrong_is_no_fact(text: str, word: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert not any(word in c.text for c in found), [c.text for c in found]
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [("我对磺胺过敏", "磺胺"), ("my mum has glaucoma", "glaucoma"), ("我爸确诊了痛风", "痛风")],
+)
+def test_a_stated_health_fact_is_still_kept(text: str, word: str) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="m")])
+    assert any(word in c.text for c in found), [c.text for c in found]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "My sister thinks I should learn Spanish",

@@ -243,7 +243,7 @@ def rule_allergy(segment: str) -> Match | None:
         # "我其实是对头孢过敏": the allergen, not the hedge in front of it.
         what = re.sub(r"^(?:其实|其實|是|对|對|有|只)+", "", m.group(1).strip(TRIM + "对有"))
         who, _, allergen = what.partition("对")
-        if allergen and who:
+        if allergen and who and "我" not in who and len(who) <= 4:
             # "我表姐对芒果过敏": someone the user names, not the user.
             return Match(
                 f"用户的{who}对{allergen}过敏",

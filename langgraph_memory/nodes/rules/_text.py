@@ -531,7 +531,15 @@ REPORT: Final = re.compile(
 TENTATIVE: Final = re.compile(
     r"\b(?:might|maybe i|maybe we|perhaps|thinking (?:about|of)|considering|not sure (?:if|whether)|"
     r"wondering (?:if|whether)|probably not|could be|if possible)\b"
-    r"|可能会|也许|说不定|考虑|想想|或许|不一定|犹豫|纠结要不要|打算要不要",
+    r"|可能会|也许|说不定|考虑|想想|或许|不一定|犹豫|纠结要不要|打算要不要"
+    # A worry, a suspicion or a belief that was wrong is no fact: "我担心我爸是不是得了帕金森",
+    # "不会是老年痴呆吧", "I'm worried my dad might have diabetes", "I thought I was allergic
+    # to penicillin", "people keep telling me I look like a student", "我被当成学生了".
+    r"|担心|擔心|我怕|怕是|恐怕|会不会是|會不會是|是不是得了|不会是[^，,。]{0,12}吧|不會是[^，,。]{0,12}吧|以为|以為|疑似|排除"
+    r"|被当成|被當成|当成我|當成我"
+    r"|\b(?:i'?m (?:worried|scared|afraid|concerned|terrified) (?:that|it|it'?s|my|he|she|they|about)|i fear|"
+    r"rule out|ruled out|i thought i (?:was|had)|i used to think|everyone (?:assumes|thinks)|people (?:think|assume|keep telling me)|"
+    r"mistakes? me for|mistaken for|taken for)\b",
     re.IGNORECASE,
 )
 
