@@ -417,6 +417,18 @@ def test_a_claim_asked_back_or_denied_as_someone_elses_is_not_kept(
     assert gone not in found, found
 
 
+def test_an_allergy_put_on_the_right_person_is_theirs_not_the_users() -> None:
+    # The assistant's wrong claim, and the user saying whose it is.
+    found = conversation("hi", "考虑到您对头孢过敏，建议先问医生。", "头孢过敏的是我妈，不是我")
+    assert found == [], found  # the claim is disputed
+    texts = [c.text for c in EXTRACTOR.extract([HumanMessage("头孢过敏的是我妈，不是我", id="m")])]
+    assert "用户对头孢过敏" not in texts and any("头孢" in t and "母亲" in t for t in texts), texts
+    texts = [c.text for c in EXTRACTOR.extract([HumanMessage("过敏的是我儿子，不是女儿", id="m")])]
+    assert not any(t.startswith("用户对") for t in texts), texts
+    kept = conversation("hi", "您女儿的花生过敏已备注。", "过敏的是我儿子，不是女儿")
+    assert not any("女儿" in c.text for c in kept), kept
+
+
 def test_someone_named_before_an_allergy_keeps_their_own_name() -> None:
     texts = {c.key: c.text for c in EXTRACTOR.extract([HumanMessage("我表姐对芒果过敏", id="m")])}
     assert texts.get("allergy.表姐.芒果") == "用户的表姐对芒果过敏", texts

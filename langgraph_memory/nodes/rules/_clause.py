@@ -30,6 +30,7 @@ from langgraph_memory.nodes.rules._text import (
     slug,
     strip_fillers,
     to_third_person,
+    uncleft,
 )
 from langgraph_memory.types import MemoryType
 
@@ -158,7 +159,7 @@ def match_clause(segment: str) -> Match | None:
         >>> match_clause("我唔食牛肉").text
         '用户不吃牛肉'
     """
-    segment = normalize_dialect(strip_fillers(segment))
+    segment = uncleft(normalize_dialect(strip_fillers(segment)))
     if not segment:
         return None
     wrapped = _REMEMBER.match(segment)

@@ -250,7 +250,8 @@ def rule_allergy(segment: str) -> Match | None:
                 key=f"allergy.{slug(who)}.{slug(allergen)}",
                 importance=0.95,
             )
-        if what and what not in ("都", "什么"):
+        # "我儿子过敏" names no allergen (and no allergy of the user's).
+        if what and what not in ("都", "什么") and what not in _ZH_RELATIVES:
             return Match(f"用户对{what}过敏", key=f"allergy.{slug(what)}", importance=0.95)
     return None
 

@@ -70,6 +70,8 @@ _CORRECTION_ANYWHERE: Final = re.compile(
     r"\b(?:wrong|incorrect|mistake|never said|i said|i didn'?t (?:say|ask|want)|i never asked|"
     r"that'?s not what|(?:got|mixed) me (?:up|mixed up) with|that'?s not me|not my (?:account|order|booking))\b"
     r"|搞错|弄错|错了|不对|我没(?:说|要|让)|我说的是|唔啱"
+    # It is someone else's: "过敏的是我儿子，不是女儿", "I'm not the one allergic".
+    r"|的是我|不是我|\bi'?m not the one\b"
     # Asked back, it denies: "我什么时候成钻石会员了", "我哪有北京的地址".
     r"|我(?:什么时候|什麼時候|几时|幾時)(?:成|是|有|变成|變成|买|買|说|講|讲|去|办|辦)|我哪有|我边度有|我邊度有",
     re.IGNORECASE,

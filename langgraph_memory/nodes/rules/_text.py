@@ -187,6 +187,22 @@ def normalize_dialect(text: str) -> str:
     return text
 
 
+# "青霉素过敏的是我爸" (the one allergic to penicillin is my dad): who comes first again,
+# "我爸青霉素过敏", so the fact is his and not the user's.
+_CLEFT: Final = re.compile(r"^([^，,。；;]{1,12}?)的(?:是|系|係)(我(?:的)?[\u4e00-\u9fff]{0,3})$")
+
+
+def uncleft(segment: str) -> str:
+    """ "X的是我Y" -> "我Y X" (``_CLEFT``); any other segment as it is.
+
+    Example:
+        >>> uncleft("青霉素过敏的是我爸")
+        '我爸青霉素过敏'
+    """
+    m = _CLEFT.match(segment)
+    return f"{m.group(2)}{m.group(1)}" if m else segment
+
+
 def strip_fillers(segment: str) -> str:
     """ "Oh and by the way, my name is Ann" -> "my name is Ann"."""
     return _FILLERS.sub("", segment.strip(TRIM)).strip(TRIM)
