@@ -45,6 +45,8 @@ EXTRACTOR = RuleBasedExtractor()
         ("我不吃牛肉", "最近开始吃肉了", "diet"),
         ("the team sync is at 11 every Monday", "the sync moved to 2pm", "schedule"),
         ("my manager is Tomasz", "I switched teams last week", "work"),
+        ("I'm on the monthly plan", "switch me to annual, it works out cheaper", "plan"),
+        ("we pay for the membership yearly", "I've gone monthly again", "plan"),
         ("组长是老周", "调岗了，组长换成小林", "work"),
         ("每周三晚上开例会", "例会改到周四了", "schedule"),
         ("our workspace is called pinecrest", "the workspace got renamed", "account"),

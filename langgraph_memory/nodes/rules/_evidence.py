@@ -162,7 +162,10 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             # Membership cards by their term: "月卡能不能改成年卡" changes "我是月卡会员".
             r"|[月年季周]卡|包月|包年|连续包月|連續包月"
             # How it is paid: "月供计划" -> "改成年付", "monthly billing" -> "annual plan".
-            r"|月供|年付|月付|季付|按月付|按年付|年费|年費|月费|月費|\b(?:monthly|annual|annually|yearly) (?:plan|payment|billing|fee)s?\b",
+            r"|月供|年付|月付|季付|按月付|按年付|年费|年費|月费|月費|\b(?:monthly|annual|annually|yearly) (?:plan|payment|billing|fee)s?\b"
+            # The billing term alone: "switch me to annual", "I went annual on ShopPlus".
+            r"|\b(?:switch|move|put|change)(?: (?:me|us|it))? (?:to|on|onto) (?:the )?(?:annual|yearly|monthly|quarterly)\b"
+            r"|\b(?:went|gone|going|go) (?:annual|yearly|monthly|quarterly)\b(?! (?:to|for)\b)",
         ),
         # Body weight: "I weighed 38.5 stone" -> "down to 36.2 this week", "体重120斤" -> "瘦到110了".
         (
