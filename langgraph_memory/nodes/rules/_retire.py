@@ -305,6 +305,7 @@ _ARRIVED: Final = re.compile(
 )
 
 
+# A rule for every time, which no single arrival or delivery ends ("以后发货别用中通").
 _STANDING: Final = re.compile(
     r"\b(?:from now on|always|never|in future|going forward|every time|noted)\b"
     r"|以后|以後|今后|今後|每次|永远|永遠|一律|备注|備註|注记|註記",
