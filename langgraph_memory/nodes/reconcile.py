@@ -264,24 +264,25 @@ def _stale_loose(
     dated: list[MemoryRecord] = []
     eligible: list[MemoryRecord] = []
     for r in records:
-        if (
+        # The user's update of something the user said before (a slot value, an instruction).
+        user_restates = (
             not topic_only
-            and (is_evidence_key(cand.key) or _generic_key(cand.key))
-            and _one_value_slot(r)
             and cand.source is MemorySource.USER_STATED
             and r.source is MemorySource.USER_STATED
             and r.valid_from <= (cand.observed_at or r.valid_from)
+        )
+        if (
+            user_restates
+            and (is_evidence_key(cand.key) or _generic_key(cand.key))
+            and _one_value_slot(r)
             and retires_slot(cand.text, r.text, r.key or "")
         ):
             out.append((r, ""))
             continue
         if (
-            not topic_only
+            user_restates
             and r.type is MemoryType.PROCEDURAL
-            and cand.source is MemorySource.USER_STATED
-            and r.source is MemorySource.USER_STATED
             and r.status == MemoryStatus.ACTIVE
-            and r.valid_from <= (cand.observed_at or r.valid_from)
             and retires_instruction(cand.text, r.text)
         ):
             # A standing instruction is pinned on every turn: a stale one is never out of sight.
