@@ -57,6 +57,7 @@ from langgraph_memory.nodes.rules._retire import (
     happened,
     has_own_subject,
     join_pieces,
+    moved_part,
     moves_a_date,
     moves_a_value,
     retired_dates,
@@ -253,13 +254,14 @@ def _stale_loose(
     slot's coarse topic (``retired_part``)."""
     if cand.forget:
         return []
+    recounted = _moved_values(cand, records)
     if updates(cand.text):
         topic_only = False
     elif _slot_value(cand) and cand.expires_at is None:
         # A lasting value only: "in Dubai Nov 3 to 10 for work" replaces nothing that lasts.
         topic_only = True
     else:
-        return []
+        return recounted
     out: list[tuple[MemoryRecord, str]] = []
     dated: list[MemoryRecord] = []
     eligible: list[MemoryRecord] = []
@@ -317,6 +319,32 @@ def _stale_loose(
                 if echo and not happened(r.text):
                     left = retired_dates(r.text) if is_evidence_key(r.key) else ""
                     out.append((r, left or ""))
+    taken = {r.id for r, _ in out}
+    return out + [(r, kept) for r, kept in recounted if r.id not in taken]
+
+
+def _moved_values(
+    cand: CandidateMemory, records: Sequence[MemoryRecord]
+) -> list[tuple[MemoryRecord, str]]:
+    """Older statements of the user's that ``cand`` counts again with another number
+    ("25 tables" -> "make it 28 tables"), with what stays of each (``moved_part``)."""
+    if cand.source is not MemorySource.USER_STATED:
+        return []
+    out: list[tuple[MemoryRecord, str]] = []
+    for r in records:
+        if (
+            r.source is not MemorySource.USER_STATED
+            or r.status != MemoryStatus.ACTIVE
+            or r.key == cand.key
+            or r.valid_from > (cand.observed_at or r.valid_from)
+            or not (is_evidence_key(r.key) or _generic_key(r.key) or _one_value_slot(r))
+            # A condition stays when its dose moves ("Dad has Parkinson's, half a Madopar").
+            or (r.key or "").startswith(("health", "allergy"))
+        ):
+            continue
+        kept = moved_part(cand.text, r.text, split=is_evidence_key(r.key))
+        if kept is not None:
+            out.append((r, kept))
     return out
 
 

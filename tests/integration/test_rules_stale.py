@@ -1185,3 +1185,54 @@ def test_an_update_on_something_else_leaves_a_standing_instruction(
     say(writer, clock, "we moved to Leeds now, new flat near the station", "h2")
     say(writer, clock, "actually the 10 o'clock bus works better for the school run", "h3")
     assert any("never call me before 10" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        (
+            "We're doing 25 tables for the banquet, at the Lotus Hall",
+            "make it 28 tables",
+            "25 tables",
+            "28",
+        ),
+        (
+            "Dad is on Glycomet 500 twice a day",
+            "Doctor raised dad's Glycomet to 1000",
+            "500",
+            "1000",
+        ),
+        ("阿姨的工资是每月6500", "阿姨工资涨到7000了", "6500", "7000"),
+        ("我的信用卡额度是两万", "额度提到三万了", "两万", "三万"),
+    ],
+)
+def test_a_thing_counted_again_with_another_number_ends_the_old_value(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    first: str,
+    change: str,
+    gone: str,
+    new: str,
+) -> None:
+    """No update word is needed: the same thing named beside a new number moved it."""
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
+
+
+def test_more_of_the_same_keeps_the_first_amount(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "I ordered 3 shirts from the autumn sale", "h1")
+    say(writer, clock, "can I order 2 more shirts in blue", "h2")
+    texts = active(store)
+    assert any("3 shirts" in t for t in texts), texts
+
+
+def test_a_dose_change_keeps_the_condition(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "我爸帕金森吃美多芭半片一天三次", "h1")
+    say(writer, clock, "我爸美多芭加到一片了", "h2")
+    texts = active(store)
+    assert any("帕金森" in t for t in texts), texts
+    assert not any("半片" in t for t in texts), texts

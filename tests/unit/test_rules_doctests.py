@@ -12,6 +12,7 @@ MODULES = [
     "langgraph_memory.nodes.rules._evidence",
     "langgraph_memory.nodes.rules._forget",
     "langgraph_memory.nodes.rules._profile",
+    "langgraph_memory.nodes.rules._quantity",
     "langgraph_memory.nodes.rules._replies",
     "langgraph_memory.nodes.rules._retire",
     "langgraph_memory.nodes.rules._text",

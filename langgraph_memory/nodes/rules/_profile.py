@@ -319,14 +319,40 @@ _EN_CONDITIONS: Final = (
     r"high cholesterol|ibs|crohn'?s|vertigo|motion sickness|seasick|carsick|a pacemaker|"
     r"on insulin|on blood thinners|taking blood thinners|on warfarin|on metformin|"
     r"on antidepressants|afraid of heights|claustrophobic|a fear of flying|afraid of flying|"
-    r"immunocompromised|g6pd deficiency|a nut allergy"
+    r"immunocompromised|g6pd deficiency|a nut allergy|"
+    # Long-term illnesses a carer talks about: "Dad has Parkinson's", "Mum had a stroke".
+    r"parkinson'?s(?: disease)?|alzheimer'?s(?: disease)?|dementia|copd|emphysema|a stroke|had a stroke|"
+    r"cancer|leukemia|leukaemia|lymphoma|multiple sclerosis|lupus|hiv|hepatitis [abc]|"
+    r"hypothyroidism|hyperthyroidism|an underactive thyroid|an overactive thyroid|osteoporosis|"
+    r"glaucoma|cataracts?|heart failure|atrial fibrillation|afib|angina|sciatica|scoliosis|"
+    r"fibromyalgia|endometriosis|pcos|eczema|psoriasis|dialysis|on dialysis|chemo(?:therapy)?"
 )
 _ZH_CONDITIONS: Final = (
     r"糖尿病|哮喘|高血压|低血压|心脏病|心脏不好|癫痫|乳糖不耐受?|麸质不耐受|怀孕|孕妇|关节炎|偏头痛|"
     r"腰不好|腰椎间盘突出|膝盖不好|贫血|痛风|肾结石|肾病|抑郁症|焦虑症|失眠|色盲|坐轮椅|行动不便|残疾|"
     r"高血脂|胆固醇高|晕车|晕船|心脏起搏器|打胰岛素|胰岛素|降压药|恐高|幽闭恐惧症?|胃病|胃不好|低血糖|"
-    r"甲亢|甲减|蚕豆病|免疫力低下|怕冷|不能久站"
+    r"甲亢|甲减|蚕豆病|免疫力低下|怕冷|不能久站|"
+    r"帕金森|柏金遜|柏金逊|老年痴呆|阿尔茨海默|阿茲海默|认知障碍|中风|中風|脑梗|腦梗|心梗|冠心病|心衰|房颤|"
+    r"癌症|[肺胃肝肠乳腺]癌|白血病|淋巴瘤|慢阻肺|肺气肿|乙肝|肝炎|甲状腺|骨质疏松|青光眼|白内障|"
+    r"湿疹|银屑病|牛皮癣|脊柱侧弯|坐骨神经痛|透析|洗肾|化疗"
 )
+
+
+# What follows a condition and is about its treatment ("..., takes half a Madopar", "吃美多芭
+# 半片"): a dose changes, the condition stays, so the fact ends with the condition.
+_AFTER_CONDITION: Final = re.compile(
+    r"^\s*(?:,|;|\band\b|\bso\b|\bbut\b)|^\s*[，,；;]?\s*(?:每天|每次|一天|要|在|吃|服|用|打|靠)"
+)
+
+
+# Said of oneself, these are a joke about a bad memory ("I must have dementia lol").
+_FORGETFUL_IDIOM: Final = re.compile(
+    r"(?i:dementia|alzheimer'?s(?: disease)?)|老年痴呆|阿尔茨海默|阿茲海默|认知障碍"
+)
+
+
+def _up_to_condition(segment: str, end: int) -> str:
+    return segment[:end] if _AFTER_CONDITION.match(segment[end:]) else segment
 
 
 def rule_health(segment: str) -> Match | None:
@@ -334,15 +360,20 @@ def rule_health(segment: str) -> Match | None:
     m = re.search(rf"\b({_EN_CONDITIONS})\b", segment, re.IGNORECASE)
     if m:
         before = segment[: m.start()]
-        subject = re.search(rf"\bmy ({_EN_REL})\b", before, re.IGNORECASE)
+        # "my dad has ...", or the family name alone: "Dad has Parkinson's".
+        subject = re.search(rf"\bmy ({_EN_REL})\b|^({_EN_REL})\b", before, re.IGNORECASE)
         first_person = re.search(r"\b(?:i|i'm|i've|i am|i have|me)\b", before, re.IGNORECASE)
-        if (subject or first_person) and not re.search(
-            r"\bnot\b|n't\b|no longer|\bno\b", before, re.IGNORECASE
+        joke = not subject and _FORGETFUL_IDIOM.fullmatch(m.group(1))
+        if (
+            (subject or first_person)
+            and not joke
+            and not re.search(r"\bnot\b|n't\b|no longer|\bno\b", before, re.IGNORECASE)
         ):
             condition = slug(m.group(1))
-            who = f"{_EN_RELATIVES[subject.group(1).lower()]}." if subject else ""
+            relative = next((g for g in subject.groups() if g), "") if subject else ""
+            who = f"{_EN_RELATIVES[relative.lower()]}." if relative else ""
             return Match(
-                sentence_case(to_third_person(segment)),
+                sentence_case(to_third_person(_up_to_condition(segment, m.end()))),
                 key=f"health.{who}{condition}",
                 importance=0.95,
             )
@@ -350,10 +381,17 @@ def rule_health(segment: str) -> Match | None:
     if m:
         before = segment[: m.start()]
         subject = re.search(rf"({_ZH_REL})", before)
-        if (subject or "我" in before or not before) and not re.search(r"不是|没有|没|不", before):
+        # "我真是老年痴呆了" is forgetfulness said as a joke, not a diagnosis of the user's own.
+        joke = not subject and _FORGETFUL_IDIOM.fullmatch(m.group(1))
+        if (
+            (subject or "我" in before or not before)
+            and not joke
+            and not re.search(r"不是|没有|没|不", before)
+        ):
             who = f"{_ZH_RELATIVES[subject.group(1)]}." if subject else ""
+            said = _up_to_condition(segment, m.end())
             return Match(
-                sentence_case(to_third_person(segment if before else "我" + segment)),
+                sentence_case(to_third_person(said if before else "我" + said)),
                 key=f"health.{who}{slug(m.group(1))}",
                 importance=0.95,
             )

@@ -38,6 +38,7 @@ from langgraph_memory.nodes.rules._evidence import (
     topics,
     updates,
 )
+from langgraph_memory.nodes.rules._quantity import moves_quantity
 from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
 
 # Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
@@ -523,6 +524,26 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
         # An arrival ends a wait, never a standing rule ("以后发货别用中通", "客服承诺：已为您
         # 备注：不使用中通", "always leave parcels with the concierge").
         stale = [i for i in stale if not _STANDING.search(pieces[i])]
+    if not stale:
+        return None
+    kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
+    return join_pieces(prefix, kept) if kept else ""
+
+
+def moved_part(update: str, old: str, *, split: bool) -> str | None:
+    """What of ``old`` stays once ``update`` counts one of its things again with another
+    number (``_quantity.moves_quantity``; same reply shape as ``retired_part``). Only the
+    pieces about the same person go ("dad's Glycomet" moves dad's dose, not mum's)."""
+    prefix, pieces = split_pieces(old) if split else ("", [old])
+    _, parts = split_pieces(update)
+    stale = [
+        i
+        for i, p in enumerate(pieces)
+        if any(
+            moves_quantity(q, p) and not _subjects_differ(q, p) and not _blocked(q, p)
+            for q in parts
+        )
+    ]
     if not stale:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
