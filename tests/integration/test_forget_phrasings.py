@@ -63,6 +63,30 @@ FORGET_REQUESTS = [
     ("我上个月被公司裁了", "被裁员那件事请删除", "裁"),
     ("我有抑郁症在吃药", "我不想让你记住我有抑郁症", "抑郁"),
     ("我老豆喺医院", "我老豆嗰样嘢唔好记低", "医院"),
+    # Cantonese with its own particles and "as if never said"; a topic before the verb.
+    ("我膝头哥上个月做咗手术", "膝头嗰单嘢你唔使记住喇", "手术"),
+    ("我膝头痛咗好耐，医生话要做物理治疗", "之前讲嘅膝头嘢，当我冇讲过", "物理治疗"),
+    ("我同老公嗌交，佢成晚冇返屋企", "嗌交嗰单嘢你唔使记住喇", "冇返"),
+    ("我跟我老公吵架了，他一晚没回家", "吵架那个你不用记住了哦", "没回家"),
+    # The request in its own clause after the topic, or asked as a question.
+    (
+        "I lent Suresh Rs 50,000 in August",
+        "That whole Suresh loan - you don't need to keep that",
+        "Suresh",
+    ),
+    (
+        "My knee's been playing up since the op",
+        "Actually can you not hold onto the knee stuff? I'd rather it wasn't on file",
+        "knee",
+    ),
+    (
+        "My husband lost his job at the port",
+        "the thing about my husband's job, can you delete it?",
+        "port",
+    ),
+    ("提醒我打电话给银行报告那笔盗刷", "盗刷那件事已经处理好了，这条提醒可以删掉了", "盗刷"),
+    # Code-switched: an English verb on a Chinese topic.
+    ("我儿子下个月要打 NIP 疫苗", "那个 NIP 的事情 forget 掉吧", "NIP"),
 ]
 
 
@@ -113,6 +137,8 @@ def test_what_the_user_asked_to_forget_leaves_and_the_rest_stays(
         "帮我把那个订单删了吧",
         "I forgot my keys",
         "delete the file",
+        "我都唔记得喇",
+        "can you delete the file I uploaded?",
     ],
 )
 def test_forgetting_something_else_is_no_forget_request(

@@ -19,6 +19,7 @@ from typing import Final
 from langgraph_memory.nodes.rules._evidence import salient_terms, topics
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._text import (
+    CJK,
     TRIM,
     cjk_pairs,
     to_simplified,
@@ -76,7 +77,7 @@ _EN_FORGET: Final = re.compile(
     r"ignore(?= what i (?:said|told you|mentioned))|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to|hang on to|keep hold of)|"
     r"(?:i'?d|i would) rather you didn'?t (?:remember|keep|store|save|hold on to|hang on to)|"
-    r"(?:can|could|would) you not (?:remember|keep|store)|"
+    r"(?:can|could|would) you not (?:remember|keep|store|save|record|hold on ?to|hang on ?to)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
     r"(?:about\s+|that\s+|what you know about\s+|everything (?:about|you know about)\s+|all about\s+)?(.+)$",
@@ -131,7 +132,7 @@ _ZH_FORGET_BEFORE: Final = re.compile(
 
 
 # The particles after a forget verb: "删掉吧", "别记了哈", "forget 掉 ok".
-_ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|哈|哦|喔|一下|ok|okay|好吗|好不好|行吗|可以吗))*"
+_ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|喇|嘞|咯|哈|哦|喔|一下|ok|okay|好吗|好不好|行吗|可以吗))*"
 
 # Verbs that also clear a cart or withdraw a complaint ("清一下", "撤掉", "作废"): a forget
 # request only with a word that names a record (``_ZH_RECORD_REF``).
@@ -158,7 +159,7 @@ _ZH_RECORD_REF: Final = re.compile(
     r"那条|这条|的事|那个事|那件事|那事|这事|那个|这个|记录|资料|信息|嗰样|嗰个|嗰樣|嗰個"
 )
 _ZH_BACK_REFERENCE: Final = re.compile(
-    r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我"
+    r"之前|上次|刚才|以前|那个事|那件事|那事|的事|这事|说的|讲的|提的|我|嗰单|嗰样|嗰件|嘅嘢|嗰啲"
     # "女儿学校那条": the entry itself (not "那条裤子", a thing in a cart).
     r"|(?:那条|这条|嗰条)$"
 )
@@ -198,6 +199,16 @@ _BARE_FORGET: Final = re.compile(
     r"|^(?:可以|可不可以|能不能|能|麻烦|请)?(?:帮我|给我)?\s?(?:delete|remove|erase|forget|clear)\s?掉?\s?"
     r"(?:那个|这个|那条|这条|嗰个)?\s?(?:record|记录|紀錄|资料|entry|note)?\s?(?:吗|吧|啦|好吗|可以吗|ok)?$"
     r"|^(?:(?:ok|okay|and|also|just)[,\s]+)*(?:scrap|strike|bin|drop) (?:that|this|it)(?: one)?(?:\s+please)?$"
+    # "you don't need to keep that", "I'd rather it wasn't on file", "can delete or not?"
+    r"|^(?:(?:ok|okay|and|also|so|but)[,\s]+)*(?:you )?(?:don'?t|do not|no) need to (?:keep|store|save|remember|hold on ?to|record)"
+    r"\s*(?:it|that|this|them)?(?:\s+(?:on file|anymore|any more|either|please))*$"
+    r"|^(?:(?:and|but|so|also)\s+)?(?:i'?d|i would) (?:rather|prefer)(?: if)? (?:it|that|you) (?:wasn'?t|weren'?t|isn'?t|is not|was not|didn'?t keep it|not keep it)"
+    r"(?:\s+(?:on file|on record|kept|stored|recorded|saved|remembered|written down|anywhere))+$"
+    r"|^(?:can|could) (?:you )?(?:delete|remove|forget|erase|wipe)(?: (?:it|that|this))?(?: or not)?(?: lah| ah| please)?$"
+    # "这条提醒可以删掉了", "那条记录可以不要了"
+    r"|^(?:这条|那条|这个|那个)(?:提醒|记录|备注|笔记)?(?:就)?可以(?:帮我)?(?:删掉|删了|删除|删咗|不要|不用留|去掉)(?:了|吧|啦)*$"
+    # "当我冇讲过" (Cantonese): said as if never said.
+    r"|^(?:之前讲嘅|之前讲的|啱啱讲嘅)?(?:嗰样嘢|嗰个)?[，,\s]*当(?:我)?冇(?:讲过|讲|说过|听过)(?:啦|喇|吧|嘞)*$"
     # "forget I ever mentioned it, would you", "pretend I never said that": the saying is
     # the object; what was said is the rest of the sentence.
     r"|^(?:(?:ok|okay|so|and|also|please|just|oh)[,\s]+)*(?:(?:can|could|would) you\s+)?(?:please\s+)?"
@@ -235,7 +246,8 @@ def bare_forget(segment: str) -> bool:
         >>> bare_forget("帮我删掉"), bare_forget("delete it please"), bare_forget("delete the file")
         (True, True, False)
     """
-    return bool(_BARE_FORGET.match(to_simplified(segment).strip(TRIM + " ")))
+    # A request asked as a question is still one: "can you delete it?", "可以删掉吗？".
+    return bool(_BARE_FORGET.match(to_simplified(segment).strip(TRIM + " ?？")))
 
 
 # The redactor's placeholders a topic refers to: "delete that card number" covers every
@@ -502,7 +514,13 @@ _ZH_PERSONAL_DATA: Final = re.compile(
 
 
 # What a topic is not: forget verbs and particles ("了删掉吧" after "你别记").
-_ONLY_VERBS: Final = re.compile(_ZH_VERB + r"|删|忘|记|一下|[了吧吗啊呀啦掉住着得]")
+_ONLY_VERBS: Final = re.compile(
+    _ZH_VERB + r"|删|忘|记|一下|唔使|唔好|不用|[了吧吗啊呀啦掉住着得喇嘞咯啰哦喔呢嘛咗]"
+)
+
+
+# What before a memory verb is not a topic: the user's own forgetting ("我都唔记得").
+_SELF_FORGOT: Final = re.compile(r"(?:我|我都|我又|我也)$")
 
 
 def rule_forget(segment: str) -> Match | None:
@@ -534,7 +552,9 @@ def rule_forget(segment: str) -> Match | None:
                 importance=1.0,
                 forget=True,
             )
-        return None
+        if not CJK.search(segment):
+            return None
+        # Code-switched ("那个 NIP 的事情 forget 掉吧"): the Chinese reading may find the topic.
     segment = to_simplified(segment)  # one for one: "當作沒看到", "從你們那邊刪掉"
     told = _ZH_FORGET_IT_ASKED.match(segment.strip(TRIM + " "))
     if told:
@@ -545,7 +565,15 @@ def rule_forget(segment: str) -> Match | None:
         return None
     m = _ZH_FORGET_AFTER.search(segment)
     if m is None or not _ONLY_VERBS.sub("", _zh_topic(m.group(1))).strip(TRIM + " "):
+        after = m
         m = _ZH_FORGET_BEFORE.search(segment)
+        ahead = segment[: after.start()].strip(TRIM + " ") if after is not None else ""
+        named = _ZH_BACK_REFERENCE.search(ahead) or _ZH_RECORD_REF.search(ahead)
+        if m is None and ahead and named and not _SELF_FORGOT.search(ahead):
+            # "吵架嗰单嘢你唔使记住喇": nothing after the verb but particles; the topic came first.
+            return forget_request(re.sub(r"[你您]$", "", ahead))
+        if m is None and after is not None and not ahead:
+            m = after  # "删咗佢喇" alone: what it forgets is reconcile's to find
     if m is None:
         back = _ZH_TOPIC_THEN_VERB.match(segment.strip(TRIM + " "))
         if back and _ZH_WEAK_VERB.match(
