@@ -319,6 +319,10 @@ def _json(results: ExamResults) -> dict[str, Any]:
                 "recall_ms_p50": m.overall.latency_p50,
                 "recall_ms_p95": m.overall.latency_p95,
                 "llm_calls_per_turn": m.llm_calls_per_turn,
+                # A write that failed is a memory never stored: scripts must see it, not only
+                # the report's table.
+                "writer_jobs_failed": m.run.writer_jobs_failed,
+                "writer_jobs_unfinished": m.run.writer_jobs_unfinished,
                 "probes": [
                     {
                         "user": o.observation.user_id,

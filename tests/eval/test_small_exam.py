@@ -40,6 +40,9 @@ def test_small_exam_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
         probes = results["configurations"][name]["probes"]
         assert len(probes) == exam.probe_count
         assert {p["user"] for p in probes} == {u.user_id for u in exam.users}
+        # Every write landed: a crashed reconcile would leave facts unstored, silently.
+        assert results["configurations"][name]["writer_jobs_failed"] == 0
+        assert results["configurations"][name]["writer_jobs_unfinished"] == 0
 
 
 def test_the_same_seed_gives_the_same_results(tmp_path: Path) -> None:
