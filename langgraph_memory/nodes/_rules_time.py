@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import date, datetime, time, timedelta
 from typing import Final
@@ -317,7 +318,9 @@ _MONTH_ONLY: Final = re.compile(
     rf"\b(?:in|during|for|this|next|early|late|mid)[- ]{_EN_MONTH}(?!\s*\d)|(?<![\d/])(\d{{1,2}})月份?(?![\d日号])"
     r"|([一二三四五六七八九十]{1,3})月份"
     # "整个十一月": a month in characters, unmistakable after 整个 without 份.
-    r"|(?<=整个)([一二三四五六七八九十]{1,3})月",
+    r"|(?<=整个)([一二三四五六七八九十]{1,3})月"
+    # "十二月底": a month in characters before 底 (the end of it).
+    r"|(?<![一二三四五六七八九十两几个])([一二三四五六七八九十]{1,3})月(?=份?底)",
     re.IGNORECASE,
 )
 _ZH_MONTHS: Final = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
@@ -347,7 +350,7 @@ def month_of(clause: str, now: datetime) -> date | None:
     elif m.group(2):
         month = int(m.group(2))
     else:
-        month = _ZH_MONTHS.get(m.group(3) or m.group(4), 0)
+        month = _ZH_MONTHS.get(m.group(3) or m.group(4) or m.group(5), 0)
     if not 1 <= month <= 12:
         return None
     year = today.year if month >= today.month else today.year + 1
@@ -386,6 +389,12 @@ _EN_END: Final = re.compile(
 _EN_RANGE: Final = re.compile(
     rf"\b{_EN_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|~|to|until|through|thru)\s*(\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s*(?:-|–|~|to|until|through|thru)\s*(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_EN_MONTH}",
+    re.IGNORECASE,
+)
+# Two days of a month with no month named: "the 10th to the 14th", "10th-14th".
+_ORDINAL_RANGE: Final = re.compile(
+    r"\b(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\s*(?:-|–|to|until|till|through|thru)\s*(?:the\s+)?"
+    r"(\d{1,2})(?:st|nd|rd|th)\b",
     re.IGNORECASE,
 )
 _ZH_END: Final = re.compile(
@@ -475,6 +484,16 @@ def stated_end(clause: str, now: datetime) -> datetime | None:
         found = _future_date(now, month, last)
         if found is not None:
             return _day_end(found, now)
+    m = _ORDINAL_RANGE.search(clause)
+    if m:
+        # "the 10th to the 14th": the last day, in the month the first day falls in.
+        first = _ordinal_day(f"{m.group(1)}th", now)
+        if first is not None:
+            last = int(m.group(2))
+            month = first.month if last >= first.day else first.month % 12 + 1
+            year = first.year + (1 if month < first.month else 0)
+            with contextlib.suppress(ValueError):
+                return _day_end(date(year, month, last), now)
     for m in _EN_END.finditer(clause):
         tail = m.group(1)
         if re.match(r"(?:the\s+)?end of\b", tail, re.IGNORECASE):
@@ -598,6 +617,10 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         return now + timedelta(days=3)
     if re.search(r"\bnext weekend\b|\bend of next week\b|下个?周末|下周末", lowered):
         return _week_end(now, weeks_ahead=1)
+    named_month_end = re.search(r"((?:\d{1,2}|[一二三四五六七八九十]{1,3})月)(?:份)?底", lowered)
+    if named_month_end and (named := month_of(named_month_end.group(0), now)):
+        # "上到十二月底": the end of the month named, not of this one.
+        return month_end(named, now)
     if re.search(r"\bend of (?:the|this) month\b|月底|这个月底", lowered):
         return _month_end(now)
     if re.search(r"\b(?:this|for the|over the|at the) weekend\b|这个?周末|本周末", lowered):

@@ -134,6 +134,12 @@ NAMED_BOUNDS = [
     ("Our anniversary dinner is this Saturday at 7", "10-10"),
     ("我生日派对在这周六", "10-10"),
     ("The plumber is coming Thursday", "10-08"),
+    # Two days of a month with no month named; the end of a month named in characters.
+    ("I'm in Denver for a conference the 20th to the 24th", "10-24"),
+    ("We're at the cottage from the 28th to the 2nd", "11-02"),
+    ("我报了个继续教育的课，上到十二月底", "12-31"),
+    ("12月底之前我都在上海", "12-31"),
+    ("在 Kreuzberg 租了个 WG 的房间, 只租到 11 月底", "11-30"),  # not this month's end
 ]
 
 

@@ -116,6 +116,11 @@ def _event_end(clause: str, moment: datetime, now: datetime, sentence: str) -> d
         end = stated_end(text, now)
         if end is not None and end > moment:
             return end
+    if _MONTH_END.search(clause):
+        # "上到十二月底", "until the end of May": over when that month is.
+        vague = bound_of(clause, now)
+        if vague is not None and vague > moment:
+            return vague
     if month_of(clause, now) is not None and _named_day_absent(clause, now):
         return month_end(moment.date(), now)  # "in April" / "下个月": the whole month
     if (
@@ -126,6 +131,9 @@ def _event_end(clause: str, moment: datetime, now: datetime, sentence: str) -> d
         if vague is not None and vague > moment:
             return vague
     return moment + timedelta(days=1)
+
+
+_MONTH_END: Final = re.compile(r"月份?底|\bend of (?:the |this )?month\b", re.IGNORECASE)
 
 
 def _named_day_absent(clause: str, now: datetime) -> bool:
