@@ -348,6 +348,15 @@ def _moved_values(
     return out
 
 
+# A move to a new home lasts, even when what it replaces was bounded ("只租到 11 月底" ->
+# "12 月 1 号搬去 Prenzlauer Berg"): it does not end when the old lease would have.
+_NEW_HOME: Final = re.compile(
+    r"搬(?:去|到|进|過去|过去)|新家|新房子|\bmov(?:e|es|ing|ed) (?:in ?to|over to) (?:a|an|the|our|my) "
+    r"(?:new )?(?:\w+ )?(?:flat|house|apartment|place|home|condo|unit)\b|\bnew (?:flat|house|apartment|home|place)\b",
+    re.IGNORECASE,
+)
+
+
 def _pending(record: MemoryRecord, at: datetime | None) -> bool:
     """A dated plan still ahead when ``at`` comes ("a table on the 5th"), not a statement
     bounded to a day already past ("the sofa came today")."""
@@ -622,7 +631,8 @@ def _offline_op(
             at is not None
             and any(r.event_time is not None and r.event_time <= at for r, _ in stale)
         )
-        if cand.expires_at is None and not came and all(end is not None for end in ends):
+        lasting = came or _NEW_HOME.search(cand.text) is not None
+        if cand.expires_at is None and not lasting and all(end is not None for end in ends):
             # "change of plan: we'll stay at my brother's instead" changes a dated
             # plan, and ends when it would have.
             cand = replace(cand, expires_at=max(e for e in ends if e is not None))

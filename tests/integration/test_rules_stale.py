@@ -1236,3 +1236,18 @@ def test_a_dose_change_keeps_the_condition(
     texts = active(store)
     assert any("帕金森" in t for t in texts), texts
     assert not any("半片" in t for t in texts), texts
+
+
+def test_a_move_to_a_new_home_outlasts_the_lease_it_replaces(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    """A bounded lease ends; the move that replaces it is lasting, not bounded like it."""
+    say(
+        writer,
+        clock,
+        "你好，我是 Mia, 刚 relocate 到 Munich 做 data analyst, 在 Schwabing 租了个 WG 的房间, 只租到 4 月底。",
+        "h1",
+    )
+    say(writer, clock, "找到长期的房子了! 5 月 1 号搬去 Haidhausen。", "h2")
+    (home,) = [r for r in store.list_memories(U) if "Haidhausen" in r.text]
+    assert home.expires_at is None, home
