@@ -723,3 +723,27 @@ def test_the_channel_the_user_wants_to_be_reached_on(text: str, channel: str) ->
 )
 def test_an_errand_or_a_refusal_is_no_contact_channel(text: str) -> None:
     assert "contact.channel" not in keyed(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "key_start", "words"),
+    [
+        ("I'm not the one allergic to penicillin, that's my dad", "allergy.father", "penicillin"),
+        ("It's my son who's allergic to peanuts, not me", "allergy.son", "peanuts"),
+        ("The one with the sesame allergy is my daughter", "allergy.daughter", "sesame"),
+        ("I'm not diabetic, my mum is", "health.mother", "diabetic"),
+        ("My dad's the one with asthma", "health.father", "asthma"),
+    ],
+)
+def test_an_english_cleft_puts_the_fact_on_the_person_it_is_about(
+    text: str, key_start: str, words: str
+) -> None:
+    found = RuleBasedExtractor().extract([HumanMessage(text, id="h1")])
+    keyed = [c for c in found if (c.key or "").startswith(key_start)]
+    assert keyed and words in keyed[0].text, [(c.text, c.key) for c in found]
+    # Never the user's own: "I'm not the one allergic" must not store the user as allergic.
+    assert not [
+        c
+        for c in found
+        if (c.key or "").startswith(("allergy.", "health.")) and c.key.count(".") == 1
+    ]

@@ -136,6 +136,7 @@ from langgraph_memory.nodes.rules._text import (
     strip_fillers,
     to_simplified,
     to_third_person,
+    uncleft_en,
     without_request_tag,
 )
 from langgraph_memory.types import CandidateMemory, MemorySource, MemoryType
@@ -366,7 +367,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
             )
         )
     mistaken = quotes_a_mistake(text)
-    for sentence in sentences(text):
+    for sentence in map(uncleft_en, sentences(text)):
         if said_here:
             said_before, said_here = said_here, []
         if JOKE.search(sentence) or (LAUGH.search(sentence) and _only_a_joke_marker(sentence)):

@@ -31,6 +31,7 @@ from langgraph_memory.nodes.rules._text import (
     strip_fillers,
     to_third_person,
     uncleft,
+    uncleft_en,
 )
 from langgraph_memory.types import MemoryType
 
@@ -159,7 +160,7 @@ def match_clause(segment: str) -> Match | None:
         >>> match_clause("我唔食牛肉").text
         '用户不吃牛肉'
     """
-    segment = uncleft(normalize_dialect(strip_fillers(segment)))
+    segment = uncleft(uncleft_en(normalize_dialect(strip_fillers(segment))))
     if not segment:
         return None
     wrapped = _REMEMBER.match(segment)

@@ -203,6 +203,74 @@ def uncleft(segment: str) -> str:
     return f"{m.group(2)}{m.group(1)}" if m else segment
 
 
+# Who the fact is about, said as a cleft: "I'm not the one allergic to penicillin, that's my
+# dad", "it's my wife who's vegan", "my son's the one with the nut allergy", "I'm not
+# diabetic, my mum is". ``_REL`` is a family word after "my".
+_REL: Final = (
+    r"my (?:mum|mom|mother|dad|father|wife|husband|partner|son|daughter|kid|child|baby|sister|brother|"
+    r"grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew|fianc[ée]e?|boyfriend|girlfriend|"
+    r"flatmate|roommate)"
+)
+_EN_CLEFTS: Final = (
+    # "I'm not the one (who's) allergic to X, that's my dad" -> "my dad is allergic to X"
+    (
+        re.compile(
+            rf"^(?:no,?\s+)?i'?m not the one(?: who'?s| who is| that'?s)?\s+(.+?)[,;]?\s+(?:that'?s|it'?s|that is|it is)\s+({_REL})$",
+            re.IGNORECASE,
+        ),
+        "{2} is {1}",
+    ),
+    # "it's my wife who's vegan (, not me)" -> "my wife is vegan"
+    (
+        re.compile(
+            rf"^(?:no,?\s+)?(?:it'?s|it is)\s+({_REL})\s+(?:who'?s|who is|that'?s|that is)\s+(.+?)(?:[,;]?\s+not me)?$",
+            re.IGNORECASE,
+        ),
+        "{1} is {2}",
+    ),
+    # "my dad's the one with asthma", "my wife's the vegetarian, not me"
+    (
+        re.compile(
+            rf"^({_REL})(?:'s| is)\s+the (?:one (?:who'?s |who is |that'?s )?)?(.+?)(?:[,;]?\s+not me)?$",
+            re.IGNORECASE,
+        ),
+        "{1} is {2}",
+    ),
+    # "the one with the nut allergy is my daughter"
+    (
+        re.compile(rf"^the one (?:with|who has)\s+(.+?)\s+is\s+({_REL})$", re.IGNORECASE),
+        "{2} has {1}",
+    ),
+    # "I'm not diabetic, my mum is"
+    (
+        re.compile(rf"^i'?m not\s+(.+?)[,;]\s+({_REL})\s+is$", re.IGNORECASE),
+        "{2} is {1}",
+    ),
+)
+
+
+def uncleft_en(sentence: str) -> str:
+    """An English cleft put plainly, so the fact lands on the person it is about.
+
+    Example:
+        >>> uncleft_en("I'm not the one allergic to penicillin, that's my dad")
+        'my dad is allergic to penicillin'
+        >>> uncleft_en("My wife's the vegetarian, not me")
+        'My wife is vegetarian'
+    """
+    body = sentence.strip(TRIM + " .!")
+    for pattern, shape in _EN_CLEFTS:
+        m = pattern.match(body)
+        if m:
+            what = {1: m.group(1), 2: m.group(2)}
+            # "the vegetarian" / "the one with ..." named a role: the role is what they are.
+            out = shape.format("", *what.values())
+            out = re.sub(r"\bis with\b", "has", out)  # "my dad's the one with asthma"
+            out = re.sub(r"\bhas (?:the |a |an )?([\w ]+?) allergy$", r"is allergic to \1", out)
+            return re.sub(r"\bis the (?=vegetarian|vegan|diabetic|coeliac|celiac)", "is ", out)
+    return sentence
+
+
 def strip_fillers(segment: str) -> str:
     """ "Oh and by the way, my name is Ann" -> "my name is Ann"."""
     return _FILLERS.sub("", segment.strip(TRIM)).strip(TRIM)
