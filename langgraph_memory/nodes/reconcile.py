@@ -251,7 +251,8 @@ def _stale_loose(
     """Older loose memories (evidence, generic facts, promises, plans) ``cand`` replaces,
     each with what stays true of it (``""``: nothing): on an update, the pieces on its
     topic (or, failing that, naming what it names); for a slot value, the pieces on the
-    slot's coarse topic (``retired_part``)."""
+    slot's coarse topic (``retired_part``); with or without an update word, what counts one
+    of its things again with another number (``_moved_values``)."""
     if cand.forget:
         return []
     recounted = _moved_values(cand, records)
@@ -348,8 +349,8 @@ def _moved_values(
     return out
 
 
-# A move to a new home lasts, even when what it replaces was bounded ("只租到 11 月底" ->
-# "12 月 1 号搬去 Prenzlauer Berg"): it does not end when the old lease would have.
+# A move to a new home lasts, even when what it replaces was bounded ("只租到 4 月底" ->
+# "5 月 1 号搬去 Haidhausen"): it does not end when the old lease would have.
 _NEW_HOME: Final = re.compile(
     r"搬(?:去|到|进|過去|过去)|新家|新房子|\bmov(?:e|es|ing|ed) (?:in ?to|over to) (?:a|an|the|our|my) "
     r"(?:new )?(?:\w+ )?(?:flat|house|apartment|place|home|condo|unit)\b|\bnew (?:flat|house|apartment|home|place)\b",

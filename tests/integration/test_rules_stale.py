@@ -1204,6 +1204,8 @@ def test_an_update_on_something_else_leaves_a_standing_instruction(
         ),
         ("阿姨的工资是每月6500", "阿姨工资涨到7000了", "6500", "7000"),
         ("我的信用卡额度是两万", "额度提到三万了", "两万", "三万"),
+        # The update names no one, but the piece's own drug: it is about the same person.
+        ("我妈每晚吃华法林三毫克", "医生说华法林改成四毫克了", "三毫克", "四毫克"),
     ],
 )
 def test_a_thing_counted_again_with_another_number_ends_the_old_value(
@@ -1217,6 +1219,14 @@ def test_a_thing_counted_again_with_another_number_ends_the_old_value(
 ) -> None:
     """No update word is needed: the same thing named beside a new number moved it."""
     say_then_change(writer, store, clock, first, change, gone=gone, new=new)
+
+
+def test_someone_elses_amount_is_not_moved_by_the_users(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say(writer, clock, "Please keep my mother's add-on card limit at 25,000", "h1")
+    say(writer, clock, "Increase my own card limit to 60,000", "h2")
+    assert any("25,000" in t for t in active(store)), active(store)
 
 
 def test_more_of_the_same_keeps_the_first_amount(

@@ -46,16 +46,16 @@ _CLOCK: Final = re.compile(
     r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}\s*(?:to|-|till|until)\s*\d{1,2}\b(?=\s*(?:pm|am|o'?clock|shift))",
     re.IGNORECASE,
 )
-# Words of time: "3 days", "2 weeks" count time, not the thing; weekdays and months name
-# dates.
-_TIME_WORDS: Final = frozenset(
+# Words that never tie two amounts together: time ("3 days" counts time, not the thing;
+# weekdays and months name dates) and words that name no thing of their own.
+_NO_ANCHOR: Final = frozenset(
     stem(w)
     for w in word_set(
         "day days week weeks month months year years hour hours minute minutes times time "
         "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight "
         "january february march april june july august september october november december "
         "twice once every per each about around only just "
-        # Words that name no thing of their own: "the 139 a year one", "make it 28".
+        # "the 139 a year one", "make it 28", "the 60 dollar one".
         "one ones thing things stuff bit lot kind sort make made get got take took put set go "
         "went come came want need dollar dollars buck bucks euro euros pound pounds rupee "
         "rupees price total"
@@ -65,12 +65,13 @@ _TIME_WORDS: Final = frozenset(
 _ZH_FUNCTION: Final = re.compile(
     r"[了的个個是到成为為每次吃在有我你他她佢们們这這那嗰咗吗嗎呢吧啊呀就都也还還要改换換提升加涨漲降减減调調现而今]"
 )
-
-
 _SUBJECT: Final = re.compile(r"\buser(?:'s)?\b|用户|用戶", re.IGNORECASE)
 
 
 class Amount(NamedTuple):
+    """One number of a piece: its value as compared ("5000.0"; Chinese numerals as
+    written), its unit or currency ("kg", "$", "万"; "" when none) and the words beside it."""
+
     value: str
     unit: str
     anchors: frozenset[str]
@@ -101,7 +102,7 @@ def amounts(piece: str) -> list[Amount]:
         left = re.findall(r"[a-z]+", body[: m.start()].lower())[-4:]
         right = re.findall(r"[a-z]+", body[m.end() :].lower())[:4]
         anchors = {stem(w) for w in left + right if len(w) > 2 and w not in ENGLISH_STOPWORDS}
-        anchors -= _TIME_WORDS
+        anchors -= _NO_ANCHOR
         anchors |= {p for p in cjk_pairs(body) if not _ZH_FUNCTION.search(p)}
         after = body[m.end() : m.end() + 1]
         if after and _MEASURE.match(after):
@@ -114,8 +115,9 @@ def amounts(piece: str) -> list[Amount]:
 
 def moves_quantity(update: str, old: str) -> bool:
     """Does ``update`` give something ``old`` counts a different number (same thing named
-    beside both numbers, same unit where both have one)? A question asks, it changes
-    nothing; an update that repeats the old number still moves it ("from 5,000 to 8,000")."""
+    beside both numbers, same unit where both have one)? A question asks and more of the
+    same adds: neither changes anything. An update that says the old number again moves it
+    only where the change started from it ("from 5,000 to 8,000")."""
     body = LABEL.sub("", update).strip()
     if body.endswith(("?", "？", "吗", "嗎")) or _ADDS.search(body):
         return False

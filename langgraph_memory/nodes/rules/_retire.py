@@ -540,7 +540,7 @@ def moved_part(update: str, old: str, *, split: bool) -> str | None:
         i
         for i, p in enumerate(pieces)
         if any(
-            moves_quantity(q, p) and not _subjects_differ(q, p) and not _blocked(q, p)
+            moves_quantity(q, p) and not _subjects_differ(q, p) and not _someone_else(q, p)
             for q in parts
         )
     ]
@@ -548,6 +548,14 @@ def moved_part(update: str, old: str, *, split: bool) -> str | None:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
     return join_pieces(prefix, kept) if kept else ""
+
+
+def _someone_else(update: str, piece: str) -> bool:
+    """``_blocked``, except that an update naming no one but the piece's own thing (a drug,
+    a plan) is about the piece's person: "医生说美多芭改成每次一片了" after "我爸美多芭每次吃半片"."""
+    if not _kin_of(update) and _shares_distinctive(update, piece, numbers=False):
+        return bool(_legs(update) and _legs(piece) and not _legs(update) & _legs(piece))
+    return _blocked(update, piece)
 
 
 def join_pieces(prefix: str, pieces: list[str]) -> str:
