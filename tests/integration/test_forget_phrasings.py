@@ -85,6 +85,12 @@ FORGET_REQUESTS = [
         "port",
     ),
     ("提醒我打电话给银行报告那笔盗刷", "盗刷那件事已经处理好了，这条提醒可以删掉了", "盗刷"),
+    # Singapore English: the request asked as "can ... or not?".
+    (
+        "My husband kena retrenched from his job last month",
+        "eh the thing about my husband's job, can delete or not? he paiseh",
+        "retrenched",
+    ),
     # Code-switched: an English verb on a Chinese topic.
     ("我儿子下个月要打 NIP 疫苗", "那个 NIP 的事情 forget 掉吧", "NIP"),
 ]

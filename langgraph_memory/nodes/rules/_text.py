@@ -54,7 +54,7 @@ _EN_CLAUSE_START: Final = (
     r"(?:i\b|i'|my\b|we\b|we'|our\b|me\b|please\b|pls\b|can you\b|could you\b|would you\b|"
     r"don'?t\b|do not\b|never\b|always\b|call me\b|it'?s\b|it is\b|that'?s\b|"
     r"actually\b|btw\b|by the way\b|also\b|and\b|but\b|so\b|oh\b|remember\b|from now on\b|"
-    r"forget\b|scratch that\b|make it\b|make that\b|change it\b|what\b|how\b|when\b|where\b|"
+    r"forget\b|(?:can|could) (?:delete|remove|forget|erase|wipe|clear)\b|scratch that\b|make it\b|make that\b|change it\b|what\b|how\b|when\b|where\b|"
     r"which\b|who\b|why\b|is\b|are\b|will\b|thanks\b|thank you\b|ok\b|okay\b|one more thing\b|"
     r"the\b|this\b|there\b|you\b|he\b|she\b|they\b|his\b|her\b|their\b)"
 )
