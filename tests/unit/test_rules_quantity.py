@@ -67,7 +67,7 @@ def test_other_numbers_move_nothing(old: str, new: str) -> None:
 def test_an_amount_keeps_its_unit_and_neighbours() -> None:
     (rate,) = amounts("User said: my hourly rate is $55")
     assert (rate.value, rate.unit) == ("55.0", "$")
-    assert "rat" in rate.anchors
+    assert "rate" in rate.anchors
     assert amounts("call me on 5550123 or at 20:30") == []
 
 

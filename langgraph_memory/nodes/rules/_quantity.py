@@ -20,7 +20,6 @@ import re
 from typing import Final, NamedTuple
 
 from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
-from langgraph_memory.longterm.tokenize import ENGLISH_STOPWORDS, stem
 from langgraph_memory.nodes.rules._evidence import DATE_OR_TIME, LABEL
 from langgraph_memory.nodes.rules._text import cjk_pairs, word_set
 
@@ -46,10 +45,23 @@ _CLOCK: Final = re.compile(
     r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\b\d{1,2}\s*(?:to|-|till|until)\s*\d{1,2}\b(?=\s*(?:pm|am|o'?clock|shift))",
     re.IGNORECASE,
 )
+
+
+def _singular(word: str) -> str:
+    """ "tables" -> "table", "batteries" -> "battery": enough for two mentions of one thing
+    to meet (the keyword index's stemmer lives in ``longterm``, which this light module
+    must not import: the rules run without the long-term extra)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
 # Words that never tie two amounts together: time ("3 days" counts time, not the thing;
 # weekdays and months name dates) and words that name no thing of their own.
 _NO_ANCHOR: Final = frozenset(
-    stem(w)
+    _singular(w)
     for w in word_set(
         "day days week weeks month months year years hour hours minute minutes times time "
         "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight "
@@ -58,7 +70,11 @@ _NO_ANCHOR: Final = frozenset(
         # "the 139 a year one", "make it 28", "the 60 dollar one".
         "one ones thing things stuff bit lot kind sort make made get got take took put set go "
         "went come came want need dollar dollars buck bucks euro euros pound pounds rupee "
-        "rupees price total"
+        "rupees price total hourly daily weekly monthly yearly "
+        # Function words of three letters or more (shorter ones never count).
+        "the and for are was were our your his her its this that these those with from been "
+        "have has had you they she them not yes can will would could should but all any now "
+        "who what which when where than then very just also please"
     )
 )
 # Characters of grammar: a pair holding one ties any two Chinese sentences together.
@@ -101,7 +117,7 @@ def amounts(piece: str) -> list[Amount]:
             continue
         left = re.findall(r"[a-z]+", body[: m.start()].lower())[-4:]
         right = re.findall(r"[a-z]+", body[m.end() :].lower())[:4]
-        anchors = {stem(w) for w in left + right if len(w) > 2 and w not in ENGLISH_STOPWORDS}
+        anchors = {_singular(w) for w in left + right if len(w) > 2}
         anchors -= _NO_ANCHOR
         anchors |= {p for p in cjk_pairs(body) if not _ZH_FUNCTION.search(p)}
         after = body[m.end() : m.end() + 1]
