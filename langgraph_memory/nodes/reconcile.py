@@ -295,9 +295,7 @@ def _stale_loose(
             (is_evidence_key(r.key) or _generic_key(r.key))
             # What the assistant said replaces only what the assistant said.
             and (cand.source is MemorySource.USER_STATED or r.source is cand.source)
-            and r.status == MemoryStatus.ACTIVE
-            and r.valid_from <= (cand.observed_at or r.valid_from)
-            and r.key != cand.key
+            and _older_and_current(cand, r)
         ):
             continue
         eligible.append(r)
@@ -324,6 +322,16 @@ def _stale_loose(
     return out + [(r, kept) for r, kept in recounted if r.id not in taken]
 
 
+def _older_and_current(cand: CandidateMemory, r: MemoryRecord) -> bool:
+    """``r`` is still current, said no later than ``cand``, and not ``cand``'s own key:
+    something ``cand`` may retire."""
+    return (
+        r.status == MemoryStatus.ACTIVE
+        and r.valid_from <= (cand.observed_at or r.valid_from)
+        and r.key != cand.key
+    )
+
+
 def _moved_values(
     cand: CandidateMemory, records: Sequence[MemoryRecord]
 ) -> list[tuple[MemoryRecord, str]]:
@@ -335,9 +343,7 @@ def _moved_values(
     for r in records:
         if (
             r.source is not MemorySource.USER_STATED
-            or r.status != MemoryStatus.ACTIVE
-            or r.key == cand.key
-            or r.valid_from > (cand.observed_at or r.valid_from)
+            or not _older_and_current(cand, r)
             or not (is_evidence_key(r.key) or _generic_key(r.key) or _one_value_slot(r))
             # A condition stays when its dose moves ("Dad has Parkinson's, half a Madopar").
             or (r.key or "").startswith(("health", "allergy"))
