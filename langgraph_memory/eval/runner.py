@@ -363,6 +363,8 @@ def _seed_user(store: Any, user: ExamUser, clock: ManualClock) -> None:
 def _replay_user(
     graph: Any, agent: ReplayChatModel, writer: Any, user: ExamUser, clock: ManualClock
 ) -> int:
+    from langgraph_memory.nodes.recall import flush_access_stats
+
     turns = 0
     for session in user.sessions:
         config = {
@@ -380,6 +382,9 @@ def _replay_user(
             clock.set(at)
             message = _stamped(HumanMessage, turn.text, at, f"{user.user_id}-{session.id}-{index}")
             graph.invoke({"messages": [message]}, config)
+            # The turn's access statistics land before the next turn ranks (and before
+            # the writer's reconcile reads these records): the replay is deterministic.
+            flush_access_stats()
             turns += 1
         if writer is not None:
             writer.run_pending(ignore_debounce=True)

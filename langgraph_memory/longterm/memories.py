@@ -95,8 +95,10 @@ class TypedMemories(Retrieval, Erasure):
         if checkpointer is not None:
             await aerase_recalled(checkpointer, user_id, [record.id], [record.text])
 
-    async def atouch(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        await asyncio.to_thread(self.touch, user_id, list(memory_ids))
+    async def atouch(
+        self, user_id: str, memory_ids: Sequence[str], *, at: datetime | None = None
+    ) -> None:
+        await asyncio.to_thread(self.touch, user_id, list(memory_ids), at=at)
 
     # -- search --------------------------------------------------------------------------
 
@@ -471,9 +473,12 @@ class TypedMemories(Retrieval, Erasure):
             memory_queue.forget_memory(user_id, memory_id, [record.text])
         return record
 
-    def touch(self, user_id: str, memory_ids: Sequence[str]) -> None:
+    def touch(self, user_id: str, memory_ids: Sequence[str], *, at: datetime | None = None) -> None:
         """Record that these memories were recalled (``last_accessed_at``, ``access_count``).
 
+        ``at`` is when they were recalled (default: now on the store's clock). Recall
+        passes its own time, because the touch runs later on a worker thread and the
+        recency it feeds must not depend on how much later.
         Unknown ids are ignored: touching is bookkeeping, not a lookup.
         """
         sql = self.catalog.sql
@@ -483,7 +488,11 @@ class TypedMemories(Retrieval, Erasure):
                 f"memory_ids={memory_ids!r}; pass a list of memory ids, e.g. [record.id]."
             )
         ids = [check_memory_id(m) for m in memory_ids]
-        now_dt = clock_now(self.clock)
+        if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
+            raise InvalidMemoryError(
+                f"at={at!r}; pass an aware datetime, e.g. datetime.now(timezone.utc)."
+            )
+        now_dt = clock_now(self.clock) if at is None else at
         carried: list[tuple[str, str, str, int]] = []
         with self.catalog.transaction(changes_terms=False) as conn:
             for row in self._memory_rows(conn, user_id, list(dict.fromkeys(ids))):

@@ -710,25 +710,25 @@ class _AccessStatsWorker:
         self._futures: set[Future[None]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def submit(self, store: Any, user_id: str, ids: Sequence[str]) -> None:
+    def submit(self, store: Any, user_id: str, ids: Sequence[str], kwargs: dict[str, Any]) -> None:
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lgm-touch")
-            future = self._executor.submit(self._touch, store, user_id, tuple(ids))
+            future = self._executor.submit(self._touch, store, user_id, tuple(ids), kwargs)
             self._futures.add(future)
         future.add_done_callback(self._futures.discard)
 
     @staticmethod
-    def _touch(store: Any, user_id: str, ids: tuple[str, ...]) -> None:
+    def _touch(store: Any, user_id: str, ids: tuple[str, ...], kwargs: dict[str, Any]) -> None:
         try:
-            store.touch(user_id, ids)
+            store.touch(user_id, ids, **kwargs)
         except Exception:  # access stats are best effort; the reply must not fail
             logger.warning("recall: store.touch failed for %d memories", len(ids), exc_info=True)
 
-    def asubmit(self, store: Any, user_id: str, ids: Sequence[str]) -> None:
+    def asubmit(self, store: Any, user_id: str, ids: Sequence[str], kwargs: dict[str, Any]) -> None:
         async def touch() -> None:
             try:
-                await store.atouch(user_id, tuple(ids))
+                await store.atouch(user_id, tuple(ids), **kwargs)
             except Exception:
                 logger.warning(
                     "recall: store.atouch failed for %d memories", len(ids), exc_info=True
@@ -842,7 +842,8 @@ def create_recall_node(
         token_counter: Counts tokens of a message list; ``None`` uses the offline
             estimate calibrated for Chinese and English (``langgraph_memory.tokens``).
         clock: "Now" for recency and validity, passed to the store's search as ``now``
-            (``langgraph_memory.clock``); ``None`` leaves it to the store's own clock.
+            and to its ``touch`` as ``at`` (``langgraph_memory.clock``); ``None``
+            leaves both to the store's own clock.
 
     Returns:
         A ``RunnableLambda`` named ``recall`` returning a state update
@@ -957,6 +958,11 @@ def create_recall_node(
         # Only a given clock is passed: a store without a ``now`` argument keeps working.
         return kwargs if clock is None else {**kwargs, "now": clock_now(clock)}
 
+    def at_now_touch() -> dict[str, Any]:
+        # The touch runs later on a worker: it is stamped with this turn's time (a
+        # given clock only, as above), so recency never depends on the worker's delay.
+        return {} if clock is None else {"at": clock_now(clock)}
+
     def recall(state: Any, config: RunnableConfig) -> dict[str, Any]:
         planned = plan(state, config)
         if planned is None:
@@ -977,7 +983,7 @@ def create_recall_node(
             found, pool = _search(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, query, found, pool)
         if ids and update_access_stats and hasattr(target, "touch"):
-            _ACCESS_STATS.submit(target, user_id, ids)
+            _ACCESS_STATS.submit(target, user_id, ids, at_now_touch())
         return update
 
     async def arecall(state: Any, config: RunnableConfig) -> dict[str, Any]:
@@ -997,7 +1003,7 @@ def create_recall_node(
             found, pool = await _asearch(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, query, found, pool)
         if ids and update_access_stats and hasattr(target, "atouch"):
-            _ACCESS_STATS.asubmit(target, user_id, ids)
+            _ACCESS_STATS.asubmit(target, user_id, ids, at_now_touch())
         return update
 
     return RunnableLambda(recall, afunc=arecall, name="recall")

@@ -7,6 +7,7 @@ names exactly what was injected.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -18,8 +19,14 @@ from langgraph.graph.message import add_messages
 
 from langgraph_memory.clock import ManualClock
 from langgraph_memory.embeddings import HashingEmbeddings
+from langgraph_memory.errors import InvalidMemoryError
 from langgraph_memory.longterm import ChromaMemoryStore
-from langgraph_memory.nodes.recall import create_recall_node, recalled_block, recalled_metadata
+from langgraph_memory.nodes.recall import (
+    create_recall_node,
+    flush_access_stats,
+    recalled_block,
+    recalled_metadata,
+)
 from langgraph_memory.types import MemoryRecord, MemoryType
 
 USER = "profile-user"
@@ -177,3 +184,45 @@ def test_a_touch_carries_parsed_records_equal_to_a_fresh_parse(
         records[2].id: 2,
         records[3].id: 0,
     }
+
+
+class _GatedTouches:
+    """The real store, with ``touch`` held until the test opens the gate: the touch
+    worker runs late, as it may under load."""
+
+    def __init__(self, store: ChromaMemoryStore) -> None:
+        self._store = store
+        self.gate = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def touch(self, user_id: str, memory_ids: Any, **kwargs: Any) -> None:
+        assert self.gate.wait(10), "the test never opened the gate"
+        self._store.touch(user_id, memory_ids, **kwargs)
+
+
+def test_a_late_touch_is_stamped_with_the_recall_time(
+    store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    """Recency must not depend on how long the touch worker took: the exam replays
+    history on a clock that jumps, and a touch stamped at the next turn's time
+    reorders that turn's recall (the exam's run-to-run drift, 2026-12-03)."""
+    tea = store.put_memory(memory("User likes green tea", clock, importance=0.6))
+    gated = _GatedTouches(store)
+    recall = create_recall_node(store=gated, clock=clock, profile=None, recent_fill=False)
+    recalled_at = clock()
+    block, _ = ask(recall, "which tea do I like?")
+    assert "green tea" in block
+    clock.advance(timedelta(hours=3))  # the next turn, before the worker ran
+    gated.gate.set()
+    flush_access_stats()
+    touched = store.get_memory(USER, tea.id)
+    assert touched is not None and touched.access_count == 1
+    assert touched.last_accessed_at == recalled_at
+
+
+def test_touch_refuses_a_naive_time(store: ChromaMemoryStore, clock: ManualClock) -> None:
+    tea = store.put_memory(memory("User likes green tea", clock))
+    with pytest.raises(InvalidMemoryError, match=r"at=datetime\.datetime\(2026, 9, 1, 9, 0\)"):
+        store.touch(USER, [tea.id], at=datetime(2026, 9, 1, 9, 0))
