@@ -28,7 +28,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
@@ -49,7 +49,12 @@ from langgraph_memory.nodes._messages import parse_json_answer, redact_text
 from langgraph_memory.nodes.extract import MAX_MEMORY_CHARS
 from langgraph_memory.nodes.rules import is_evidence_key, mentions_topic
 from langgraph_memory.nodes.rules._evidence import LABEL, topics, updates
-from langgraph_memory.nodes.rules._forget import forget_reaches, reach_score, touches_topic
+from langgraph_memory.nodes.rules._forget import (
+    PREVIOUS_STATEMENT_KEY,
+    forget_reaches,
+    reach_score,
+    touches_topic,
+)
 from langgraph_memory.nodes.rules._profile import HOUSEHOLD_KEY_PARTS
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
@@ -402,6 +407,34 @@ def _said_with(
     )
 
 
+# How far back "forget that" reaches for the message it points at: one conversation.
+_PREVIOUS_STATEMENT_WINDOW: Final = timedelta(hours=12)
+
+
+def _previous_statement(cand: CandidateMemory, records: Sequence[MemoryRecord]) -> tuple[str, ...]:
+    """What the user's message before ``cand``'s left stored ("Actually, forget that."):
+    every active user-stated memory of the newest earlier message, if it is recent."""
+    mine = set(cand.origin_message_ids)
+    said = [
+        r
+        for r in records
+        if r.status == MemoryStatus.ACTIVE
+        and r.source == MemorySource.USER_STATED
+        and r.origin_message_ids
+        and not mine & set(r.origin_message_ids)
+        and (cand.observed_at is None or r.valid_from <= cand.observed_at)
+    ]
+    if not said:
+        return ()
+    newest = max(said, key=lambda r: r.valid_from)
+    if cand.observed_at is not None and cand.observed_at - newest.valid_from > (
+        _PREVIOUS_STATEMENT_WINDOW
+    ):
+        return ()
+    message = newest.origin_message_ids[-1]
+    return tuple(r.id for r in said if message in r.origin_message_ids)
+
+
 def _left_by_forget(
     topic: str, reached: Sequence[MemoryRecord], threshold: float
 ) -> tuple[tuple[str, str], ...]:
@@ -583,6 +616,18 @@ def _offline_op(
     """Decision without a model: near-duplicates are ignored or merged, the rest added."""
     cand = ctx.candidate
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
+    if cand.forget and cand.key == PREVIOUS_STATEMENT_KEY:
+        records = [s.record for s in ctx.similar]
+        targets = _previous_statement(cand, records)
+        if not targets:
+            return MemoryOp("ignore", cand, (), "forget request with nothing said just before it")
+        return MemoryOp(
+            "delete",
+            cand,
+            targets + tuple(_same_turn(targets, records)),
+            "user asked to forget what they had just said; deleted its memories",
+            result_id_for(seed, index),
+        )
     if cand.forget:
         topic = _forget_topic(cand)
         active = [s.record for s in ctx.similar if s.record.status != MemoryStatus.DELETED]
@@ -912,7 +957,9 @@ def _with_batch_evidence(
     in one conversation: the second must replace the first before either is stored.
     """
     cand = ctx.candidate
-    if cand.forget or not updates(cand.text):
+    # "Actually, forget that." may point at a message of its own batch.
+    points_back = cand.forget and cand.key == PREVIOUS_STATEMENT_KEY
+    if not points_back and (cand.forget or not updates(cand.text)):
         return ctx
     earlier: list[ScoredMemory] = []
     priors: list[CandidateMemory] = []
@@ -920,7 +967,7 @@ def _with_batch_evidence(
     for i in range(index):
         op = decided.get(i)
         prior = contexts[i].candidate
-        loose = is_evidence_key(prior.key) or _generic_key(prior.key)
+        loose = points_back or is_evidence_key(prior.key) or _generic_key(prior.key)
         if op is None or op.action not in ("add", "supersede") or not loose:
             continue
         if mine and mine >= set(prior.origin_message_ids):
@@ -936,6 +983,7 @@ def _with_batch_evidence(
             id=op.result_id or result_id_for(seed, i),
             valid_from=prior.observed_at or cand.observed_at or _EPOCH,
             expires_at=prior.expires_at,
+            origin_message_ids=prior.origin_message_ids,
         )
         earlier.append(ScoredMemory(record, 0.0))
         priors.append(prior)

@@ -12,10 +12,12 @@ medicine, working hours, a bank branch, how a plan is paid, a weight).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_memory.clock import ManualClock
 from langgraph_memory.longterm import ChromaMemoryStore
@@ -248,3 +250,72 @@ def test_an_update_leaves_what_it_does_not_change(
     say_as(writer, clock, U, said, "h1")
     say_as(writer, clock, U, update, "h2")
     assert any(stays in t.lower() for t in active(store)), active(store)
+
+
+def _at(writer: MemoryWriter, clock: ManualClock, messages: list[Any]) -> None:
+    """Messages through the writer in one batch, then a few minutes pass (one chat)."""
+    writer.submit(U, "t", messages)
+    clock.advance(timedelta(minutes=3))
+
+
+# "Forget that" as the whole turn: "that" is the user's message before it.
+FORGET_THE_LAST_MESSAGE = [
+    ("My husband got laid off from Boeing last month", "Actually, please forget that.", "Boeing"),
+    (
+        "I got fired from Tesco last month",
+        "Hmm, don't keep that. I'd rather not have it stored.",
+        "Tesco",
+    ),
+    ("我老公上个月被裁员了，挺难受的", "算了，这个你别记了。", "裁员"),
+    ("我欠了信用卡八万", "当我没说过吧", "八万"),
+]
+
+
+@pytest.mark.parametrize(("said", "forget", "gone"), FORGET_THE_LAST_MESSAGE)
+@pytest.mark.parametrize("one_batch", [False, True], ids=["next-batch", "same-batch"])
+def test_forget_that_takes_the_message_before_it(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    forget: str,
+    gone: str,
+    one_batch: bool,
+) -> None:
+    _at(writer, clock, [HumanMessage("I prefer window seats", id="h0")])
+    if one_batch:  # the writer's debounce coalesced both turns into one job
+        ok = AIMessage("Noted.", id="a1")
+        _at(writer, clock, [HumanMessage(said, id="h1"), ok, HumanMessage(forget, id="h2")])
+    else:
+        _at(writer, clock, [HumanMessage(said, id="h1")])
+        assert any(gone in t for t in active(store)), active(store)
+        _at(writer, clock, [AIMessage("Noted.", id="a1"), HumanMessage(forget, id="h2")])
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any("window" in t for t in texts), texts  # the message before that one stays
+    assert not any("forget" in t.lower() or "忘记" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "Forget it, I'll book the table myself.",  # an idiom, not a request
+        "Please delete it. My old number 0771 234 567 is no longer in use.",  # it = that number
+        "Can you delete the file I uploaded?",
+    ],
+)
+def test_what_is_no_forget_that_keeps_the_message_before(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock, after: str
+) -> None:
+    _at(writer, clock, [HumanMessage("I'm allergic to peanuts", id="h1")])
+    _at(writer, clock, [AIMessage("Noted.", id="a1"), HumanMessage(after, id="h2")])
+    assert any("peanut" in t for t in active(store)), active(store)
+
+
+def test_forget_that_a_day_later_points_at_nothing(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    _at(writer, clock, [HumanMessage("I'm allergic to peanuts", id="h1")])
+    clock.advance(timedelta(days=1))
+    _at(writer, clock, [HumanMessage("Actually, please forget that.", id="h2")])
+    assert any("peanut" in t for t in active(store)), active(store)

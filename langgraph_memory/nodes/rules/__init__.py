@@ -94,7 +94,9 @@ from langgraph_memory.nodes.rules._evidence import shares_salient_term
 from langgraph_memory.nodes.rules._forget import (
     bare_forget,
     forget_it_topic,
+    forget_previous,
     forget_request,
+    is_filler,
     keeps,
     mentions_topic,
 )
@@ -339,6 +341,13 @@ def _without_laughed_clause(sentence: str) -> str:
     return plain[:cut].strip(TRIM + " ") if cut > 0 else ""
 
 
+def _only_forget_requests(text: str) -> bool:
+    """Is the turn nothing but bare forget requests ("Actually, forget that. Don't keep
+    it.")? Then "that" is the message before; with a statement after it ("Delete it.
+    My old number is gone."), it is that statement."""
+    return all(bare_forget(p) or is_filler(p) for s in sentences(text) for p in segments(s))
+
+
 def read_turn(text: str, now: datetime) -> _Turn:
     """The facts and the unexplained residue of one (redacted) user turn; pure."""
     turn = _Turn()
@@ -408,8 +417,15 @@ def read_turn(text: str, now: datetime) -> _Turn:
         if bare:
             # "that backup number is no longer used, delete it": the rest is the topic,
             # and none of it is kept as evidence.
-            topic = "，".join(p for p in pieces if p not in bare and not keeps(p))
-            if not topic and previous_sentence is not None and len(marks) >= 2:
+            topic = "，".join(
+                p for p in pieces if p not in bare and not keeps(p) and not is_filler(p)
+            )
+            if (
+                not topic
+                and previous_sentence is not None
+                and len(marks) >= 2
+                and not _only_forget_requests(previous_sentence)
+            ):
                 # "我上次讲 roaming 的 thing, 其实是我老公的 line. 你不用 keep.": the sentence
                 # before is the topic, and what it left is no longer kept either.
                 topic = previous_sentence
@@ -417,6 +433,10 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 del turn.facts[facts_at:], turn.residue[residue_at:]
             if topic:
                 turn.facts.append(forget_request(topic))
+            elif len(marks) == 1 and _only_forget_requests(text):
+                # "Actually, please forget that." as the whole turn: what it points at
+                # is the user's message before this one.
+                turn.facts.append(forget_previous(has_cjk(sentence)))
             previous_sentence = sentence
             continue
         pieces = [without_request_tag(p) for p in pieces]

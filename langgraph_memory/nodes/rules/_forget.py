@@ -22,6 +22,7 @@ from langgraph_memory.nodes.rules._text import (
     CJK,
     TRIM,
     cjk_pairs,
+    segments,
     to_simplified,
     to_third_person,
     word_set,
@@ -167,8 +168,9 @@ _ZH_BACK_REFERENCE: Final = re.compile(
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
 _BARE_FORGET: Final = re.compile(
-    r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just)[,\s]+)*"
-    r"(?:forget|delete|erase|remove|wipe|drop|scrap|clear|get rid of|bin|purge)\s*(?:it|that|this|them|those|that one|this one)?"
+    r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just|actually|"
+    r"on second thought|hmm+|oh|wait|sorry|um+)[,\s]+)*"
+    r"(?:forget|delete|erase|remove|wipe|drop|scrap|scrub|clear|get rid of|bin|purge)\s*(?:it|that|this|them|those|that one|this one)?"
     r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
     # "delete it from the ticket and forget it"
     r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
@@ -204,6 +206,8 @@ _BARE_FORGET: Final = re.compile(
     r"\s*(?:it|that|this|them)?(?:\s+(?:on file|anymore|any more|either|please))*$"
     r"|^(?:(?:and|but|so|also)\s+)?(?:i'?d|i would) (?:rather|prefer)(?: if)? (?:it|that|you) (?:wasn'?t|weren'?t|isn'?t|is not|was not|didn'?t keep it|not keep it)"
     r"(?:\s+(?:on file|on record|kept|stored|recorded|saved|remembered|written down|anywhere))+$"
+    r"|^(?:(?:and|but|so|also)\s+)?(?:i'?d|i would) (?:rather|prefer to) not have (?:it|that|this|them)"
+    r"(?:\s+(?:on file|on record|kept|stored|recorded|saved|remembered|written down|anywhere))+$"
     r"|^(?:can|could) (?:you )?(?:delete|remove|forget|erase|wipe)(?: (?:it|that|this))?(?: or not)?(?: lah| ah| please)?$"
     # "这条提醒可以删掉了", "那条记录可以不要了"
     r"|^(?:这条|那条|这个|那个)(?:提醒|记录|备注|笔记)?(?:就)?可以(?:帮我)?(?:删掉|删了|删除|删咗|不要|不用留|去掉)(?:了|吧|啦)*$"
@@ -237,6 +241,20 @@ def keeps(segment: str) -> bool:
         (True, True, False)
     """
     return _KEEP_CLAUSE.search(to_simplified(segment)) is not None
+
+
+# A clause that only changes the subject of the talk, no topic of a forget request:
+# "actually, please forget that", "算了，这个你别记了".
+_FILLER: Final = re.compile(
+    r"^(?:actually|hmm+|oh|um+|uh|wait|sorry|never ?mind|on second thought|second thoughts|"
+    r"算了|其实|哎|唉|嗯|啊|对了|不过|还是|诶|哎呀|咁|算啦|冇所谓)$",
+    re.IGNORECASE,
+)
+
+
+def is_filler(segment: str) -> bool:
+    """A clause with nothing in it but a turn of the talk ("actually", "算了")?"""
+    return _FILLER.match(to_simplified(segment).strip(TRIM + " ?？!！")) is not None
 
 
 def bare_forget(segment: str) -> bool:
@@ -461,6 +479,22 @@ def forget_request(topic: str) -> Match:
     )
 
 
+# The key of "forget that" said with nothing to point at in its own turn ("Actually,
+# please forget that."): it means what the user said just before, which reconcile
+# finds by time (``nodes/reconcile.py`` ``_previous_statement``), not by words.
+PREVIOUS_STATEMENT_KEY: Final = "forget.previous_statement"
+
+
+def forget_previous(cjk: bool) -> Match:
+    """The forget candidate for "forget that" whose topic is the user's previous message."""
+    return Match(
+        "用户要求忘记刚才说的" if cjk else "User asked to forget what they said just before",
+        key=PREVIOUS_STATEMENT_KEY,
+        importance=1.0,
+        forget=True,
+    )
+
+
 # "..., abeg remove it from my profile", "please take that off my file", "she doesn't want
 # it recorded": the request points back with "it"; what it points at is the sentence before it.
 _EN_FORGET_IT: Final = re.compile(
@@ -497,6 +531,10 @@ def forget_it_topic(sentence: str) -> str | None:
     if m is None:
         return None
     topic = sentence[: m.start()].strip(TRIM + " ")
+    if all(bare_forget(p) or is_filler(p) for p in segments(topic)):
+        # "Actually, please forget that, I don't want it on record": the sentence before
+        # is a request too, and points further back (the bare forget, ``read_turn``).
+        return None
     return topic or None
 
 
