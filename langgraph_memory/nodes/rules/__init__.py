@@ -99,6 +99,7 @@ from langgraph_memory.nodes.rules._forget import (
     is_filler,
     keeps,
     mentions_topic,
+    only_forget_requests,
 )
 from langgraph_memory.nodes.rules._match import Match
 from langgraph_memory.nodes.rules._profile import retracted_allergies
@@ -341,13 +342,6 @@ def _without_laughed_clause(sentence: str) -> str:
     return plain[:cut].strip(TRIM + " ") if cut > 0 else ""
 
 
-def _only_forget_requests(text: str) -> bool:
-    """Is the turn nothing but bare forget requests ("Actually, forget that. Don't keep
-    it.")? Then "that" is the message before; with a statement after it ("Delete it.
-    My old number is gone."), it is that statement."""
-    return all(bare_forget(p) or is_filler(p) for s in sentences(text) for p in segments(s))
-
-
 def read_turn(text: str, now: datetime) -> _Turn:
     """The facts and the unexplained residue of one (redacted) user turn; pure."""
     turn = _Turn()
@@ -424,7 +418,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 not topic
                 and previous_sentence is not None
                 and len(marks) >= 2
-                and not _only_forget_requests(previous_sentence)
+                and not only_forget_requests(previous_sentence)
             ):
                 # "我上次讲 roaming 的 thing, 其实是我老公的 line. 你不用 keep.": the sentence
                 # before is the topic, and what it left is no longer kept either.
@@ -433,7 +427,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 del turn.facts[facts_at:], turn.residue[residue_at:]
             if topic:
                 turn.facts.append(forget_request(topic))
-            elif len(marks) == 1 and _only_forget_requests(text):
+            elif len(marks) == 1 and only_forget_requests(text):
                 # "Actually, please forget that." as the whole turn: what it points at
                 # is the user's message before this one.
                 turn.facts.append(forget_previous(has_cjk(sentence)))

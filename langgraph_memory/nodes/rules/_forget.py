@@ -23,6 +23,7 @@ from langgraph_memory.nodes.rules._text import (
     TRIM,
     cjk_pairs,
     segments,
+    sentences,
     to_simplified,
     to_third_person,
     word_set,
@@ -255,6 +256,17 @@ _FILLER: Final = re.compile(
 def is_filler(segment: str) -> bool:
     """A clause with nothing in it but a turn of the talk ("actually", "算了")?"""
     return _FILLER.match(to_simplified(segment).strip(TRIM + " ?？!！")) is not None
+
+
+def only_forget_requests(text: str) -> bool:
+    """Is ``text`` nothing but bare forget requests and fillers ("Actually, forget that.
+    Don't keep it.")? Then what it points at was said before it.
+
+    Example:
+        >>> only_forget_requests("Actually, forget that."), only_forget_requests("Delete it. I moved.")
+        (True, False)
+    """
+    return all(bare_forget(p) or is_filler(p) for s in sentences(text) for p in segments(s))
 
 
 def bare_forget(segment: str) -> bool:
@@ -531,7 +543,7 @@ def forget_it_topic(sentence: str) -> str | None:
     if m is None:
         return None
     topic = sentence[: m.start()].strip(TRIM + " ")
-    if all(bare_forget(p) or is_filler(p) for p in segments(topic)):
+    if only_forget_requests(topic):
         # "Actually, please forget that, I don't want it on record": the sentence before
         # is a request too, and points further back (the bare forget, ``read_turn``).
         return None
