@@ -95,7 +95,58 @@ FORGET_REQUESTS = [
     ),
     # Code-switched: an English verb on a Chinese topic.
     ("我儿子下个月要打 NIP 疫苗", "那个 NIP 的事情 forget 掉吧", "NIP"),
+    # Asks that name no "forget" verb: letting go, not knowing, not bringing up, not keeping
+    # on record; a politeness opening ("you can bin it", "唔该"); a request relayed by someone.
+    (
+        "I lent my cousin Suresh 50,000 rupees",
+        "You can let go of the info about the Suresh loan",
+        "Suresh",
+    ),
+    (
+        "I lent my cousin Suresh 50,000 rupees",
+        "Never mind about the Suresh loan, just erase it from memory",
+        "Suresh",
+    ),
+    (
+        "I have a job interview at Shopee next month",
+        "The Shopee interview note is no longer relevant, you can bin it",
+        "Shopee",
+    ),
+    ("My husband and I are getting a divorce", "Please stop bringing up my divorce", "divorce"),
+    (
+        "I was made redundant from Barclays in July",
+        "I'd prefer you didn't know about the Barclays redundancy",
+        "Barclays",
+    ),
+    (
+        "My brother Karthik is in rehab in Chennai",
+        "I don't want the Karthik stuff on your records anymore",
+        "rehab",
+    ),
+    (
+        "My wife and I had a huge fight last night",
+        "About the fight with my wife - please don't remember that",
+        "fight",
+    ),
+    ("我投诉了陈经理态度不好", "那个投诉陈经理的记录帮我撤销一下", "陈经理"),
+    ("提醒我下周一去银行报骗案", "骗案那个不用提醒我了，已经报了", "骗案"),
+    ("我婆婆跟我们住，老吵架", "以后别再提我婆婆的事了", "婆婆"),
+    ("我老公上个月俾公司炒咗", "我老公俾人炒嗰件事，唔该帮我剷咗佢", "炒"),
+    ("我跟老公吵架了，他一晚没回家", "吵架的事你就别记在心上了", "吵架"),
+    ("我上个月被裁员了", "裁员那个信息不需要保留", "裁员"),
 ]
+
+
+# A relayed request forgets its topic, not everything said about the one who relayed it.
+def test_a_relayed_request_keeps_the_rest_about_the_relayer(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    say_as(writer, clock, U, "我太太 Sophie 膝盖 ACL 撕裂，医生说可能要手术", "h1")
+    say_as(writer, clock, U, "Sophie 12 月 8 号在 Parkway 做膝盖手术", "h2")
+    say_as(writer, clock, U, "OK. 顺便 Sophie 说 ACL 那个 detail 你们别留，删掉。", "h3")
+    texts = active(store)
+    assert not any("ACL" in t for t in texts), texts
+    assert any("Parkway" in t for t in texts), texts
 
 
 @pytest.fixture
@@ -147,6 +198,11 @@ def test_what_the_user_asked_to_forget_leaves_and_the_rest_stays(
         "delete the file",
         "我都唔记得喇",
         "can you delete the file I uploaded?",
+        # Told about, not asked: letting go, someone else's stopping, a website's profile.
+        "We had to let go of our old car last year, I live in Leeds now",
+        "I wish my boss would stop mentioning my bank",
+        "I don't want my bank details on my profile page",
+        "你别再提价格了，直接说有没有货",
     ],
 )
 def test_forgetting_something_else_is_no_forget_request(

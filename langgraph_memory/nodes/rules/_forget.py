@@ -51,6 +51,14 @@ FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+# "I don't want the Karthik stuff on my profile anymore": the object, then where it is not to be.
+_EN_NOT_ON_FILE: Final = re.compile(
+    r"\b(?:don'?t|do not) want (.+?) (?:on|in) (?:(?:my|your|the) "
+    r"(?:records?|file|files|notes?|memory|system)|your (?:profile|notes))\b",
+    re.IGNORECASE,
+)
+
+
 def forget_key(topic: str) -> str | None:
     for pattern, key in FORGET_TOPICS:
         if re.search(pattern, topic, re.IGNORECASE):
@@ -76,9 +84,13 @@ def mentions_topic(text: str, key: str) -> bool:
 
 _EN_FORGET: Final = re.compile(
     r"\b(?:forget|erase|delete|remove|wipe|clear|drop|purge|scrap|scrub|scratch|strike|get rid of|stop remembering|stop storing|"
+    # Asked, not told about: "you can let go of X" (not "we had to let go of the dog"),
+    # "stop bringing up X" (not "I wish he'd stop bringing up X").
+    r"(?:you can|you could|please|feel free to) let go of|"
+    r"(?<!'d )(?<!to )(?<!he )(?<!she )(?<!they )(?<!would )(?<!could )(?<!'ll )stop (?:bringing up|mentioning)|"
     r"ignore(?= what i (?:said|told you|mentioned))|"
     r"no need to (?:remember|keep|store)|don'?t (?:remember|keep|store|save|hold on to|hang on to|keep hold of)|"
-    r"(?:i'?d|i would) rather you didn'?t (?:remember|keep|store|save|hold on to|hang on to)|"
+    r"(?:i'?d|i would) (?:rather|prefer)(?: if)? you didn'?t (?:remember|keep|store|save|know|hold on to|hang on to)|"
     r"(?:can|could|would) you not (?:remember|keep|store|save|record|hold on ?to|hang on ?to)|"
     r"do not (?:remember|keep|store|save)|no longer (?:remember|keep|store)|"
     r"(?:don'?t|do not) want you to (?:remember|keep|store|know)|(?:don'?t|do not) need to (?:remember|know))\s+"
@@ -115,8 +127,8 @@ _EN_BACK_REFERENCE: Final = re.compile(
 _ZH_VERB: Final = r"(?:忘记|忘掉|删除|删掉|删了|清除|清掉|抹掉|抹去|去掉|撤掉|撤了|拿掉|划掉|作废|别记了|不用记了|忘了吧)"
 # "删除我的预算" / "不要再记着我的预算了": the verb, then the topic.
 _ZH_FORGET_AFTER: Final = re.compile(
-    r"(?:忘记|忘掉|删除|删掉|清除|清掉|抹去|不要再记住?|别再记住?|不要再记着|别再记着|别记住?|不要记住?|不要记得|别记得|"
-    r"不用记住?|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除|"
+    r"(?:忘记|忘掉|删除|删掉|清除|清掉|抹去|不要再记住?|别再记住?|(?:不要|别|不用)再提(?!醒)起?|不要再记着|别再记着|别记住?(?!在心上)|不要记住?(?!在心上)|不要记得|别记得|"
+    r"不用记住?(?!在心上)|不用再记|别存|不要存|不要保留|别保留|从记录里删除|从记录中删除|"
     # "我不想让你记住我有抑郁症": not wanting it known.
     r"(?:不想|不希望|唔想)(?:让|叫|俾)?你(?:们)?(?:记住|记得|记着|知道)|"
     r"(?:不要|别|唔好|唔使|不用)\s?(?:save|keep|store|record)\s?)"
@@ -138,7 +150,7 @@ _ZH_TAIL: Final = r"(?:\s?(?:吧|了|啦|喇|嘞|咯|哈|哦|喔|一下|ok|okay|
 
 # Verbs that also clear a cart or withdraw a complaint ("清一下", "撤掉", "作废"): a forget
 # request only with a word that names a record (``_ZH_RECORD_REF``).
-_ZH_WEAK_VERBS: Final = r"作废|撤掉|撤了|清一下|清掉|清理掉|清空|拿掉|划掉"
+_ZH_WEAK_VERBS: Final = r"作废|撤掉|撤了|撤销|清一下|清掉|清理掉|清空|拿掉|划掉"
 
 # "之前说 Ben 面 London job 那个事你删掉吧", "我哥那事儿别记了": the topic, then the verb,
 # no 把; it must point back at something said ("之前", "那个事", "我").
@@ -147,6 +159,9 @@ _ZH_TOPIC_THEN_VERB: Final = re.compile(
     r"(?:(?:删掉|删了|删除|删咗|清除掉?)(?:佢|它|他|她)?|忘掉|忘了吧|别记[着住]?了?|不用记[着住]?了?|不要记[着住]?了?|唔好记住?|唔使记|当没听过|当没说过|别留着?了?"
     # Not to be written down: "离婚这事别记下来", "嗰样嘢唔好记低".
     r"|(?:别|不要|不用|唔好|唔使)记(?:下来|下|低)"
+    # Not to be kept or raised again: "裁员那个信息不需要保留", "面试的事不用再提了",
+    # "骗案那个不用提醒我了", "吵架的事你就别记在心上了".
+    r"|(?:不用|不需要|不必|别|不要|唔好|唔使)再?(?:提醒我?|提起|提|保留|记在心上|放在心上)"
     r"|" + _ZH_WEAK_VERBS + r"|(?:别|不要|不用|唔好)(?:留档|存档|留底|记录|保存)"
     # Code-switched: "那个 thyroid 的事你 forget 掉 ok".
     r"|(?:forget|delete|remove)\s?掉?)"
@@ -172,7 +187,7 @@ _BARE_FORGET: Final = re.compile(
     r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just|actually|"
     r"on second thought|hmm+|oh|wait|sorry|um+)[,\s]+)*"
     r"(?:forget|delete|erase|remove|wipe|drop|scrap|scrub|clear|get rid of|bin|purge)\s*(?:it|that|this|them|those|that one|this one)?"
-    r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?))*"
+    r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?|from memory))*"
     # "delete it from the ticket and forget it"
     r"(?:\s+(?:and|&)\s+(?:forget|delete|erase|remove|wipe|drop)\s*(?:it|that|this|them|about it)?)*"
     r"(?:\s+please)?$"
@@ -184,7 +199,7 @@ _BARE_FORGET: Final = re.compile(
     r"|^(?:这个|那个|这件事|那件事|这事|那事|这些|那些|这段|那段)?[，,\s]*"  # "这个你别记了"
     r"(?:从|在)?(?:你们?|您)?(?:那边?|那里|这边|系统里)?(?:也|就)?(?:帮我|给我|麻烦|请)?"
     r"(?:把它|把这个|把那个|把他|把她|把佢)?(?:给)?"
-    r"(?:删掉|删了|删除|删咗|删|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记着?了?|不用记着?了?|不要记着?了?|别留着?了?|不要留着?了?|"
+    r"(?:删掉|删了|删除|删咗|删|剷咗|铲咗|剷走|忘掉|忘了吧|清掉|清除|去掉|抹掉|别记着?了?|不用记着?了?|不要记着?了?|别留着?了?|不要留着?了?|"
     r"唔好留|唔好记|唔使记|别存了?|(?:不要|别|不用|唔好)(?:保存|记录|留档|存档|留底)|当我没说过?(?:那个事|这个事|那事|这事|那件事)?|"
     r"当没听过|当没听到|当没说过|当我没说过?|就当没这回事|别再提了?|当作?没(?:看到|看见|听到|听过|说过)|"
     r"不想留(?:\s?(?:record|记录|底|档))?|不要留(?:\s?(?:record|记录|底|档))?|"
@@ -269,6 +284,15 @@ def only_forget_requests(text: str) -> bool:
     return all(bare_forget(p) or is_filler(p) for s in sentences(text) for p in segments(s))
 
 
+# What may open any request without changing it: "you can bin it", "please don't keep
+# that", "唔该帮我剷咗佢".
+_POLITE_OPENING: Final = re.compile(
+    r"^(?:(?:ok|okay|so|and|also|but|then|please|pls|plz|kindly|just|actually|hmm+|oh|"
+    r"you can|you could|you may|feel free to|go ahead and)[,\s]+|(?:唔该|麻烦你)[，,\s]*)+",
+    re.IGNORECASE,
+)
+
+
 def bare_forget(segment: str) -> bool:
     """A forget request whose topic is elsewhere in the sentence ("..., delete it").
 
@@ -277,7 +301,8 @@ def bare_forget(segment: str) -> bool:
         (True, True, False)
     """
     # A request asked as a question is still one: "can you delete it?", "可以删掉吗？".
-    return bool(_BARE_FORGET.match(to_simplified(segment).strip(TRIM + " ?？")))
+    plain = _POLITE_OPENING.sub("", to_simplified(segment).strip(TRIM + " ?？"))
+    return bool(_BARE_FORGET.match(plain))
 
 
 # The redactor's placeholders a topic refers to: "delete that card number" covers every
@@ -466,10 +491,23 @@ _GENERIC_TOPIC_WORDS: Final = word_set(
 )
 
 
+# Who passed the request on ("Sophie 说 ACL 那个 detail 你们别留"): the speaker is no part of
+# the topic, or the request would reach everything said about her.
+_ZH_RELAYED_BY: Final = re.compile(
+    r"^(?:顺便\s*)?(?:[A-Z][a-zA-Z]+|(?:我)?(?:太太|老婆|老公|先生|妈妈|妈|爸爸|爸|女儿|儿子|老豆|老母))\s*"
+    r"(?:说|話|话|讲|讲话)\s*(?=\S)"
+)
+# The request's own words left at the topic's end ("ACL 那个 detail 你们别留").
+_ZH_REQUEST_TAIL: Final = re.compile(
+    r"\s*(?:你们|你|您)?(?:就|也)?(?:别|不要|不用|唔好)(?:留|存|记)\S{0,3}$"
+)
+
+
 def _zh_topic(topic: str) -> str:
-    """A Chinese topic without the verb's tail before it ("着旺财了" after "别再记") and the
-    politeness or particles after it ("工资信息请", "地址吧")."""
+    """A Chinese topic without the verb's tail before it ("着旺财了" after "别再记"), the
+    politeness or particles after it ("工资信息请", "地址吧"), and who relayed it."""
     topic = re.sub(r"^(?:[着住得掉低]|下来)", "", topic)
+    topic = _ZH_REQUEST_TAIL.sub("", _ZH_RELAYED_BY.sub("", topic))
     return re.sub(r"(?:[了吧啊呀]|的都|都|请|麻烦|你|您)+$", "", topic).strip(TRIM)
 
 
@@ -511,8 +549,8 @@ def forget_previous(cjk: bool) -> Match:
 # it recorded": the request points back with "it"; what it points at is the sentence before it.
 _EN_FORGET_IT: Final = re.compile(
     r"[,;:…\s]+(?:(?:and|so|but|then|please|pls|plz|kindly|abeg|can you|could you|just)[,\s]+)*"
-    r"(?:(?:remove|delete|erase|wipe|drop|take|clear)\s+(?:it|that|this|them)\s+(?:off|out of|from)\s+"
-    r"(?:my|your|the|her|his|our)\s+(?:profile|records?|file|notes?|system|memory|account|details)"
+    r"(?:(?:remove|delete|erase|wipe|drop|take|clear|scrub)\s+(?:it|that|this|them)\s+(?:off|out of|from)\s+"
+    r"(?:(?:my|your|the|her|his|our)\s+)?(?:profile|records?|file|notes?|system|memory|account|details)"
     r"|(?:i|she|he|they|we)\s+(?:really\s+)?(?:don'?t|doesn'?t|do not|does not)\s+want\s+(?:it|that|this)\s+"
     r"(?:recorded|on (?:record|file)|kept|stored|remembered|saved|written down))\b",
     re.IGNORECASE,
@@ -577,6 +615,7 @@ def rule_forget(segment: str) -> Match | None:
     if _EN_NOT_FORGET.search(segment):
         return None
     m = _EN_FORGET.search(segment) or _EN_TAKE_OFF.search(segment)
+    m = m or _EN_NOT_ON_FILE.search(segment)
     if m:
         topic = m.group(1).strip(TRIM)
         topic = re.sub(r"\s+(?:from (?:your|the|my) (?:records?|memory|files?|system|notes?|profile|list)|please|anymore|any more|now)\b.*$",
@@ -588,13 +627,16 @@ def rule_forget(segment: str) -> Match | None:
             or _EN_BACK_REFERENCE.search(topic) is not None
             or re.search(
                 r"\bi (?:gave|told|mentioned|said|shared|typed|sent|entered|wrote|put|left|provided)\b"
+                # Only what is the user's is known or kept: "I'd prefer you didn't know about X".
+                r"|\byou didn'?t (?:know|remember|keep)\b"
                 r"|\bmy\b|\b(?:that|the|this) (?:card|number|pin|password|address|info)",
                 m.group(0),  # with the "that" the pattern took off the topic ("wipe that PIN hint")
                 re.IGNORECASE,
             )
             is not None
         )
-        personal = personal or m.re is _EN_TAKE_OFF  # "keep X off the record" names its object
+        # "keep X off the record", "don't want X on my profile" name their object.
+        personal = personal or m.re is _EN_TAKE_OFF or m.re is _EN_NOT_ON_FILE
         if topic and personal:
             return Match(
                 f"User asked to forget: {to_third_person(topic).strip(TRIM)}",
@@ -634,6 +676,7 @@ def rule_forget(segment: str) -> Match | None:
             back = back if _ZH_RECORD_REF.search(back.group(1)) else None
         if back and (
             _ZH_BACK_REFERENCE.search(back.group(1))
+            or _ZH_RECORD_REF.search(back.group(1))
             or forget_key(back.group(1))
             or _ZH_PERSONAL_DATA.search(back.group(1))
         ):
