@@ -951,15 +951,15 @@ def _with_batch_evidence(
     index: int,
     seed: str,
 ) -> CandidateContext:
-    """An update also sees the evidence written earlier in its own batch.
+    """An update (and a forget request) also sees what was written earlier in its own batch.
 
     "I need a room Dec 11 to 14" and "can we do Dec 12 to 15 instead?" often come
     in one conversation: the second must replace the first before either is stored.
     """
     cand = ctx.candidate
-    # "Actually, forget that." may point at a message of its own batch.
-    points_back = cand.forget and cand.key == PREVIOUS_STATEMENT_KEY
-    if not points_back and (cand.forget or not updates(cand.text)):
+    # A forget request ("膝盖的事你别记了", "Actually, forget that.") may be about a message
+    # of its own batch: the writer's debounce coalesces a chat's turns into one job.
+    if not cand.forget and not updates(cand.text):
         return ctx
     earlier: list[ScoredMemory] = []
     priors: list[CandidateMemory] = []
@@ -967,7 +967,7 @@ def _with_batch_evidence(
     for i in range(index):
         op = decided.get(i)
         prior = contexts[i].candidate
-        loose = points_back or is_evidence_key(prior.key) or _generic_key(prior.key)
+        loose = cand.forget or is_evidence_key(prior.key) or _generic_key(prior.key)
         if op is None or op.action not in ("add", "supersede") or not loose:
             continue
         if mine and mine >= set(prior.origin_message_ids):

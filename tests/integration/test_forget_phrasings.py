@@ -375,3 +375,33 @@ def test_forget_that_a_day_later_points_at_nothing(
     clock.advance(timedelta(days=1))
     _at(writer, clock, [HumanMessage("Actually, please forget that.", id="h2")])
     assert any("peanut" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("said", "forget", "gone"),
+    [
+        ("我下周五做膝盖手术", "膝盖的事你别记了", "膝盖"),
+        (
+            "My knee surgery is on Friday at St Mary's",
+            "Actually please forget the knee stuff",
+            "Mary",
+        ),
+        ("I lent Suresh Rs 50,000 in August", "Scrub the Suresh loan from your notes", "Suresh"),
+    ],
+)
+def test_a_forget_request_reaches_what_its_own_batch_said(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    forget: str,
+    gone: str,
+) -> None:
+    """The writer's debounce coalesces a chat's turns into one job: the fact is not stored
+    yet when its forget request is reconciled."""
+    ok = AIMessage("Noted.", id="a1")
+    later = HumanMessage("I prefer window seats", id="h3")
+    _at(writer, clock, [HumanMessage(said, id="h1"), ok, HumanMessage(forget, id="h2"), later])
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    assert any("window" in t for t in texts), texts

@@ -59,6 +59,11 @@ _EN_NOT_ON_FILE: Final = re.compile(
 )
 
 
+_FROM_THE_RECORD: Final = re.compile(
+    r"\bfrom (?:your|the) (?:records?|memory|notes?|files?|system)\b", re.IGNORECASE
+)
+
+
 def forget_key(topic: str) -> str | None:
     for pattern, key in FORGET_TOPICS:
         if re.search(pattern, topic, re.IGNORECASE):
@@ -635,8 +640,10 @@ def rule_forget(segment: str) -> Match | None:
             )
             is not None
         )
-        # "keep X off the record", "don't want X on my profile" name their object.
+        # "keep X off the record", "don't want X on my profile" name their object; so does
+        # a request that says where it is kept ("scrub the Suresh loan from your notes").
         personal = personal or m.re is _EN_TAKE_OFF or m.re is _EN_NOT_ON_FILE
+        personal = personal or _FROM_THE_RECORD.search(segment) is not None
         if topic and personal:
             return Match(
                 f"User asked to forget: {to_third_person(topic).strip(TRIM)}",
