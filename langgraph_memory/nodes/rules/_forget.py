@@ -268,7 +268,9 @@ def keeps(segment: str) -> bool:
 # "actually, please forget that", "算了，这个你别记了".
 _FILLER: Final = re.compile(
     r"^(?:actually|hmm+|oh|um+|uh|wait|sorry|never ?mind|on second thought|second thoughts|"
-    r"算了|其实|哎|唉|嗯|啊|对了|不过|还是|诶|哎呀|咁|算啦|冇所谓)$",
+    r"算了|其实|哎|唉|嗯|啊|对了|不过|还是|诶|哎呀|咁|算啦|冇所谓"
+    # A pointer alone names nothing: "那个，删掉吧" is about what was said before it.
+    r"|that|this|it|those|these|那个|这个|那件事|这件事|那事|这事|那些|这些|嗰个|嗰样|嗰件事)$",
     re.IGNORECASE,
 )
 
