@@ -324,7 +324,7 @@ FORGET_THE_LAST_MESSAGE = [
     ),
     ("我老公上个月被裁员了，挺难受的", "算了，这个你别记了。", "裁员"),
     ("我欠了信用卡八万", "当我没说过吧", "八万"),
-    ("我哥在戒毒所", "那个，删掉吧。", "戒毒"),  # a pointer alone names no topic
+    ("我哥喺戒毒所", "嗰个，唔该帮我剷咗佢。", "戒毒"),  # a pointer alone names no topic
 ]
 
 
