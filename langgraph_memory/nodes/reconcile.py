@@ -407,6 +407,11 @@ def _said_with(
     )
 
 
+def _points_back(cand: CandidateMemory) -> bool:
+    """A whole-turn "forget that" ("Actually, forget that."), about the message before it."""
+    return cand.forget and cand.key == PREVIOUS_STATEMENT_KEY
+
+
 # How far back "forget that" reaches for the message it points at: one conversation.
 _PREVIOUS_STATEMENT_WINDOW: Final = timedelta(hours=12)
 
@@ -518,8 +523,8 @@ def _keyed_op(
     """Deterministic decision for a candidate with a key, or ``None`` when it needs more."""
     cand = ctx.candidate
     key = cand.key
-    if key is None:
-        return None
+    if key is None or _points_back(cand):
+        return None  # "forget that" is found by time (_offline_op), not by key or words
     if cand.forget and _retraction(key):
         # "aspirin 其实没问题": that one allergy goes, nothing else that names aspirin (the
         # father's aspirin), and with nothing under the key nothing is erased.
@@ -616,7 +621,7 @@ def _offline_op(
     """Decision without a model: near-duplicates are ignored or merged, the rest added."""
     cand = ctx.candidate
     active = [s.record for s in ctx.similar if s.record.status == MemoryStatus.ACTIVE]
-    if cand.forget and cand.key == PREVIOUS_STATEMENT_KEY:
+    if _points_back(cand):
         records = [s.record for s in ctx.similar]
         targets = _previous_statement(cand, records)
         if not targets:
@@ -936,7 +941,11 @@ def plan_ops(
                 by_index[index] = decision
     for index in undecided:
         ctx = contexts[index]
-        if request is not None and index in request.numbers.values():
+        if (
+            request is not None
+            and index in request.numbers.values()
+            and not _points_back(ctx.candidate)
+        ):
             decided[index] = _judged_op(index, ctx, by_index.get(index), request, seed, policy)
         else:
             ctx = _with_batch_evidence(ctx, contexts, decided, index, seed)
