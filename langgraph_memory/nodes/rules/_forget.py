@@ -51,7 +51,8 @@ FORGET_TOPICS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
-# "I don't want the Karthik stuff on my profile anymore": the object, then where it is not to be.
+# "I don't want the Karthik stuff on your records": the object, then where it is not to be
+# (not "my profile", which in a support chat is often the user's account page).
 _EN_NOT_ON_FILE: Final = re.compile(
     r"\b(?:don'?t|do not) want (.+?) (?:on|in) (?:(?:my|your|the) "
     r"(?:records?|file|files|notes?|memory|system)|your (?:profile|notes))\b",
@@ -59,6 +60,8 @@ _EN_NOT_ON_FILE: Final = re.compile(
 )
 
 
+# Where a memory is kept: a request naming it is about the user's own record ("scrub the
+# Suresh loan from your notes").
 _FROM_THE_RECORD: Final = re.compile(
     r"\bfrom (?:your|the) (?:records?|memory|notes?|files?|system)\b", re.IGNORECASE
 )
@@ -189,8 +192,7 @@ _ZH_BACK_REFERENCE: Final = re.compile(
 # A forget verb with no topic of its own ("delete it", "帮我删掉", "删咗佢", "你们也别留着了"):
 # the topic is the rest of the sentence ("that backup number is no longer used, delete it").
 _BARE_FORGET: Final = re.compile(
-    r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just|actually|"
-    r"on second thought|hmm+|oh|wait|sorry|um+)[,\s]+)*"
+    r"^(?:(?:ok|okay|so|and|also|please|pls|plz|kindly|abeg|can you|could you|would you|just)[,\s]+)*"
     r"(?:forget|delete|erase|remove|wipe|drop|scrap|scrub|clear|get rid of|bin|purge)\s*(?:it|that|this|them|those|that one|this one)?"
     r"(?:\s+(?:please|too|as well|for me|from (?:your|the|my) \w+(?: \w+)?|from memory))*"
     # "delete it from the ticket and forget it"
@@ -294,8 +296,9 @@ def only_forget_requests(text: str) -> bool:
 # What may open any request without changing it: "you can bin it", "please don't keep
 # that", "唔该帮我剷咗佢".
 _POLITE_OPENING: Final = re.compile(
-    r"^(?:(?:ok|okay|so|and|also|but|then|please|pls|plz|kindly|just|actually|hmm+|oh|"
-    r"you can|you could|you may|feel free to|go ahead and)[,\s]+|(?:唔该|麻烦你)[，,\s]*)+",
+    r"^(?:(?:ok|okay|so|and|also|but|then|please|pls|plz|kindly|just|actually|hmm+|oh|um+|wait|"
+    r"sorry|on second thought|you can|you could|you may|feel free to|go ahead and)[,\s]+"
+    r"|(?:唔该|麻烦你)[，,\s]*)+",
     re.IGNORECASE,
 )
 
