@@ -406,3 +406,30 @@ def test_a_forget_request_reaches_what_its_own_batch_said(
     texts = active(store)
     assert not any(gone in t for t in texts), texts
     assert any("window" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    ("said", "forget", "gone", "kept"),
+    [
+        ("下周二我有个面试，在腾讯，有点紧张", "面试那件事你就别记着了，取消了", "腾讯", None),
+        # An ask of its own said with it ("remind me to order something by dec 7") stays:
+        # reconcile's _ASKS; an exam user's reminder is the case that found it.
+    ],
+)
+def test_what_goes_on_about_a_forgotten_fact_goes_with_it(
+    store: ChromaMemoryStore,
+    writer: MemoryWriter,
+    clock: ManualClock,
+    said: str,
+    forget: str,
+    gone: str,
+    kept: str | None,
+) -> None:
+    """The pieces said right after a forgotten fact with no subject of their own ("在腾讯",
+    "有点紧张") are about it; an ask of its own ("remind me to ...") is not."""
+    say_as(writer, clock, U, said, "h1")
+    say_as(writer, clock, U, forget, "h2")
+    texts = active(store)
+    assert not any(gone in t for t in texts), texts
+    if kept is not None:
+        assert any(kept in t for t in texts), texts
