@@ -954,14 +954,11 @@ def create_recall_node(
         )
         return recall_update(messages, packed, query, explain=explain), packed.memory_ids
 
-    def at_now(kwargs: dict[str, Any]) -> dict[str, Any]:
+    def at_now(kwargs: dict[str, Any], name: str = "now") -> dict[str, Any]:
         # Only a given clock is passed: a store without a ``now`` argument keeps working.
-        return kwargs if clock is None else {**kwargs, "now": clock_now(clock)}
-
-    def at_now_touch() -> dict[str, Any]:
-        # The touch runs later on a worker: it is stamped with this turn's time (a
-        # given clock only, as above), so recency never depends on the worker's delay.
-        return {} if clock is None else {"at": clock_now(clock)}
+        # The touch gets it as ``at``: it runs later on a worker, and is stamped with this
+        # turn's time so recency never depends on the worker's delay.
+        return kwargs if clock is None else {**kwargs, name: clock_now(clock)}
 
     def recall(state: Any, config: RunnableConfig) -> dict[str, Any]:
         planned = plan(state, config)
@@ -983,7 +980,7 @@ def create_recall_node(
             found, pool = _search(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, query, found, pool)
         if ids and update_access_stats and hasattr(target, "touch"):
-            _ACCESS_STATS.submit(target, user_id, ids, at_now_touch())
+            _ACCESS_STATS.submit(target, user_id, ids, at_now({}, "at"))
         return update
 
     async def arecall(state: Any, config: RunnableConfig) -> dict[str, Any]:
@@ -1003,7 +1000,7 @@ def create_recall_node(
             found, pool = await _asearch(target, user_id, query, **search_kwargs), []
         update, ids = finish(messages, query, found, pool)
         if ids and update_access_stats and hasattr(target, "atouch"):
-            _ACCESS_STATS.asubmit(target, user_id, ids, at_now_touch())
+            _ACCESS_STATS.asubmit(target, user_id, ids, at_now({}, "at"))
         return update
 
     return RunnableLambda(recall, afunc=arecall, name="recall")

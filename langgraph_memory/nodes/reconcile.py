@@ -65,6 +65,7 @@ from langgraph_memory.nodes.rules._retire import (
     moved_part,
     moves_a_date,
     moves_a_value,
+    opens_an_ask,
     retired_dates,
     retired_part,
     retires_instruction,
@@ -407,23 +408,13 @@ def _said_with(
     )
 
 
-# What opens an ask of its own ("remind me to order by dec 7", "提醒我一下"): a piece
-# with no subject that is a request, not the forgotten statement going on.
-_ASKS: Final = re.compile(
-    r"^(?:please|pls|remind|tell|send|book|call|text|email|ring|make|let|help|keep|check|"
-    r"can|could|would|will|don'?t|do not|提醒|帮|幫|请|請|麻烦|麻煩|记得|記得|别忘|別忘|唔该|唔該|"
-    r"记住|記住|给我|俾我|告诉|通知|发|發|打)",
-    re.IGNORECASE,
-)
-
-
 def _goes_on_about(topic: str, pieces: Sequence[str]) -> bool:
     """Do an evidence turn's pieces name the forgotten topic, or go on about the fact
     said just before them with no subject of their own ("下周二我有个面试" and then
     "在腾讯；有点紧张")? An ask of its own never goes on about it."""
     if any(touches_topic(topic, p, coarse=False) for p in pieces):
         return True
-    return bool(pieces) and not has_own_subject(pieces[0]) and not _ASKS.match(pieces[0])
+    return bool(pieces) and not has_own_subject(pieces[0]) and not opens_an_ask(pieces[0])
 
 
 def _points_back(cand: CandidateMemory) -> bool:

@@ -569,6 +569,20 @@ def has_own_subject(piece: str) -> bool:
     return bool(_SELF_SUBJECT.match(piece)) and not _SAYING.match(piece)
 
 
+def opens_an_ask(piece: str) -> bool:
+    """The piece is a request of its own ("remind me to order by dec 7", "提醒我一下"), so
+    it has no subject but does not go on about the clause before it either."""
+    return bool(_ASKS_FOR_SOMETHING.match(piece))
+
+
+_ASKS_FOR_SOMETHING: Final = re.compile(
+    r"^(?:please|pls|remind|tell|send|book|call|text|email|ring|make|let|help|keep|check|"
+    r"can|could|would|will|don'?t|do not|提醒|帮|幫|请|請|麻烦|麻煩|记得|記得|别忘|別忘|唔该|唔該|"
+    r"记住|記住|给我|俾我|告诉|通知|发|發|打)",
+    re.IGNORECASE,
+)
+
+
 # Two readings of "the user reports what was said". ``_SAYING``: a piece that opens with
 # "我说…", "I told…" is not the user's own news. ``REPORTED_SAYING``, wider (a time word
 # first, "上次说…", "跟你们讲…"): in a turn that admits a mistake, the statement it quotes.
