@@ -747,3 +747,56 @@ def test_an_english_cleft_puts_the_fact_on_the_person_it_is_about(
         for c in found
         if (c.key or "").startswith(("allergy.", "health.")) and c.key.count(".") == 1
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Sarcasm: said to mean the opposite.
+        "Oh sure, I'm a millionaire, that's why I'm asking about discounts.",
+        "yeah right, like I have time for the gym",
+        "他会准时到才怪",
+        # A dream, a condition, a point made by exaggeration.
+        "我昨晚梦见自己当了飞行员",
+        "Worst case I'll just sell my car and cycle everywhere",
+        "When I'm rich I'll fly business class everywhere",
+        "if my boss asks, I'm at the dentist",
+        "I'd kill for a coffee right now",
+        "Not literally, but I practically live on coffee",
+        # A question that denies, asked without a question mark.
+        "我什么时候对青霉素过敏了",
+        "我啥时候说我吃素了",
+        "我哪有说我住浦东",
+    ],
+)
+def test_sarcasm_dreams_conditions_and_rhetorical_questions_stay_out(text: str) -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    assert found == [], found
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["什么时候都行，我在家", "我去年什么时候搬到浦东了，记不清", "Same order like I had last time, 2 boxes"],
+)
+def test_a_time_word_or_like_is_not_a_rhetorical_question(text: str) -> None:
+    found = RuleBasedExtractor(clock=lambda: NOW).extract([HumanMessage(text, id="m1")])
+    assert found, text
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("I have always been allergic to shellfish", "allergy.shellfish"),
+        ("I am actually allergic to penicillin", "allergy.penicillin"),
+        ("I am also allergic to latex", "allergy.latex"),
+        ("I really am allergic to nuts", "allergy.nuts"),
+        ("I've been allergic to cats since I was a kid", "allergy.cats"),
+        ("my son has always been allergic to eggs", "allergy.son.eggs"),
+        ("我就是对花生过敏", "allergy.花生"),
+        ("我一直对海鲜过敏", "allergy.海鲜"),
+        ("我从小对芒果过敏", "allergy.芒果"),
+        ("我本来就对猫毛过敏", "allergy.猫毛"),
+    ],
+)
+def test_an_adverb_before_allergic_is_not_the_allergen(text: str, key: str) -> None:
+    assert key in [c.key for c in facts(text)]

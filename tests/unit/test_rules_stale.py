@@ -653,3 +653,40 @@ def test_a_time_bounded_statement_ends_by_its_stated_or_vague_end(text: str, end
     for c in found:
         assert c.expires_at is not None, (c.text, text)
         assert date(2026, 3, 3) <= c.expires_at.date() <= date.fromisoformat(ends_by), c.expires_at
+
+
+# --- a change named in plain words, with no topic family, name or code in common --------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("User said: I keep all my notes in Notion", "User said: I've switched to Obsidian for my notes"),
+        ("User said: I drink oat milk in my coffee", "User said: I've switched to soy milk these days"),
+        (
+            "User said: please send the parcels to my office",
+            "User said: from now on, parcels go to the front desk instead",
+        ),
+    ],
+)
+def test_a_replacement_naming_the_same_thing_retires_it(old: str, new: str) -> None:
+    assert retired_part(new, old, split=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "drop" is a verb in the old piece, "the drops" a noun in the update.
+        (
+            "User said: honestly the gig is overkill; drop me to 500, not all the way back to 300",
+            "User said: and cancel the tech on the 20th, the drops stopped after you swapped the modem",
+        ),
+        # "shop" sits in a clause that changes nothing ("chaos in the shop now").
+        (
+            "User said: we're opening a second shop in York in January so volumes will go up",
+            "User said: Thursdays are chaos in the shop now, can deliveries come Tuesday mornings instead?",
+        ),
+    ],
+)
+def test_a_shared_word_outside_the_replacing_clause_retires_nothing(old: str, new: str) -> None:
+    assert retired_part(new, old, split=True) is None

@@ -151,11 +151,23 @@ def rule_name(segment: str) -> Match | None:
     return None
 
 
+# Adverbs between the person and "allergic": "I've always been", "I'm actually", "she's also".
+_EN_ALLERGY_ADVERBS: Final = (
+    r"(?:(?:also|very|severely|deathly|mildly|really|actually|always|still|seriously|badly|quite|"
+    r"extremely|highly|super|so|pretty|kind of|kinda|definitely|even)\s+){0,3}"
+)
+# "is", "'s", "has been", "have always been": what joins the person to "allergic".
+_EN_IS_ALLERGIC: Final = (
+    rf"(?:'s|'re|'m|is|are|am|(?:'ve|'s|has|have)\s+{_EN_ALLERGY_ADVERBS}been)\s+{_EN_ALLERGY_ADVERBS}allergic to\s+(.+)$"
+)
 _EN_RELATIVE_ALLERGY: Final = (
     # "my daughter is 6 and she's allergic to sesame": the pronoun is the relative.
     re.compile(
-        rf"\bmy ({_EN_REL})\b.{{0,40}}?\b(?:she|he|they)(?:'s| is| are|'re)\s+"
-        r"(?:also\s+|very\s+|severely\s+)?allergic to\s+(.+)$",
+        rf"\bmy ({_EN_REL})\b.{{0,40}}?\b(?:she|he|they)\s*{_EN_ALLERGY_ADVERBS}{_EN_IS_ALLERGIC}",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        rf"\bmy ({_EN_REL})\s*{_EN_ALLERGY_ADVERBS}{_EN_IS_ALLERGIC}",
         re.IGNORECASE,
     ),
     re.compile(
@@ -184,6 +196,14 @@ def _relative_allergy(segment: str) -> Match | None:
     return None
 
 
+
+# What may stand between 我 and the allergen: a hedge or an adverb, never the allergen.
+_ZH_ALLERGY_HEDGE: Final = re.compile(
+    r"^(?:其实|其實|是|对|對|有|只|就是|就|也|都|还|還|又|一直|一向|向来|向來|本来|本來|真的|确实|確實|"
+    r"从小|從小|天生|特别|特別|好像|貌似)+"
+)
+
+
 def rule_allergy(segment: str) -> Match | None:
     found = _relative_allergy(segment)
     if found is not None:
@@ -198,7 +218,7 @@ def rule_allergy(segment: str) -> Match | None:
             f"User is allergic to {m.group(1)}", key=f"allergy.{slug(m.group(1))}", importance=0.95
         )
     m = re.search(
-        r"\b(?:i'?m|i am)\s+(?:also\s+|very\s+|severely\s+|deathly\s+|mildly\s+|really\s+)?allergic to\s+(.+)$"
+        rf"\bi\s*{_EN_ALLERGY_ADVERBS}{_EN_IS_ALLERGIC}"
         r"|\bi have an?\s+(?:severe\s+|bad\s+|mild\s+|serious\s+)?(.+?)\s+allergy\b"
         r"|\bi(?:'ve| have) got an?\s+(.+?)\s+allergy\b",
         segment,
@@ -241,7 +261,8 @@ def rule_allergy(segment: str) -> Match | None:
     ) or re.search(r"^(?:有)?([\u3400-\u9fff]{1,6}?)(?:严重|非常|很)?过敏", segment)
     if m and not re.search(r"不|没", segment[: m.end()]):
         # "我其实是对头孢过敏": the allergen, not the hedge in front of it.
-        what = re.sub(r"^(?:其实|其實|是|对|對|有|只)+", "", m.group(1).strip(TRIM + "对有"))
+        # Likewise an adverb: "我就是对花生过敏", "我一直对海鲜过敏", "我从小对芒果过敏".
+        what = re.sub(_ZH_ALLERGY_HEDGE, "", m.group(1).strip(TRIM + "对有"))
         who, _, allergen = what.partition("对")
         if allergen and who and "我" not in who and len(who) <= 4:
             # "我表姐对芒果过敏": someone the user names, not the user.

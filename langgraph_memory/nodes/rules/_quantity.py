@@ -47,7 +47,7 @@ _CLOCK: Final = re.compile(
 )
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     """ "tables" -> "table", "batteries" -> "battery": enough for two mentions of one thing
     to meet (the keyword index's stemmer lives in ``longterm``, which this light module
     must not import: the rules run without the long-term extra)."""
@@ -61,7 +61,7 @@ def _singular(word: str) -> str:
 # Words that never tie two amounts together: time ("3 days" counts time, not the thing;
 # weekdays and months name dates) and words that name no thing of their own.
 _NO_ANCHOR: Final = frozenset(
-    _singular(w)
+    singular(w)
     for w in word_set(
         "day days week weeks month months year years hour hours minute minutes times time "
         "monday tuesday wednesday thursday friday saturday sunday today tomorrow tonight "
@@ -117,7 +117,7 @@ def amounts(piece: str) -> list[Amount]:
             continue
         left = re.findall(r"[a-z]+", body[: m.start()].lower())[-4:]
         right = re.findall(r"[a-z]+", body[m.end() :].lower())[:4]
-        anchors = {_singular(w) for w in left + right if len(w) > 2}
+        anchors = {singular(w) for w in left + right if len(w) > 2}
         anchors -= _NO_ANCHOR
         anchors |= {p for p in cjk_pairs(body) if not _ZH_FUNCTION.search(p)}
         after = body[m.end() : m.end() + 1]

@@ -38,7 +38,8 @@ from langgraph_memory.nodes.rules._evidence import (
     topics,
     updates,
 )
-from langgraph_memory.nodes.rules._quantity import moves_quantity
+from langgraph_memory.nodes.rules._quantity import moves_quantity, singular
+from langgraph_memory.nodes.rules._text import word_set
 from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
 
 # Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
@@ -366,6 +367,47 @@ def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:
     return bool(latin) or len(chinese) >= 2
 
 
+# A clause that puts one thing in another's place: "I've switched to soy milk", "parcels go
+# to the front desk instead", "we use Obsidian for notes these days". Narrower than ``updates``:
+# "cancel the tech", "the drops stopped" end something without naming what replaces it.
+_REPLACES: Final = re.compile(
+    r"\b(?:switch(?:ed|ing)? (?:over )?to|instead|chang(?:ed|ing|e) (?:it |that |them )?to|replac\w+|"
+    r"swapp?(?:ed|ing)? (?:\w+ )?for|no longer|any ?more|these days|from now on|"
+    r"moved (?:it |them |that )?to|(?:now|these days) (?:i |we )?(?:use|drink|eat|take|prefer|go|goes|want|have|do))\b",
+    re.IGNORECASE,
+)
+# Words of the change itself, which name no thing: "switched to", "these days", "instead".
+_NOT_A_THING: Final = word_set(
+    "switch switching change changing instead anymore usually always never prefer these days "
+    "going back started start stopped stop tried trying decided update updated replaced swapped"
+)
+# A word used as a verb: after a subject, "to", "please" or a modal ("I drop", "please send"),
+# or before an object ("drop me to 500").
+_AS_VERB: Final = (
+    r"(?:\b(?:i|we|you|they|he|she|to|please|can|could|will|would|should|just|don'?t|let'?s)\s+{w}\b"
+    r"|\b{w}\s+(?:me|us|it|them|him|her)\b)"
+)
+
+
+def _things(clause: str) -> set[str]:
+    """The English content words of ``clause`` used as nouns, in singular form."""
+    body = LABEL.sub("", clause).lower()
+    return {
+        singular(t)
+        for t in salient_terms(clause)
+        if t.isascii() and t.isalpha() and not re.search(_AS_VERB.format(w=re.escape(t)), body)
+    } - _NOT_A_THING
+
+
+def _same_thing(update: str, piece: str) -> bool:
+    """A clause of ``update`` that replaces something and ``piece`` name the same thing in
+    plain words ("milk", "parcel"): the last resort of ``retired_part``, for a change with
+    no topic family, name or code in common with what it replaces."""
+    _, parts = split_pieces(update)
+    replacing = [q for q in parts if _REPLACES.search(LABEL.sub("", q))]
+    return bool(set().union(set(), *(_things(q) for q in replacing)) & _things(piece))
+
+
 # Moving a time, not any change: "提前三天提醒我" moves nothing.
 _MOVE: Final = re.compile(
     r"\b(?:instead|shift(?:ed|s)?|mov(?:ed|e|ing)|reschedul\w*|postpon\w*|push(?:ed)? (?:back|to)|"
@@ -488,6 +530,11 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
         stale = [i for i, p in enumerate(pieces) if usable[i] and _shares_distinctive(update, p)]
         if not stale and any(usable) and _shares_distinctive(update, old):
             stale = list(range(len(pieces)))  # Chinese pairs spread over two pieces
+        if not stale:
+            # Last, a change that names the thing in plain words: "I've switched to soy milk"
+            # ends "I drink oat milk in my coffee", "parcels go to the front desk now" ends
+            # "send the parcels to my office".
+            stale = [i for i, p in enumerate(pieces) if usable[i] and _same_thing(update, p)]
         if _ARRIVED.search(LABEL.sub("", update)):
             # "Six of the Earl Grey tins arrived dented": the wait is over, the order stands
             # ("order WS-44817, 24 Assam, 12 Earl Grey").

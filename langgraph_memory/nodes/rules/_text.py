@@ -62,7 +62,10 @@ _EN_SPLIT: Final = re.compile(
     rf",\s*(?={_EN_CLAUSE_START})"
     r"|\s+(?:and|but|so|because|since|plus|while|although|though)\s+(?=(?:i|my|we|our|please|"
     r"don'?t|do not|never|always|call me|also|it)\b)"
-    r"|\s*\b(?:by the way|btw|oh and|also)\b[,:]?\s+|\s*—\s*"
+    r"|\s*\b(?:by the way|btw|oh and)\b[,:]?\s+|\s*—\s*"
+    # "also" opens a clause, except inside one: "I am also allergic to latex", "we also have a dog".
+    r"|(?<!\bam)(?<!\bis)(?<!\bare)(?<!\bwas)(?<!\bwere)(?<!'m)(?<!'s)(?<!'re)(?<!\bi)(?<!\bwe)"
+    r"(?<!\bhe)(?<!\bshe)(?<!\bthey)(?<!\bit)(?<![\s,;])\s+also\b[,:]?\s+|^also\b[,:]?\s+"
     # A spaced dash breaks a clause, but not a range ("10/20 - 11/10", "Oct 20 - Nov 3").
     r"|(?<!\d)\s+-\s+|(?<=\d)\s+-\s+(?!\d|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)",
     re.IGNORECASE,
@@ -501,7 +504,7 @@ def is_question(segment: str, sentence_raw: str) -> bool:
         return False
     if _CHANGE.search(segment) and not _QUESTION_START.match(segment):
         return False  # "..., can deliveries come Tuesday instead?": a change, asked politely
-    if _QUESTION_END.search(segment):
+    if _QUESTION_END.search(segment) or _RHETORICAL.search(to_simplified(segment)):
         return True
     if sentence_raw.rstrip().endswith(("?", "？")) and _QUESTION_START.match(segment):
         return True
@@ -512,6 +515,14 @@ def is_question(segment: str, sentence_raw: str) -> bool:
     return bool(_QUESTION_START.match(segment)) and not re.match(
         r"^(?:do not|don't|does not|is not|isn't)\b", segment, re.IGNORECASE
     )
+
+
+# A question that denies, asked without a question mark: "我什么时候对青霉素过敏了" (I never
+# was), "我哪有说我住浦东", "谁说我吃素了". Not "什么时候都行" (any time works).
+_RHETORICAL: Final = re.compile(
+    r"^(?:我|我们)?(?:什么时候|啥时候|几时|哪时候)(?!都|也|方便|有空|可以)[^，,。；;]{0,16}(?:了|过|咗)[啊呀啦嘛喔]?$"
+    r"|(?:哪有|哪里有|边度有)(?:说|讲|话|讲过|说过)|^(?:谁说|谁讲|边个话|边个讲)(?!都|也)"
+)
 
 
 # A wh-word followed by a subject, in a sentence without "?": "when I ask for code ...",
@@ -549,13 +560,27 @@ HYPOTHETICAL: Final = re.compile(
     # A dream or a joke told as such: "my dream would be a vineyard", "梦想是去冰岛",
     # "we joked about moving to Mars", "at this rate I'll be living at the airport".
     r"|\bmy dream\b|\bdream (?:is|would be)\b|\bbucket list\b|\bjok(?:ed|ing) about\b|\bat this rate\b"
-    r"|梦想(?:是|就是)|再这样(?:下去)?我就|再咁(?:落去)?我就",
+    r"|梦想(?:是|就是)|再这样(?:下去)?我就|再咁(?:落去)?我就"
+    # Dreamt, not lived: "我昨晚梦见自己当了飞行员", "發夢都想".
+    r"|梦见|梦到|夢見|夢到|发梦|發夢"
+    # A future that waits on a condition: "worst case I'll sell my car", "when I'm rich I'll
+    # fly business", "once I win ...", "if my boss asks, I'm at the dentist".
+    r"|\bworst case\b|\bbest case\b|\bwhen (?:i|we)'?(?:m| am|'re| are) (?:rich|famous|retired|old|older|a millionaire)\b"
+    r"|\bif (?:\w+ ){0,3}asks?\b"
+    # Said to make a point, not to be stored: "I'd kill for a coffee", "I could eat a horse",
+    # "I practically live on coffee", "sometimes I feel like I'm 80".
+    r"|\bi'?d kill for\b|\bcould eat a horse\b|\b(?:practically|basically|literally) liv(?:e|es|ing) (?:on|at|in)\b"
+    r"|\bfeel like i'?m (?:\d+|a \w+)\b",
     re.IGNORECASE,
 )
 # What takes a statement back: "just kidding", "开玩笑的". The sentence is not kept.
 JOKE: Final = re.compile(
     r"\b(?:just kidding|jk|kidding|joking|j/k|not really|not seriously|i'?m not serious|"
     r"just a joke|only joking|obviously not|as if)\b|/s\b"
+    # Sarcasm: "oh sure, I'm a millionaire", "yeah right, like I have time for the gym",
+    # "他会准时才怪", "鬼才信".
+    r"|^(?:oh,? )?(?:sure|yeah),? right\b|^oh,? sure\b|(?:^|[,，]\s*)like i (?:have|had|care|need)\b(?! to\b)"
+    r"|才怪|鬼才"
     r"|开个?玩笑|開個?玩笑|讲笑|講笑|逗你的?|骗你的|说着玩的|瞎说的|随便说说|说笑的|不是真的|逗你玩|吹牛|做梦呢",
     re.IGNORECASE,
 )
