@@ -58,6 +58,7 @@ from langgraph_memory.nodes.rules._forget import (
 from langgraph_memory.nodes.rules._profile import HOUSEHOLD_KEY_PARTS
 from langgraph_memory.nodes.rules._retire import (
     calendar_dates,
+    continued_part,
     done,
     happened,
     has_own_subject,
@@ -326,6 +327,32 @@ def _stale_loose(
                     out.append((r, left or ""))
     taken = {r.id for r, _ in out}
     return out + [(r, kept) for r, kept in recounted if r.id not in taken]
+
+
+def _continuations(
+    cand: CandidateMemory, retired: Sequence[MemoryRecord], records: Sequence[MemoryRecord]
+) -> list[tuple[MemoryRecord, str]]:
+    """Evidence turns said in the same message as a slot value ``cand`` retires that go on
+    about it ("near the station" beside "User's office is on Baker Street"), with what stays
+    of each (``continued_part``): the old value's details must not outlive it."""
+    taken = {r.id for r in retired}
+    out: list[tuple[MemoryRecord, str]] = []
+    for value in retired:
+        if is_evidence_key(value.key):
+            continue
+        for r in records:
+            if (
+                r.id in taken
+                or r.status != MemoryStatus.ACTIVE
+                or not is_evidence_key(r.key)
+                or not set(value.origin_message_ids) & set(r.origin_message_ids)
+            ):
+                continue
+            kept = continued_part(cand.text, value.text, r.text)
+            if kept is not None:
+                out.append((r, kept))
+                taken.add(r.id)
+    return out
 
 
 def _older_and_current(cand: CandidateMemory, r: MemoryRecord) -> bool:
@@ -612,12 +639,14 @@ def _keyed_op(
         )
     result_id = result_id_for(seed, index)
     batch_by_key[key] = (result_id, cand)
+    details = _continuations(cand, active, [s.record for s in ctx.similar])
     return MemoryOp(
         "supersede",
         cand,
-        tuple(r.id for r in active),
+        (*(r.id for r in active), *(r.id for r, _ in details)),
         f"same key {key!r}: new value replaces the old",
         result_id,
+        kept=_kept(details),
     )
 
 
@@ -682,6 +711,7 @@ def _offline_op(
     # "I switched to the unlimited plan" retires the raw turn that said "50GB plan":
     # evidence has no key, so the same-key supersede cannot (nodes/rules/_evidence.py).
     stale = _stale_loose(cand, [r for _, r in scored])[:_MAX_RETIRED]
+    stale += _continuations(cand, [r for r, kept in stale if not kept], active)
     previous = ctx.previous
     if previous is not None and (_past(previous, cand.observed_at) or happened(previous.text)):
         previous = None  # "the sofa came today, it's torn" is no plan "the 27th instead?" moves

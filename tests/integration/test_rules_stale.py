@@ -1261,3 +1261,52 @@ def test_a_move_to_a_new_home_outlasts_the_lease_it_replaces(
     say(writer, clock, "找到长期的房子了! 5 月 1 号搬去 Haidhausen。", "h2")
     (home,) = [r for r in store.list_memories(U) if "Haidhausen" in r.text]
     assert home.expires_at is None, home
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone", "new"),
+    [
+        # A relative's drug replaced ends the drug and the dose said with it.
+        (
+            "My mum is on warfarin, 5mg every evening.",
+            "The GP switched mum to apixaban last week.",
+            "warfarin",
+            "apixaban",
+        ),
+        # A move named "relocated", sharing only the plain word "office".
+        (
+            "My office is on Baker Street.",
+            "We relocated to the Canary Wharf office this month.",
+            "Baker Street",
+            "Canary Wharf",
+        ),
+        # A change of channel said alone ("改发邮件吧") is the channel's new value.
+        ("以后都用微信联系我。", "以后别用微信了，改发邮件吧。", "通过微信", "邮件"),
+        ("I drink oat milk in my coffee", "I've switched to soy milk these days", "oat milk", "soy milk"),
+    ],
+)
+def test_a_change_named_in_plain_words_ends_the_old_value(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock,
+    first: str, change: str, gone: str, new: str,
+) -> None:  # fmt: skip
+    say_then_change(writer, store, clock, first, change, gone=gone, new=new)
+
+
+def test_the_details_said_with_a_replaced_value_go_with_it(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say(writer, clock, "My mum is on warfarin, 5mg every evening.", "h1")
+    say(writer, clock, "The GP switched mum to apixaban last week.", "h2")
+    assert not any("5mg" in t for t in active(store)), active(store)
+
+
+def test_details_on_another_topic_or_person_stay(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say(writer, clock, "换39码吧，我平时都穿39的。我是你们家的月卡会员，每个月自动扣那个", "h1")
+    say(writer, clock, "还有那个月卡，能不能改成年卡", "h2")
+    texts = active(store)
+    assert any("39" in t for t in texts), texts
+    say(writer, clock, "My mum is on warfarin, she is allergic to penicillin.", "h3")
+    say(writer, clock, "The GP switched mum to apixaban.", "h4")
+    assert any("penicillin" in t for t in active(store)), active(store)

@@ -800,3 +800,21 @@ def test_a_time_word_or_like_is_not_a_rhetorical_question(text: str) -> None:
 )
 def test_an_adverb_before_allergic_is_not_the_allergen(text: str, key: str) -> None:
     assert key in [c.key for c in facts(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "channel"),
+    [
+        ("以后别用微信了，改发邮件吧。", "邮件"),
+        ("换成短信吧", "短信"),
+        ("改打电话就行", "电话"),
+        ("please switch to email for updates", "email"),
+    ],
+)
+def test_a_change_of_channel_said_alone(text: str, channel: str) -> None:
+    (found,) = [c for c in facts(text) if c.key == "contact.channel"]
+    assert channel in found.text
+
+
+def test_changing_an_email_address_is_no_channel() -> None:
+    assert not [c for c in facts("change my email address to x") if c.key == "contact.channel"]

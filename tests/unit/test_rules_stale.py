@@ -690,3 +690,25 @@ def test_a_replacement_naming_the_same_thing_retires_it(old: str, new: str) -> N
 )
 def test_a_shared_word_outside_the_replacing_clause_retires_nothing(old: str, new: str) -> None:
     assert retired_part(new, old, split=True) is None
+
+
+def test_a_drug_replaced_for_the_same_person_ends_the_old_one() -> None:
+    from langgraph_memory.nodes.rules._retire import retires_slot
+
+    old, key = "User's mum is on warfarin", "health.mother.on_warfarin"
+    assert retires_slot("User said: The GP switched mum to apixaban last week", old, key)
+    assert not retires_slot("User said: The GP switched dad to apixaban last week", old, key)
+    assert not retires_slot("User said: I switched to the annual plan", old, key)
+
+
+def test_a_detail_goes_with_the_value_it_went_on_about() -> None:
+    from langgraph_memory.nodes.rules._retire import continued_part
+
+    update, value = "User said: The GP switched mum to apixaban", "User's mum is on warfarin"
+    assert continued_part(update, value, "User said: 5mg every evening") == ""
+    assert continued_part(update, value, "User said: 5mg every evening; I work nights") == (
+        "User said: I work nights"
+    )
+    # Not a piece on another topic, nor one with a subject of its own.
+    assert continued_part(update, value, "User said: 换39码吧") is None
+    assert continued_part(update, value, "User said: she is allergic to penicillin") is None

@@ -54,7 +54,7 @@ CORRECTED_DAY: Final = (
     r"\b(?:not|rather than) (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日]"
 )
 UPDATE: Final = re.compile(
-    r"\b(?:now|switched|switching|switch|moved|moving|changed|changing|instead|no longer|anymore|"
+    r"\b(?:now|switched|switching|switch|moved|moving|relocated|relocating|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancel(?:l?ed|l?ing)?|"
     r"these days|from now on|not anymore|gave up|quit|stopped|started|new|shifted|bumped|brought forward|"
     r"change of plans?|plans? changed|gone|became|become|turned|gave up|given up|giving up|transferr?(?:ed|ing)?|"

@@ -103,6 +103,8 @@ def rule_contact(segment: str) -> Match | None:
         r"\b(?:contact|reach|notify|message|ping|call)\s+me\s+(?:only\s+)?(?:by|via|through|on|over)\s+"
         r"(e-?mail|phone|text|sms|wechat|whatsapp|telegram|signal)\b"
         r"|\b(e-?mail|text|message|wechat)\s+me\s+instead\b"
+        # "switch to email for updates", "can we change to WhatsApp": a channel, not an address.
+        r"|\b(?:switch|change|move)(?: (?:it|that|me|us))? (?:over )?to (e-?mail|texts?|sms|whatsapp|wechat)\b(?! address| number)"
         # "email me, don't call", "pls text me updates": not "email me the invoice" (an errand).
         r"|^(?:(?:pls|please|just|only|oh and|and)\s+)*(e-?mail|text|sms|whatsapp|wechat)\s+me"
         r"(?:\s+(?:updates?|instead|only|from now on|about (?:it|this|changes|updates))\b.*)?$"
@@ -131,7 +133,9 @@ def rule_contact(segment: str) -> Match | None:
         rf"({_ZH_CHANNEL})(?:给我|联系我|通知我|找我|我)"
         # The whole segment, as "email me" is: "发邮件给我就行", "发短信就好".
         rf"|^(?:请|麻烦)?(?:就|只)?(?:发|用)({_ZH_CHANNEL})(?:给我|联系我|通知我)?(?:就行|就好|就可以|吧)?$"
-        rf"|(?:别|不要|唔好)打(?:电话|電話)[^。；]{{0,6}}?(?:发|用|打)({_ZH_CHANNEL})",
+        rf"|(?:别|不要|唔好)打(?:电话|電話)[^。；]{{0,6}}?(?:发|用|打)({_ZH_CHANNEL})"
+        # A change of channel said alone: "改发邮件吧", "换成短信", "改打电话就行".
+        rf"|^(?:那|那就|以后)?(?:改|换|換)(?:成|为)?(?:发|用|打)?({_ZH_CHANNEL}|电话)(?:联系我|通知我|给我)?(?:就行|就好|吧)?$",
         segment,
         re.IGNORECASE,
     )

@@ -198,8 +198,10 @@ _ONE_VALUE_SLOTS: Final = {
     "budget": ("budget",),
     # A purchase record of a handset ("用户购买了iPhone 15 Pro"), only when it is one.
     "device": ("device", "product"),
-    # A pregnancy that ended ("the baby arrived"): the one health value a raw update ends.
+    # A pregnancy that ended ("the baby arrived") and a drug replaced ("the GP switched mum to
+    # apixaban" ends "mum is on warfarin"): the health values a raw update ends.
     "pregnancy": ("health",),
+    "medication": ("health",),
 }
 
 
@@ -373,7 +375,7 @@ def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:
 _REPLACES: Final = re.compile(
     r"\b(?:switch(?:ed|ing)? (?:over )?to|instead|chang(?:ed|ing|e) (?:it |that |them )?to|replac\w+|"
     r"swapp?(?:ed|ing)? (?:\w+ )?for|no longer|any ?more|these days|from now on|"
-    r"moved (?:it |them |that )?to|(?:now|these days) (?:i |we )?(?:use|drink|eat|take|prefer|go|goes|want|have|do))\b",
+    r"moved (?:it |them |that )?to|relocated to|(?:now|these days) (?:i |we )?(?:use|drink|eat|take|prefer|go|goes|want|have|do))\b",
     re.IGNORECASE,
 )
 # Words of the change itself, which name no thing: "switched to", "these days", "instead".
@@ -594,6 +596,32 @@ def moved_part(update: str, old: str, *, split: bool) -> str | None:
     if not stale:
         return None
     kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
+    return join_pieces(prefix, kept) if kept else ""
+
+
+def continued_part(update: str, retired: str, evidence: str) -> str | None:
+    """What stays of an evidence turn said in the same message as a value ``update`` ended,
+    once the leading pieces that go on about that value (on its topic, with no subject of
+    their own) go with it ("My mum is on warfarin, 5mg every evening": "5mg every evening"
+    goes when the GP switches her drug). ``None``: it does not go on about it. A piece with a subject of its
+    own, an ask, or a sticky piece the update is not about stays, and so does all after it.
+    A piece is read with the value it went on about (``retired``): "5mg every evening" is
+    mum's dose, which "the GP switched mum to apixaban" is about."""
+    prefix, pieces = split_pieces(evidence)
+    # Only a piece on the value's own topic: the pieces do not say where in the message the
+    # value stood ("换39码吧" came before "我是月卡会员" and is about the shoes).
+    about = topics(retired) - _BROAD
+    n = 0
+    while n < len(pieces) and not (
+        not topics(pieces[n]) & about
+        or has_own_subject(pieces[n])
+        or opens_an_ask(pieces[n])
+        or _blocked(update, f"{LABEL.sub('', retired)} {pieces[n]}")
+    ):
+        n += 1
+    if n == 0:
+        return None
+    kept = [p for p in pieces[n:] if says_something(p)]
     return join_pieces(prefix, kept) if kept else ""
 
 
