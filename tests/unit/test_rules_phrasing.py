@@ -818,3 +818,22 @@ def test_a_change_of_channel_said_alone(text: str, channel: str) -> None:
 
 def test_changing_an_email_address_is_no_channel() -> None:
     assert not [c for c in facts("change my email address to x") if c.key == "contact.channel"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我怀疑我对麸质过敏",
+        "I suspect I'm allergic to gluten",
+        "我老公说他可能对猫过敏",
+        "我小时候对牛奶过敏，现在好了",
+        "I'm allergic to Mondays",
+        "I'm allergic to bad customer service",
+    ],
+)
+def test_a_suspected_outgrown_or_figurative_allergy_is_no_allergy(text: str) -> None:
+    assert not [c for c in facts(text) if (c.key or "").startswith("allergy")], facts(text)
+
+
+def test_an_allergy_held_since_before_is_still_one() -> None:
+    assert "allergy.花生" in [c.key for c in facts("我以前就对花生过敏")]

@@ -200,11 +200,35 @@ def _relative_allergy(segment: str) -> Match | None:
 # What may stand between 我 and the allergen: a hedge or an adverb, never the allergen.
 _ZH_ALLERGY_HEDGE: Final = re.compile(
     r"^(?:其实|其實|是|对|對|有|只|就是|就|也|都|还|還|又|一直|一向|向来|向來|本来|本來|真的|确实|確實|"
-    r"从小|從小|天生|特别|特別|好像|貌似)+"
+    r"从小|從小|天生|特别|特別|好像|貌似|以前|以来|以來|一直以来|一直以來)+"
+)
+
+
+# Not an allergy one has now: a suspicion ("我怀疑我对麸质过敏", "I suspect I'm allergic"), a
+# maybe ("他可能对猫过敏"), one outgrown ("我小时候对牛奶过敏，现在好了").
+_NOT_A_CURRENT_ALLERGY: Final = re.compile(
+    r"怀疑|懷疑|疑似|可能|也许|也許|或许|或許|不确定|不確定|小时候|小時候|以前(?!就|开始|開始)|曾经|曾經|现在好了|現在好了|现在不|現在不"
+    r"|\b(?:suspect|might|may be|maybe|possibly|probably|not sure|as a (?:kid|child)|grew out of|outgrew)\b",
+    re.IGNORECASE,
+)
+# "Allergic" said of a thing no body reacts to: "I'm allergic to Mondays", "对加班过敏".
+_FIGURATIVE_ALLERGEN: Final = re.compile(
+    r"^(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|mornings?|work|meetings?|exercise|people|"
+    r"bad \w+|nonsense|drama|commitment|effort|maths?|homework|small talk|queues?)\b"
+    r"|上班|加班|开会|開會|早起|你们|你們|服务|服務|数学|數學|作业|作業",
+    re.IGNORECASE,
 )
 
 
 def rule_allergy(segment: str) -> Match | None:
+    found = _allergy(segment)
+    if found is None or _NOT_A_CURRENT_ALLERGY.search(segment):
+        return None
+    allergen = re.sub(r"^.*?(?:allergic to |对|對)", "", found.text)
+    return None if _FIGURATIVE_ALLERGEN.search(allergen) else found
+
+
+def _allergy(segment: str) -> Match | None:
     found = _relative_allergy(segment)
     if found is not None:
         return found
