@@ -158,7 +158,8 @@ _EN_ALLERGY_ADVERBS: Final = (
 )
 # "is", "'s", "has been", "have always been": what joins the person to "allergic".
 _EN_IS_ALLERGIC: Final = (
-    rf"(?:'s|'re|'m|is|are|am|(?:'ve|'s|has|have)\s+{_EN_ALLERGY_ADVERBS}been)\s+{_EN_ALLERGY_ADVERBS}allergic to\s+(.+)$"
+    rf"(?:'s|'re|'m|is|are|am|(?:'ve|'s|has|have)\s+{_EN_ALLERGY_ADVERBS}been)\s+"
+    rf"{_EN_ALLERGY_ADVERBS}allergic to\s+(.+)$"
 )
 _EN_RELATIVE_ALLERGY: Final = (
     # "my daughter is 6 and she's allergic to sesame": the pronoun is the relative.
@@ -194,7 +195,6 @@ def _relative_allergy(segment: str) -> Match | None:
                 importance=0.95,
             )
     return None
-
 
 
 # What may stand between 我 and the allergen: a hedge or an adverb, never the allergen.

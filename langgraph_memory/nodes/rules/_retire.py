@@ -39,8 +39,8 @@ from langgraph_memory.nodes.rules._evidence import (
     updates,
 )
 from langgraph_memory.nodes.rules._quantity import moves_quantity, singular
-from langgraph_memory.nodes.rules._text import word_set
 from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
+from langgraph_memory.nodes.rules._text import word_set
 
 # Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
 _PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
@@ -407,7 +407,7 @@ def _same_thing(update: str, piece: str) -> bool:
     no topic family, name or code in common with what it replaces."""
     _, parts = split_pieces(update)
     replacing = [q for q in parts if _REPLACES.search(LABEL.sub("", q))]
-    return bool(set().union(set(), *(_things(q) for q in replacing)) & _things(piece))
+    return bool(set().union(*(_things(q) for q in replacing)) & _things(piece))
 
 
 # Moving a time, not any change: "提前三天提醒我" moves nothing.
@@ -603,10 +603,11 @@ def continued_part(update: str, retired: str, evidence: str) -> str | None:
     """What stays of an evidence turn said in the same message as a value ``update`` ended,
     once the leading pieces that go on about that value (on its topic, with no subject of
     their own) go with it ("My mum is on warfarin, 5mg every evening": "5mg every evening"
-    goes when the GP switches her drug). ``None``: it does not go on about it. A piece with a subject of its
-    own, an ask, or a sticky piece the update is not about stays, and so does all after it.
-    A piece is read with the value it went on about (``retired``): "5mg every evening" is
-    mum's dose, which "the GP switched mum to apixaban" is about."""
+    goes when the GP switches her drug). ``None``: it does not go on about it.
+
+    A piece with a subject of its own, an ask, or a sticky piece the update is not about
+    stays, and so does all after it. A piece is read with the value it went on about
+    (``retired``): "5mg every evening" is mum's dose, which the switch is about."""
     prefix, pieces = split_pieces(evidence)
     # Only a piece on the value's own topic: the pieces do not say where in the message the
     # value stood ("换39码吧" came before "我是月卡会员" and is about the shoes).

@@ -564,7 +564,7 @@ HYPOTHETICAL: Final = re.compile(
     # Dreamt, not lived: "我昨晚梦见自己当了飞行员", "發夢都想".
     r"|梦见|梦到|夢見|夢到|发梦|發夢"
     # A future that waits on a condition: "worst case I'll sell my car", "when I'm rich I'll
-    # fly business", "once I win ...", "if my boss asks, I'm at the dentist".
+    # fly business", "if my boss asks, I'm at the dentist".
     r"|\bworst case\b|\bbest case\b|\bwhen (?:i|we)'?(?:m| am|'re| are) (?:rich|famous|retired|old|older|a millionaire)\b"
     r"|\bif (?:\w+ ){0,3}asks?\b"
     # Said to make a point, not to be stored: "I'd kill for a coffee", "I could eat a horse",
