@@ -67,6 +67,7 @@ from langgraph_memory.nodes.rules._retire import (
     moves_a_date,
     moves_a_value,
     opens_an_ask,
+    restated_part,
     retired_dates,
     retired_part,
     retires_instruction,
@@ -262,7 +263,7 @@ def _stale_loose(
     of its things again with another number (``_moved_values``)."""
     if cand.forget:
         return []
-    recounted = _moved_values(cand, records)
+    recounted = _moved_values(cand, records) + _restated(cand, records)
     if updates(cand.text):
         topic_only = False
     elif _slot_value(cand) and cand.expires_at is None:
@@ -327,6 +328,26 @@ def _stale_loose(
                     out.append((r, left or ""))
     taken = {r.id for r, _ in out}
     return out + [(r, kept) for r, kept in recounted if r.id not in taken]
+
+
+def _restated(
+    cand: CandidateMemory, records: Sequence[MemoryRecord]
+) -> list[tuple[MemoryRecord, str]]:
+    """Older raw statements of the user's saying what the generic slot ``cand`` sets
+    ("my office is on Fleet Street" after "our office is near Baker Street"), with what
+    stays of each (``restated_part``). No update word is needed: the slot says it anew."""
+    if cand.source is not MemorySource.USER_STATED or not (cand.key or "").startswith("profile."):
+        return []
+    out: list[tuple[MemoryRecord, str]] = []
+    for r in records:
+        if r.source is not MemorySource.USER_STATED or not is_evidence_key(r.key):
+            continue
+        if not _older_and_current(cand, r):
+            continue
+        kept = restated_part(cand.text, r.text, split=True)
+        if kept is not None:
+            out.append((r, kept))
+    return out
 
 
 def _continuations(

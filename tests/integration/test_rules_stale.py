@@ -1310,3 +1310,15 @@ def test_details_on_another_topic_or_person_stay(
     say(writer, clock, "My mum is on warfarin, she is allergic to penicillin.", "h3")
     say(writer, clock, "The GP switched mum to apixaban.", "h4")
     assert any("penicillin" in t for t in active(store)), active(store)
+
+
+def test_my_x_is_y_ends_an_older_raw_statement_of_x(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say_then_change(
+        writer, store, clock,
+        "we moved in last year, our office is near Baker Street, parking is free",
+        "my office is on Fleet Street",
+        gone="Baker Street", new="Fleet Street",
+    )  # fmt: skip
+    assert any("parking is free" in t for t in active(store)), active(store)

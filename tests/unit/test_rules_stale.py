@@ -712,3 +712,18 @@ def test_a_detail_goes_with_the_value_it_went_on_about() -> None:
     # Not a piece on another topic, nor one with a subject of its own.
     assert continued_part(update, value, "User said: 换39码吧") is None
     assert continued_part(update, value, "User said: she is allergic to penicillin") is None
+
+
+def test_a_generic_slot_said_anew_retires_what_said_it_before() -> None:
+    from langgraph_memory.nodes.rules._retire import restated_part
+
+    value = "User's office is on Fleet Street"
+    old = "User said: we moved in last year; our office is near Baker Street; parking is free"
+    assert restated_part(value, old, split=True) == "User said: we moved in last year; parking is free"
+    assert restated_part("用户的车是特斯拉 Model 3", "用户说：我的车是比亚迪的；平时上班开", split=True) == (
+        "用户说：平时上班开"
+    )
+    # The same value again, someone else's slot, or another slot: nothing goes.
+    assert restated_part(value, "User said: the office is on Fleet Street, 3rd floor", split=True) is None
+    assert restated_part(value, "User said: my sister's office is in Leeds", split=True) is None
+    assert restated_part(value, "User said: our flat is near Baker Street", split=True) is None

@@ -626,6 +626,44 @@ def continued_part(update: str, retired: str, evidence: str) -> str | None:
     return join_pieces(prefix, kept) if kept else ""
 
 
+# A generic slot value as the rules write it: "User's office is Fleet Street", "用户的车是特斯拉".
+_ATTRIBUTE_VALUE: Final = re.compile(
+    r"^User's ([a-z][a-z' -]{1,30}?) is (.+)$|^用户的([\u4e00-\u9fff]{1,8}?)是(.+)$"
+)
+
+
+def restated_part(value: str, old: str, *, split: bool) -> str | None:
+    """What of ``old`` stays once ``value`` ("User's office is on Fleet Street", a generic
+    "my X is Y" slot) says the same X again with another value: the pieces that say what X
+    is ("our office is near Baker Street", "车是比亚迪的") go, someone else's X stays ("my
+    sister's office is ..."). Same reply shape as ``retired_part``."""
+    m = _ATTRIBUTE_VALUE.match(value)
+    if m is None:
+        return None
+    attribute, said = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    if attribute.isascii():
+        states = re.compile(
+            rf"\b(?:my|our|the) {re.escape(attribute)}s? (?:is|are|was|'s)\b", re.IGNORECASE
+        )
+    else:
+        states = re.compile(
+            rf"(?<![他她佢])(?:我|我们|我們)?(?:的)?{re.escape(attribute)}(?:是|在|叫)"
+        )
+    prefix, pieces = split_pieces(old) if split else ("", [old])
+    stale = [
+        i
+        for i, p in enumerate(pieces)
+        if states.search(LABEL.sub("", p))
+        and said.lower() not in p.lower()
+        and not _blocked(value, p)
+        and not _kin_of(p)
+    ]
+    if not stale:
+        return None
+    kept = [p for i, p in enumerate(pieces) if i not in stale and says_something(p)]
+    return join_pieces(prefix, kept) if kept else ""
+
+
 def _someone_else(update: str, piece: str) -> bool:
     """``_blocked``, except that an update naming no one but the piece's own thing (a drug,
     a plan) is about the piece's person: "医生说美多芭改成每次一片了" after "我爸美多芭每次吃半片"."""
