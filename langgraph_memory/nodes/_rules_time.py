@@ -167,6 +167,20 @@ _ZH_HOLIDAY_BOUND: Final = re.compile(
     r"(?<=[到至])(圣诞节?|平安夜|元旦|跨年)|(圣诞节?|平安夜|元旦|跨年)(?=之?前|以前|为止)"
 )
 _ZH_HOLIDAYS: Final = {"平安夜": "12月24日", "元旦": "1月1日", "跨年": "12月31日"}
+# A holiday named as a period ("国庆期间我回老家", "五一假期去三亚"): the days it spans, as the
+# date range the patterns read. Only holidays on fixed dates (not 春节, which moves).
+_ZH_HOLIDAY_PERIOD: Final = re.compile(
+    r"(?:(国庆|十一(?=长假|假期|黄金周))(?:节)?|(五一|劳动节))(?!节?(?:后|前|之后|之前|以后|以前|过后|当天))"
+    r"(?:期间|假期|长假|黄金周|那几天|那周|七天|放假)?"
+)
+_ZH_HOLIDAY_SPANS: Final = {"国庆": "10月1日到10月7日", "十一": "10月1日到10月7日", "五一": "5月1日到5月5日",
+                            "劳动节": "5月1日到5月5日"}  # fmt: skip
+# "for the rest of November / the month / the week": until its end.
+_EN_REST_OF: Final = re.compile(
+    r"\b(?:for |during )?the rest of (?:the )?(month|week|year|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
 # "下周一到周五": the second weekday of a range is in the first one's week.
 _ZH_WEEKDAY_RANGE: Final = re.compile(
     r"(下个?(?:周|星期|礼拜)[一二三四五六日天])\s*(到|至|-|~)\s*(?=(?:周|星期|礼拜)[一二三四五六日天])"
@@ -199,6 +213,17 @@ def time_words(clause: str) -> str:
     clause = _EN_WEEKDAY_RANGE.sub(
         r"\g<first> \g<to> next ", _EN_HOLIDAY_BOUND.sub(_en_holiday, clause)
     )
+    clause = _EN_REST_OF.sub(
+        lambda m: (
+            "until the end of "
+            + (
+                f"the {m.group(1)}"
+                if m.group(1).lower() in ("month", "week", "year")
+                else m.group(1)
+            )
+        ),
+        clause,
+    )
     if not re.search(r"[\u3400-\u9fff]", clause):
         return _en_months_filled(clause)
     for variant, mandarin in _ZH_VARIANTS:
@@ -210,6 +235,11 @@ def time_words(clause: str) -> str:
     clause = _ZH_HOLIDAY_BOUND.sub(
         lambda m: _ZH_HOLIDAYS.get(m.group(1) or m.group(2), "12月25日"), clause
     )
+    if not re.search(r"\d{1,2}\s*[号號日]?\s*(?:到|至|-|~)\s*\d", clause):
+        # "国庆我要回老家，1号到7号都在那边" names its own days.
+        clause = _ZH_HOLIDAY_PERIOD.sub(
+            lambda m: _ZH_HOLIDAY_SPANS[m.group(1) or m.group(2)], clause
+        )
     clause = _ZH_WEEKDAY_RANGE.sub(r"\1\2下", clause)
     return _en_months_filled(_zh_months_filled(clause))
 

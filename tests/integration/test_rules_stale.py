@@ -1322,3 +1322,19 @@ def test_my_x_is_y_ends_an_older_raw_statement_of_x(
         gone="Baker Street", new="Fleet Street",
     )  # fmt: skip
     assert any("parking is free" in t for t in active(store)), active(store)
+
+
+@pytest.mark.parametrize(
+    ("first", "change", "gone"),
+    [
+        ("Only call me after 6pm.", "You can call me any time now, I'm working from home.", "6pm"),
+        ("Never schedule anything on weekends for me.", "Weekends are fine now, I've changed jobs.", "never schedule"),
+    ],
+)
+def test_a_standing_instruction_changed_in_plain_words_is_no_longer_pinned(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock, first: str, change: str, gone: str
+) -> None:
+    say(writer, clock, first, "h1")
+    say(writer, clock, change, "h2")
+    texts = active(store)
+    assert not any(gone in t.lower() for t in texts), texts

@@ -186,3 +186,23 @@ def test_until_then_in_the_next_sentence_ends_the_day_before_the_date_named(
     until_then = next(c for c in found if "Until then" in c.text or "在那之前" in c.text)
     assert until_then.expires_at is not None
     assert (until_then.expires_at - timedelta(microseconds=1)).strftime("%m-%d") == last_day
+
+
+@pytest.mark.parametrize(
+    ("text", "last_day"),
+    [
+        ("国庆期间我回老家", "10-07"),
+        ("十一长假我在杭州", "10-07"),
+        ("国庆节那几天寄到我妈家", "10-07"),
+        ("五一假期我们去三亚", "05-05"),
+        ("For the rest of November I'm working from the Berlin office", "11-30"),
+        ("for the rest of the month I'm on nights", "09-30"),
+    ],
+)
+def test_a_holiday_or_the_rest_of_a_month_is_a_period(text: str, last_day: str) -> None:
+    assert _last_days(text, datetime(2026, 9, 20, 9, tzinfo=UTC)) == [last_day]
+
+
+def test_after_a_holiday_is_not_during_it() -> None:
+    # "国庆后" names when the trip starts; its own dates bound it.
+    assert _last_days("国庆后我去三亚，10月12到15号", datetime(2026, 9, 20, 9, tzinfo=UTC)) == ["10-15"]

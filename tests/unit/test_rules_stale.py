@@ -661,8 +661,14 @@ def test_a_time_bounded_statement_ends_by_its_stated_or_vague_end(text: str, end
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("User said: I keep all my notes in Notion", "User said: I've switched to Obsidian for my notes"),
-        ("User said: I drink oat milk in my coffee", "User said: I've switched to soy milk these days"),
+        (
+            "User said: I keep all my notes in Notion",
+            "User said: I've switched to Obsidian for my notes",
+        ),
+        (
+            "User said: I drink oat milk in my coffee",
+            "User said: I've switched to soy milk these days",
+        ),
         (
             "User said: please send the parcels to my office",
             "User said: from now on, parcels go to the front desk instead",
@@ -719,11 +725,68 @@ def test_a_generic_slot_said_anew_retires_what_said_it_before() -> None:
 
     value = "User's office is on Fleet Street"
     old = "User said: we moved in last year; our office is near Baker Street; parking is free"
-    assert restated_part(value, old, split=True) == "User said: we moved in last year; parking is free"
-    assert restated_part("用户的车是特斯拉 Model 3", "用户说：我的车是比亚迪的；平时上班开", split=True) == (
-        "用户说：平时上班开"
+    assert (
+        restated_part(value, old, split=True) == "User said: we moved in last year; parking is free"
     )
+    assert restated_part(
+        "用户的车是特斯拉 Model 3", "用户说：我的车是比亚迪的；平时上班开", split=True
+    ) == ("用户说：平时上班开")
     # The same value again, someone else's slot, or another slot: nothing goes.
-    assert restated_part(value, "User said: the office is on Fleet Street, 3rd floor", split=True) is None
+    assert (
+        restated_part(value, "User said: the office is on Fleet Street, 3rd floor", split=True)
+        is None
+    )
     assert restated_part(value, "User said: my sister's office is in Leeds", split=True) is None
     assert restated_part(value, "User said: our flat is near Baker Street", split=True) is None
+
+
+@pytest.mark.parametrize(
+    ("update", "instruction"),
+    [
+        (
+            "User said: You can call me any time now; I'm working from home",
+            "User's standing instruction: only call me after 6pm",
+        ),
+        (
+            "User said: Weekends are fine now",
+            "User's standing instruction: never schedule anything on weekends for me",
+        ),
+    ],
+)
+def test_a_change_naming_an_instructions_action_in_plain_words_retires_it(
+    update: str, instruction: str
+) -> None:
+    from langgraph_memory.nodes.rules._retire import retires_instruction
+
+    assert retires_instruction(update, instruction)
+
+
+@pytest.mark.parametrize(
+    ("update", "instruction"),
+    [
+        # A change of something else, or no change at all.
+        (
+            "User said: I moved to the new office now",
+            "User's standing instruction: only call me after 6pm",
+        ),
+        (
+            "User said: we now have a dog",
+            "User's standing instruction: never schedule anything on weekends for me",
+        ),
+        ("User said: call me on my mobile", "User's standing instruction: only call me after 6pm"),
+        # Saying no to the instruction's action now is not a change of the instruction.
+        (
+            "User said: no, don't cancel the order now; keep it",
+            "User's standing instruction: if it arrives late just cancel it and refund me",
+        ),
+    ],
+)
+def test_an_instruction_stays_beside_other_changes(update: str, instruction: str) -> None:
+    from langgraph_memory.nodes.rules._retire import retires_instruction
+
+    assert not retires_instruction(update, instruction)
+
+
+def test_when_the_user_is_free_is_kept_as_evidence() -> None:
+    for text in ("Weekends are fine now.", "Mornings are no good any more"):
+        assert [c.text for c in EXTRACTOR.extract([HumanMessage(text, id="m1")])], text

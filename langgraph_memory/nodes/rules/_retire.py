@@ -352,11 +352,35 @@ def retires_instruction(update: str, instruction: str) -> bool:
     其實八點以後比較好" after "以後打給我請在晚上七點以後"): it names what the instruction
     names (more than a number: "the 10 o'clock bus" is not "never call me before 10"), and
     the instruction has nothing left once the update's pieces are taken out."""
-    return (
-        updates(update)
-        and _shares_distinctive(update, instruction, numbers=False)
-        and retired_part(update, instruction, split=False) == ""
+    if not updates(update):
+        return False
+    if _shares_distinctive(update, instruction, numbers=False):
+        return retired_part(update, instruction, split=False) == ""
+    # Or the same action or thing in plain words, said as a change: "you can call me any
+    # time now" after "only call me after 6pm", "weekends are fine now" after "never
+    # schedule anything on weekends".
+    body = LABEL.sub("", update).lower()
+    shared = _plain_words(update) & _plain_words(instruction)
+    # Not a word the update says no to: "NO dont cancel it, i said keep it" keeps "if it
+    # slips past mid december just cancel it".
+    return any(
+        not re.search(rf"\b(?:don'?t|do not|never|no|not)\s+{re.escape(w)}", body) for w in shared
     )
+
+
+# Words of an instruction's wrapper or of politeness, which say nothing of what it is about.
+_INSTRUCTION_WORDS: Final = word_set(
+    "standing instruction user said please always never only want wants asks asked anything "
+    "something everything thing things dont don't cant can't wont won't doesnt didnt isnt "
+    "just really okay fine"
+)
+
+
+def _plain_words(text: str) -> set[str]:
+    """The English content words of ``text`` in singular form, verbs included: an
+    instruction is an action ("call", "schedule") as much as a thing."""
+    terms = {singular(t) for t in salient_terms(text) if t.isascii() and t.isalpha()}
+    return terms - _NOT_A_THING - _INSTRUCTION_WORDS
 
 
 def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:

@@ -799,6 +799,15 @@ _CHANGE: Final = re.compile(
 )
 
 
+# When the user can or cannot do things, said of the time itself.
+_AVAILABILITY: Final = re.compile(
+    r"^(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|week ?nights?|mornings?|"
+    r"afternoons?|evenings?|nights?|lunchtimes?)\s+(?:are|is|work|works)\s+(?:\w+\s+)?"
+    r"(?:fine|good|ok|okay|better|best|free|busy|bad|no good|out|impossible|tricky)\b",
+    re.IGNORECASE,
+)
+
+
 def states_something(segment: str, *, about_user: bool = False) -> bool:
     """Worth keeping as evidence: about the user, not small talk, long enough to carry a fact.
 
@@ -837,6 +846,9 @@ def states_something(segment: str, *, about_user: bool = False) -> bool:
     # "sofa got delivered today, one leg is cracked", "the refund finally arrived": a thing
     # of the user's and what happened to it.
     if size >= 4 and _reports_on_a_thing(segment):
+        return True
+    # "weekends are fine now", "mornings are no good any more": when the user is free.
+    if _AVAILABILITY.match(segment):
         return True
     # Otherwise it must carry something to remember: a number, a name, a masked
     # identifier, a Chinese clause ("发短信就行", "柯基"), or a statement about someone the
