@@ -1338,3 +1338,14 @@ def test_a_standing_instruction_changed_in_plain_words_is_no_longer_pinned(
     say(writer, clock, change, "h2")
     texts = active(store)
     assert not any(gone in t.lower() for t in texts), texts
+
+
+def test_a_new_answer_style_replaces_the_old_one(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say_then_change(
+        writer, store, clock,
+        "Keep your answers short, bullet points please.",
+        "Actually I prefer detailed explanations now.",
+        gone="short", new="detailed",
+    )  # fmt: skip

@@ -837,3 +837,20 @@ def test_a_suspected_outgrown_or_figurative_allergy_is_no_allergy(text: str) -> 
 
 def test_an_allergy_held_since_before_is_still_one() -> None:
     assert "allergy.花生" in [c.key for c in facts("我以前就对花生过敏")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Keep your answers short, bullet points please.",
+        "Actually I prefer detailed explanations now",
+        "回复简短点",
+        "以后回答详细一点",
+    ],
+)
+def test_how_long_answers_should_be_is_one_slot(text: str) -> None:
+    assert "preference.answer_style" in [c.key for c in facts(text)], facts(text)
+
+
+def test_a_short_thing_that_is_no_answer_is_no_answer_style() -> None:
+    assert "preference.answer_style" not in [c.key for c in facts("I like short walks")]

@@ -21,7 +21,11 @@ from typing import Final
 from langgraph_memory.nodes.rules._business import BUSINESS_RULES, LATE_RULES
 from langgraph_memory.nodes.rules._forget import rule_forget
 from langgraph_memory.nodes.rules._match import Match, Rule
-from langgraph_memory.nodes.rules._preferences import LIKE_RULES, PREFERENCE_RULES
+from langgraph_memory.nodes.rules._preferences import (
+    LIKE_RULES,
+    PREFERENCE_RULES,
+    keyed_answer_style,
+)
 from langgraph_memory.nodes.rules._profile import PROFILE_RULES
 from langgraph_memory.nodes.rules._text import (
     TRIM,
@@ -108,7 +112,7 @@ def match_specific(segment: str) -> Match | None:
     for rule in SPECIFIC_RULES:
         found = rule(segment)
         if found is not None:
-            return found
+            return keyed_answer_style(found)
     return None
 
 

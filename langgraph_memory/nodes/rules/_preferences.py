@@ -13,6 +13,7 @@ anything you suggest").
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
@@ -448,6 +449,30 @@ def _standing_shape(segment: str) -> Match | None:
     if _ZH_STANDING_SHAPES.search(to_simplified(text)) and not _ZH_THIS_TIME.search(text):
         return Match(f"用户的长期要求：{text}", type=MemoryType.PROCEDURAL, importance=0.8)
     return None
+
+
+# How long or in what shape the user wants answers: one slot, so "I prefer detailed
+# explanations now" replaces "keep your answers short" ("回答详细一点" replaces "回复简短点").
+_ANSWER_STYLE: Final = re.compile(
+    r"\b(?:short|shorter|brief|concise|detailed|in detail|long|longer|bullet(?:ed)? points?|bullets|"
+    r"one[- ]liners?|tl;?dr|step[- ]by[- ]step)\b"
+    r"|简短|简洁|简单点|简单一点|短一点|短点|详细|长一点|分点|要点|一步一步|精简",
+    re.IGNORECASE,
+)
+_ABOUT_ANSWERS: Final = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|messages?|summar(?:y|ies)|texts?)\b"
+    r"|回答|回复|回覆|答复|解释|解釋|讲|說|说",
+    re.IGNORECASE,
+)
+
+
+def keyed_answer_style(found: Match) -> Match:
+    """``found`` under ``preference.answer_style`` when it says how long or in what shape
+    answers should be; unchanged otherwise."""
+    text = found.text
+    if found.key is None and _ANSWER_STYLE.search(text) and _ABOUT_ANSWERS.search(text):
+        return replace(found, key="preference.answer_style")
+    return found
 
 
 PREFERENCE_RULES: Final = (rule_contact, rule_shipping, rule_seat)
