@@ -1349,3 +1349,14 @@ def test_a_new_answer_style_replaces_the_old_one(
         "Actually I prefer detailed explanations now.",
         gone="short", new="detailed",
     )  # fmt: skip
+
+
+def test_a_plan_restated_with_another_date_ends_the_old_date(
+    writer: MemoryWriter, store: ChromaMemoryStore, clock: ManualClock
+) -> None:
+    say_then_change(
+        writer, store, clock,
+        "朵朵学校3月11日下午三点开家长会。",
+        "家长会是3月12日下午两点。",
+        gone="3月11日", new="3月12日",
+    )  # fmt: skip

@@ -790,3 +790,22 @@ def test_an_instruction_stays_beside_other_changes(update: str, instruction: str
 def test_when_the_user_is_free_is_kept_as_evidence() -> None:
     for text in ("Weekends are fine now.", "Mornings are no good any more"):
         assert [c.text for c in EXTRACTOR.extract([HumanMessage(text, id="m1")])], text
+
+
+@pytest.mark.parametrize(
+    ("update", "old", "moved"),
+    [
+        ("用户说：家长会是11月12日下午两点", "用户说：朵朵学校11月11日下午三点开家长会", True),
+        ("User said: the Rome flight is Dec 20", "User said: my flight to Rome is on Dec 18", True),
+        # Another of the same kind, a question, or the same date again: nothing moves.
+        ("User said: I have another dentist check-up on Dec 20", "User said: dentist check-up Dec 10", False),
+        ("User said: is the Rome flight Dec 20?", "User said: my flight to Rome is on Dec 18", False),
+        ("User said: the Rome flight is Dec 18, window seat", "User said: my flight to Rome is on Dec 18", False),
+        # Another thing on another date.
+        ("User said: the party is on Dec 20", "User said: my flight to Rome is on Dec 18", False),
+    ],
+)
+def test_the_same_thing_given_another_calendar_date_moves_it(update: str, old: str, moved: bool) -> None:
+    from langgraph_memory.nodes.rules._retire import moved_part
+
+    assert (moved_part(update, old, split=True) is not None) is moved

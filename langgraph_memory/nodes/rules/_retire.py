@@ -603,6 +603,25 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     return join_pieces(prefix, kept) if kept else ""
 
 
+# One more of the same kind, not the same one moved: "another check-up on Dec 20", "再约一次".
+_ANOTHER: Final = re.compile(
+    r"\b(?:another|also|second|next one|as well)\b|再|又|另外|第二", re.IGNORECASE
+)
+
+
+def _moves_calendar_date(update: str, old: str) -> bool:
+    """``update`` gives the thing ``old`` dates (same name, Chinese word pair or English
+    noun, dates aside) another calendar date: "家长会是11月12日下午两点" after "11月11日下午三点开
+    家长会". A question asks and another of the same kind adds: neither moves it."""
+    new_days, old_days = calendar_dates(update), calendar_dates(old)
+    if not new_days or not old_days or new_days & old_days:
+        return False
+    body = LABEL.sub("", update).strip()
+    if body.endswith(("?", "？", "吗", "嗎")) or _ANOTHER.search(body):
+        return False
+    return _shares_distinctive(update, old, numbers=False) or bool(_things(update) & _things(old))
+
+
 def moved_part(update: str, old: str, *, split: bool) -> str | None:
     """What of ``old`` stays once ``update`` counts one of its things again with another
     number (``_quantity.moves_quantity``; same reply shape as ``retired_part``). Only the
@@ -613,7 +632,9 @@ def moved_part(update: str, old: str, *, split: bool) -> str | None:
         i
         for i, p in enumerate(pieces)
         if any(
-            moves_quantity(q, p) and not _subjects_differ(q, p) and not _someone_else(q, p)
+            (moves_quantity(q, p) or _moves_calendar_date(q, p))
+            and not _subjects_differ(q, p)
+            and not _someone_else(q, p)
             for q in parts
         )
     ]
