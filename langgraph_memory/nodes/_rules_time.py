@@ -197,6 +197,11 @@ def _en_holiday(m: re.Match[str]) -> str:
     return f"{m.group(1)} {day}"
 
 
+def _until_the_end_of(m: re.Match[str]) -> str:
+    period = m.group(1)
+    return f"until the end of {'the ' + period if period.lower() in ('month', 'week', 'year') else period}"
+
+
 def time_words(clause: str) -> str:
     """A clause with its dates in the forms the patterns read: Cantonese and traditional
     time words as Mandarin, spaced digits closed up, slash dates of a Chinese plan as
@@ -213,17 +218,7 @@ def time_words(clause: str) -> str:
     clause = _EN_WEEKDAY_RANGE.sub(
         r"\g<first> \g<to> next ", _EN_HOLIDAY_BOUND.sub(_en_holiday, clause)
     )
-    clause = _EN_REST_OF.sub(
-        lambda m: (
-            "until the end of "
-            + (
-                f"the {m.group(1)}"
-                if m.group(1).lower() in ("month", "week", "year")
-                else m.group(1)
-            )
-        ),
-        clause,
-    )
+    clause = _EN_REST_OF.sub(_until_the_end_of, clause)
     if not re.search(r"[\u3400-\u9fff]", clause):
         return _en_months_filled(clause)
     for variant, mandarin in _ZH_VARIANTS:
