@@ -801,8 +801,10 @@ def test_when_the_user_is_free_is_kept_as_evidence() -> None:
         ("User said: I have another dentist check-up on Dec 20", "User said: dentist check-up Dec 10", False),
         ("User said: is the Rome flight Dec 20?", "User said: my flight to Rome is on Dec 18", False),
         ("User said: the Rome flight is Dec 18, window seat", "User said: my flight to Rome is on Dec 18", False),
-        # Another thing on another date.
+        # Another thing on another date; another person's date.
         ("User said: the party is on Dec 20", "User said: my flight to Rome is on Dec 18", False),
+        ("User's birthday is 5 May", "User's mum's birthday is 3 May", False),
+        ("User said: Ben's birthday is 5 May", "User said: Ana's birthday is 3 May", False),
     ],
 )
 def test_the_same_thing_given_another_calendar_date_moves_it(update: str, old: str, moved: bool) -> None:

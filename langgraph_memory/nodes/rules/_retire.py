@@ -603,6 +603,12 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
     return join_pieces(prefix, kept) if kept else ""
 
 
+# Capitalised words of a date, which name no person ("5 May", "Friday").
+_CALENDAR_NAMES: Final = word_set(
+    "January February March April May June July August September October November December "
+    "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday Friday "
+    "Saturday Sunday"
+)
 # One more of the same kind, not the same one moved: "another check-up on Dec 20", "再约一次".
 _ANOTHER: Final = re.compile(
     r"\b(?:another|also|second|next one|as well)\b|再|又|另外|第二", re.IGNORECASE
@@ -618,6 +624,11 @@ def _moves_calendar_date(update: str, old: str) -> bool:
         return False
     body = LABEL.sub("", update).strip()
     if body.endswith(("?", "？", "吗", "嗎")) or _ANOTHER.search(body):
+        return False
+    # One person's date: "my birthday is 5 May" leaves "my mum's birthday is 3 May", "Ben's
+    # birthday" leaves Ana's.
+    names, old_names = _names(update) - _CALENDAR_NAMES, _names(old) - _CALENDAR_NAMES
+    if _kin_of(update) != _kin_of(old) or ((names or old_names) and not names & old_names):
         return False
     return _shares_distinctive(update, old, numbers=False) or bool(_things(update) & _things(old))
 
