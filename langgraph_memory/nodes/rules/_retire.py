@@ -379,8 +379,7 @@ _INSTRUCTION_WORDS: Final = word_set(
 def _plain_words(text: str) -> set[str]:
     """The English content words of ``text`` in singular form, verbs included: an
     instruction is an action ("call", "schedule") as much as a thing."""
-    terms = {singular(t) for t in salient_terms(text) if t.isascii() and t.isalpha()}
-    return terms - _NOT_A_THING - _INSTRUCTION_WORDS
+    return _content_words(text, nouns_only=False) - _INSTRUCTION_WORDS
 
 
 def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:
@@ -403,7 +402,7 @@ _REPLACES: Final = re.compile(
     re.IGNORECASE,
 )
 # Words of the change itself, which name no thing: "switched to", "these days", "instead".
-_NOT_A_THING: Final = word_set(
+_CHANGE_WORDS: Final = word_set(
     "switch switching change changing instead anymore usually always never prefer these days "
     "going back started start stopped stop tried trying decided update updated replaced swapped"
 )
@@ -415,14 +414,22 @@ _AS_VERB: Final = (
 )
 
 
-def _things(clause: str) -> set[str]:
-    """The English content words of ``clause`` used as nouns, in singular form."""
-    body = LABEL.sub("", clause).lower()
+def _content_words(text: str, *, nouns_only: bool) -> set[str]:
+    """The English content words of ``text`` in singular form, without the words of the
+    change itself; ``nouns_only`` drops the ones used as verbs ("drop me to 500")."""
+    body = LABEL.sub("", text).lower()
     return {
         singular(t)
-        for t in salient_terms(clause)
-        if t.isascii() and t.isalpha() and not re.search(_AS_VERB.format(w=re.escape(t)), body)
-    } - _NOT_A_THING
+        for t in salient_terms(text)
+        if t.isascii()
+        and t.isalpha()
+        and not (nouns_only and re.search(_AS_VERB.format(w=re.escape(t)), body))
+    } - _CHANGE_WORDS
+
+
+def _things(clause: str) -> set[str]:
+    """The English content words of ``clause`` used as nouns, in singular form."""
+    return _content_words(clause, nouns_only=True)
 
 
 def _same_thing(update: str, piece: str) -> bool:
