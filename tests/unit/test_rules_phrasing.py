@@ -854,3 +854,36 @@ def test_how_long_answers_should_be_is_one_slot(text: str) -> None:
 
 def test_a_short_thing_that_is_no_answer_is_no_answer_style() -> None:
     assert "preference.answer_style" not in [c.key for c in facts("I like short walks")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "what? I don't have her address anywhere lol, it came to me.",
+        "I never have time for breakfast",
+        "I can't have a car in the city",
+    ],
+)
+def test_not_having_a_thing_is_no_diet(text: str) -> None:
+    assert not [c for c in facts(text) if (c.key or "").startswith("diet")], facts(text)
+
+
+def test_not_having_a_food_is_a_diet() -> None:
+    keys = [c.key for c in facts("I don't have dairy, and I never touch pork")]
+    assert "diet.avoid.dairy" in keys and "diet.avoid.pork" in keys, keys
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "btw the $50 credit you guys mentioned, never showed up",
+        "the courier always arrived early",
+        "the driver never came",
+    ],
+)
+def test_what_happened_is_no_standing_instruction(text: str) -> None:
+    assert not [c for c in facts(text) if c.type is MemoryType.PROCEDURAL], facts(text)
+
+
+def test_never_with_a_bare_verb_is_a_standing_instruction() -> None:
+    assert [c for c in facts("never feed Biscuit chocolate") if c.type is MemoryType.PROCEDURAL]

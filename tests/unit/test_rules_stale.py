@@ -811,3 +811,23 @@ def test_the_same_thing_given_another_calendar_date_moves_it(update: str, old: s
     from langgraph_memory.nodes.rules._retire import moved_part
 
     assert (moved_part(update, old, split=True) is not None) is moved
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # A billing term changed; the appositive after the old term goes with it.
+        (
+            "User said: I pay for ShopPlus monthly; the 14.99 one",
+            "User said: I went annual on ShopPlus last week; the 139 a year one",
+        ),
+        ("User said: 我办的是月卡；39那个", "User said: 月卡改成年卡了"),
+        # Where the user is now, said as "the X place".
+        (
+            "User said: address on the account is right; the Summit St apartment in Columbus",
+            "User said: we're at the Grandview place now; 1450 Oak Ave; ship there",
+        ),
+    ],
+)
+def test_a_new_billing_term_or_place_retires_the_old_one_whole(old: str, new: str) -> None:
+    assert retired_part(new, old, split=True) == ""

@@ -97,6 +97,8 @@ UPDATE: Final = re.compile(
     # "we went up to the 500Mb one", "Luna's back on normal food", "女儿转学了".
     # A value that moved: "down to 36.2 stone", "dropped to 5000" (not "driving down to Bristol").
     r"|\b(?:down to|dropped to|(?:gone|crept|climbed|shot) (?:up|down) to)(?= (?:about |around |just )?[£$€]?\d)"
+    # A new billing term: "I went annual on ShopPlus".
+    r"|\b(?:went|gone|going) (?:annual|yearly|monthly|quarterly)\b"
     r"|\b(?:went up to|went down to|moved up to|moved schools|changed schools|(?:left|ditched|dropped) \w+(?: \w+)? for|back on (?:normal|regular|the usual|(?:her|his|my) usual))\b|转学|轉學|换学校"
     # "升千兆", "升吧", "降到100M": a tier changed.
     r"|升吧|升级了|升級了|降级了|降級了|升到|升级(?:成|到|为)|降级(?:成|到|为)"
@@ -146,7 +148,9 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             # Living somewhere, not "live ops" or "a live show".
             r"\b(?:(?:i|we|they|still|now|currently|to|where i|where we) live|live (?:in|at|near|with|on|by|out of|close to)|lives|living (?:in|at|with|near|out)|(?:we|i|we have|i have|we've|i've) (?:just )?moved|moved (?:to|in|out|house)|moving (?:to|in|out|house)|relocat\w*|home|flat|apartment|house|"
             r"address|based in|we'?re in|i'?m in|(?:\d+(?:st|nd|rd|th)|ground|top|first|second|third) floor|elevator|lift|stairs|"
-            r"neighbou?rhood|landlord|rent|renting|mortgage)\b"
+            r"neighbou?rhood|landlord|rent|renting|mortgage|new place|our place|my place)\b"
+            # Where the user is now: "we're at the Grandview place now".
+            r"|\b(?:we'?re|i'?m|we are|i am) (?:now )?at (?:the|our|my) (?:\w+ )?(?:place|flat|apartment|house)\b"
             r"|\bshifted (?:to|house|home)\b|住在|住址|地址|搬家|搬到|搬去|搬咗|新家|住处|(?:我|我们|我家|我們)(?:现在|而家)?住|(?:我|我们|我們)家(?:现在|而家)?(?:在|喺)|"
             # Where the user's things are: "板橋家裡的光世代", "我 Tampines 家里的 fibre".
             r"[A-Za-z\u4e00-\u9fff]\s?家里(?!人)|"
@@ -165,7 +169,10 @@ _TOPICS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = tuple(
             r"|月供|年付|月付|季付|按月付|按年付|年费|年費|月费|月費|\b(?:monthly|annual|annually|yearly) (?:plan|payment|billing|fee)s?\b"
             # The billing term alone: "switch me to annual", "I went annual on ShopPlus".
             r"|\b(?:switch|move|put|change)(?: (?:me|us|it))? (?:to|on|onto) (?:the )?(?:annual|yearly|monthly|quarterly)\b"
-            r"|\b(?:went|gone|going|go) (?:annual|yearly|monthly|quarterly)\b(?! (?:to|for)\b)",
+            r"|\b(?:went|gone|going|go) (?:annual|yearly|monthly|quarterly)\b(?! (?:to|for)\b)"
+            # Paying by the term: "I pay for ShopPlus monthly", "we're billed yearly".
+            r"|\b(?:pay|pays|paying|paid|billed|charged)\b(?:\s+[\w.$£€-]+){0,4}?\s+"
+            r"(?:monthly|annually|yearly|quarterly|per (?:month|year)|a (?:month|year))\b",
         ),
         # Body weight: "I weighed 38.5 stone" -> "down to 36.2 this week", "体重120斤" -> "瘦到110了".
         (

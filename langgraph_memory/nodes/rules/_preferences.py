@@ -268,6 +268,15 @@ _EXCLUDE_ALL: Final = re.compile(
 )
 
 
+# "never showed up", "always worked fine", "only arrived today": what happened, not an ask
+# (an ask takes the bare verb: "never call", "always feed her first").
+_PAST_TENSE: Final = re.compile(
+    r"^(?:\w{2,}(?<!e)ed|came|went|got|gave|took|made|did|was|were|had|knew|saw|said|told|left|"
+    r"sent|brought|bought|paid|heard|thought|felt|kept|ran|rang|wrote|spoke|broke)\b",
+    re.IGNORECASE,
+)
+
+
 def rule_instruction(segment: str) -> Match | None:
     if re.match(r"(?:please\s+)?(?:don'?t|do not) forget to\b", segment, re.IGNORECASE):
         return None  # a one-off reminder ("don't forget to bring snacks")
@@ -332,7 +341,7 @@ def rule_instruction(segment: str) -> Match | None:
                 )
             )
         )
-        if standing and rest:
+        if standing and rest and not _PAST_TENSE.match(rest):
             return Match(
                 f"User's standing instruction: {verb} {rest}",
                 type=MemoryType.PROCEDURAL,

@@ -443,6 +443,14 @@ def rule_health(segment: str) -> Match | None:
     return None
 
 
+# What "have"/"touch" takes when it is not food: "I don't have her address anywhere",
+# "I never have the time", "I can't have a car in the city".
+_NOT_FOOD: Final = (
+    r"(?:a|an|the|my|your|his|her|its|our|their|any|no|much|many|enough|to|it|that|this|these|those|"
+    r"one|anything|someone|anyone|time|money|access|kids?|children|pets?|a car|cash)\b"
+)
+
+
 def rule_diet(segment: str) -> Match | None:
     m = re.search(
         r"\b(?:i'?m|i am|i've been|we'?re|we are"
@@ -471,7 +479,8 @@ def rule_diet(segment: str) -> Match | None:
         label = "吃清真" if "清真" in m.group(0) else "吃素"
         return Match(f"用户{label}", key="diet", importance=0.85)
     m = re.search(
-        r"\bi (?:don'?t|do not|never|can'?t|cannot|won'?t|avoid|no longer) (?:eat|have|drink|touch)\s+(.+)$"
+        r"\bi (?:don'?t|do not|never|can'?t|cannot|won'?t|avoid|no longer) "
+        r"(?:eat|drink|(?:have|touch)\s+(?!" + _NOT_FOOD + r"))\s*(.+)$"
         r"|\bi avoid\s+(.+)$",
         segment,
         re.IGNORECASE,

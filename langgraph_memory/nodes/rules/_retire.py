@@ -536,6 +536,15 @@ def retired_dates(old: str) -> str | None:
     return prefix + ("; ".join(kept) if all(p.isascii() for p in kept) else "；".join(kept))
 
 
+# A piece that only points back at what was just said: "the 14.99 one", "that blue one",
+# "39那个", "年费的那款".
+_APPOSITIVE: Final = re.compile(
+    r"^(?:the|that|this)(?:\s+[\w.$£€%/-]+){1,4}\s+one$"
+    r"|^[^，,。；;\s]{1,10}?的?那(?:个|個|款|种|種|档|檔)$",
+    re.IGNORECASE,
+)
+
+
 def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False) -> str | None:
     """What of ``old`` stays true once ``update`` is said: ``None`` when ``update`` does not
     touch ``old`` at all, ``""`` when it retires all of it, else the text of the pieces it
@@ -598,6 +607,9 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
             set().union(*(topics(q) for q in parts if updates(q) and not _moves_a_time(q))) - _BROAD
         )
         stale = timed + [i for i in stale if i not in timed and topics(pieces[i]) & rest]
+    # An appositive names nothing of its own: it goes with the piece it follows ("I pay for
+    # ShopPlus monthly; the 14.99 one", "我办的是月卡；39那个").
+    stale += [i for i in range(1, len(pieces)) if i - 1 in stale and _APPOSITIVE.match(pieces[i])]
     # Sticky pieces (an allergy, who the user travels with) go only when the update is on them.
     stale = [i for i in stale if not _blocked(update, pieces[i])]
     if _ARRIVED.search(LABEL.sub("", update)):
