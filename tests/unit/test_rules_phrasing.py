@@ -887,3 +887,29 @@ def test_what_happened_is_no_standing_instruction(text: str) -> None:
 
 def test_never_with_a_bare_verb_is_a_standing_instruction() -> None:
     assert [c for c in facts("never feed Biscuit chocolate") if c.type is MemoryType.PROCEDURAL]
+
+
+def test_a_reply_that_holds_a_request_until_a_day_ends_its_evidence_then() -> None:
+    ex = RuleBasedExtractor()
+    said = {"created_at": "2026-11-02T10:00:00+00:00"}
+    found = ex.extract(
+        [
+            HumanMessage("that Tokyo hotel quote, the Shinjuku one - can you hold that rate?", id="u1", additional_kwargs=said),
+            AIMessage("Yes, the Shinjuku rate is held until 20 November.", id="a1", additional_kwargs=said),
+        ]
+    )
+    evidence = [c for c in found if is_evidence_key(c.key)]
+    assert evidence and all(c.expires_at is not None for c in evidence), found
+    assert evidence[0].expires_at.date() == date(2026, 11, 21)
+
+
+def test_a_reply_bound_on_something_else_leaves_the_evidence_open() -> None:
+    ex = RuleBasedExtractor()
+    found = ex.extract(
+        [
+            HumanMessage("I volunteer at a shelter", id="u1"),
+            AIMessage("Noted. Your voucher is valid until 30 November.", id="a1"),
+        ]
+    )
+    evidence = [c for c in found if is_evidence_key(c.key)]
+    assert evidence and [c.expires_at for c in evidence] == [None], found

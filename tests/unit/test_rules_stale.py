@@ -831,3 +831,24 @@ def test_the_same_thing_given_another_calendar_date_moves_it(update: str, old: s
 )
 def test_a_new_billing_term_or_place_retires_the_old_one_whole(old: str, new: str) -> None:
     assert retired_part(new, old, split=True) == ""
+
+
+@pytest.mark.parametrize(
+    ("update", "old"),
+    [
+        ("用户说：我看错群消息了；是周四，12号，时间还是下午三点", "用户说：朵朵学校下周三下午三点开家长会"),
+        ("User said: sorry, I misread the email; it's Thursday the 10th, same time", "User said: the school play is next Wednesday at 3"),
+    ],
+)
+def test_the_user_putting_a_day_right_moves_the_plan(update: str, old: str) -> None:
+    from langgraph_memory.nodes.rules._retire import moves_a_date, retired_dates
+
+    assert moves_a_date(update)
+    assert retired_dates(old) == ""
+
+
+@pytest.mark.parametrize("text", ["你们搞错了，我订的是周四", "最近不对劲，周四老是加班"])
+def test_the_business_mistake_or_an_odd_feeling_is_no_correction(text: str) -> None:
+    from langgraph_memory.nodes.rules._retire import moves_a_date
+
+    assert not moves_a_date(f"用户说：{text}")

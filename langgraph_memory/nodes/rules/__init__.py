@@ -70,7 +70,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Final, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
@@ -716,6 +716,44 @@ def _beside(found: Match, sentence: str, now: datetime) -> tuple[list[Match], li
     return out, leftover
 
 
+# A reply that puts an end date on what the user asked for: "the Shinjuku rate is held until
+# 20 November", "the price is locked till Friday", "名额给您保留到周五".
+_HELD_UNTIL: Final = re.compile(
+    r"\b(?:held|holding|on hold|reserved|kept|locked|frozen)\b[^.;!?]{0,40}?\b(?:until|till|through)\b"
+    r"|保留(?:到|至)|留到|锁定到|冻结到|预留到",
+    re.IGNORECASE,
+)
+
+
+def _bound_by_reply(
+    out: list[CandidateMemory],
+    asked: Sequence[int],
+    reply: AIMessage,
+    policy: PrivacyPolicy | None,
+    clock: Clock,
+) -> None:
+    """The user's request ends when the assistant's answer bounds it: "can you hold that
+    Shinjuku rate?" - "Yes, held until 20 November". Only the evidence of the message the
+    reply answers, and only pieces naming what the bounded sentence names."""
+    if not asked:
+        return
+    try:
+        text = redact_text(message_text(reply), policy)
+    except RedactionRejectedError:
+        return
+    said = message_time(reply, clock)
+    for sentence in sentences(text):
+        if not (VALIDITY.search(sentence) or _HELD_UNTIL.search(sentence)):
+            continue
+        end = _valid_until(sentence, said)
+        if end is None:
+            continue
+        for i in asked:
+            cand = out[i]
+            if cand.expires_at is None and shares_salient_term(cand.text, sentence):
+                out[i] = replace(cand, expires_at=end)
+
+
 class RuleBasedExtractor:
     """Offline extractor: rules over the user's own messages, no model.
 
@@ -967,8 +1005,11 @@ class RuleBasedExtractor:
         # The assistant's last message, until the user's reply shows how it was taken.
         pending: tuple[AIMessage, str] | None = None
         asked = ""  # the user's last message: what the assistant's next one answers
+        asked_evidence: list[int] = []  # where the user's last message's evidence sits in out
         for message, message_id in zip(messages, ids, strict=True):
             if isinstance(message, AIMessage):
+                _bound_by_reply(out, asked_evidence, message, self.policy, self.clock)
+                asked_evidence = []
                 if self.commitments is True:
                     out.extend(self._commitments(message, message_id, seen, asked))
                 pending = (message, message_id) if self.commitments else None
@@ -1001,7 +1042,9 @@ class RuleBasedExtractor:
                 seen.add((found.key, statement))
                 out.append(self._candidate(found, message_id, said))
             if self.evidence and residue:
+                start = len(out)
                 out.extend(self._evidence(residue, message_id, said, text))
+                asked_evidence = list(range(start, len(out)))
         if pending is not None and self.commitments == "acknowledged" and is_unanswered(pending[0]):
             # The thread went quiet after it (``MemoryWriter.submit_unanswered``): no one
             # corrected its commitments ("Done: refund of $30 issued, 3-5 days").

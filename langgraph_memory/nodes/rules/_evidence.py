@@ -53,6 +53,13 @@ RESOLVED: Final = re.compile(_RESOLVED_PATTERN, re.IGNORECASE)
 CORRECTED_DAY: Final = (
     r"\b(?:not|rather than) (?:on )?(?:the )?\d{1,2}(?:st|nd|rd|th)?\b|不是\s*\d{1,2}\s*[号號日]"
 )
+# The user puts their own words right: "哦不对，是周四", "我看错群消息了", "sorry, I misread
+# the email". Not the business's mistake ("你们搞错了"). Narrower than ``_retire._MISTAKE``
+# (which also reads "送错了"): that one marks an earlier report as no fact, this one an update.
+OWN_MISTAKE: Final = (
+    r"不对(?!劲|勁)|不對(?!勁)|(?<![你他她们們])(?:说错|說錯|看错|看錯|记错|記錯|搞错|搞錯|弄错|弄錯)"
+    r"|\b(?:my bad|i misread|i misremembered|i got (?:it|that|the \w+) wrong|i was wrong)\b"
+)
 UPDATE: Final = re.compile(
     r"\b(?:now|switched|switching|switch|moved|moving|relocated|relocating|changed|changing|instead|no longer|anymore|"
     r"any more|upgraded|downgraded|replaced|updated|rescheduled|postponed|pushed|cancel(?:l?ed|l?ing)?|"
@@ -97,6 +104,7 @@ UPDATE: Final = re.compile(
     # "we went up to the 500Mb one", "Luna's back on normal food", "女儿转学了".
     # A value that moved: "down to 36.2 stone", "dropped to 5000" (not "driving down to Bristol").
     r"|\b(?:down to|dropped to|(?:gone|crept|climbed|shot) (?:up|down) to)(?= (?:about |around |just )?[£$€]?\d)"
+    r"|" + OWN_MISTAKE +
     # A new billing term: "I went annual on ShopPlus".
     r"|\b(?:went|gone|going) (?:annual|yearly|monthly|quarterly)\b"
     r"|\b(?:went up to|went down to|moved up to|moved schools|changed schools|(?:left|ditched|dropped) \w+(?: \w+)? for|back on (?:normal|regular|the usual|(?:her|his|my) usual))\b|转学|轉學|换学校"

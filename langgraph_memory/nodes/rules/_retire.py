@@ -32,6 +32,7 @@ from langgraph_memory.nodes.rules._evidence import (
     CORRECTED_DAY,
     DATE_OR_TIME,
     LABEL,
+    OWN_MISTAKE,
     RESOLVED,
     distinctive,
     salient_terms,
@@ -505,9 +506,12 @@ def moves_a_date(update: str) -> bool:
     instead?", "改到周五吧"): it moves the latest dated plan."""
     body = LABEL.sub("", update)
     when = DATE_OR_TIME.search(body) or _DAY.search(body)
+    if when is not None and _OWN_MISTAKE.search(body):
+        return True  # "哦不对，我看错群消息了，是周四": the day put right, whatever else it names
     return bool(_MOVE.search(body)) and not topics(body) and when is not None
 
 
+_OWN_MISTAKE: Final = re.compile(OWN_MISTAKE, re.IGNORECASE)
 _DAY: Final = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b|"
     r"\bnext month\b|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周|下週|下个?月|下個月",
