@@ -2,7 +2,7 @@
 
 Evidence has no slot key, so the same-key supersede cannot retire it. Three
 offline rules keep it from serving an old value as current (reconcile applies
-them, ``nodes/reconcile.py`` ``_offline_op``):
+them, ``nodes/reconcile/_offline.py`` ``_offline_op``):
 
 - **an update retires what it updates**: a statement that carries an update
   marker (``updates``: "now", "switched", "instead", "改成", "搬到"; a resolution,

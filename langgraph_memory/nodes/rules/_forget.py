@@ -541,7 +541,7 @@ def forget_request(topic: str) -> Match:
 
 # The key of "forget that" said with nothing to point at in its own turn ("Actually,
 # please forget that."): it means what the user said just before, which reconcile
-# finds by time (``nodes/reconcile.py`` ``_previous_statement``), not by words.
+# finds by time (``nodes/reconcile/_forgetting.py`` ``_previous_statement``), not by words.
 PREVIOUS_STATEMENT_KEY: Final = "forget.previous_statement"
 
 
