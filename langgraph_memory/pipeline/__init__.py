@@ -5,6 +5,9 @@
 * ``queue.py``: the durable job queue (``SqliteMemoryQueue`` in the checkpoint
   file, ``PostgresMemoryQueue`` in the checkpoint database): idempotent per
   message, debounced per thread, ordered per user, leased, retried, resumable;
+* ``_queue_records.py`` (records, keys, backoff), ``_queue_base.py`` (settings,
+  connections, transactions), ``_queue_jobs.py`` (enqueue, claim, finish) and
+  ``_queue_admin.py`` (audit, inspection, erasure): the parts ``queue.py`` puts together;
 * ``_queue_sql.py``: every statement of the queue, named;
 * ``sweep.py``: the scheduled sweep (``MemorySweepPolicy``): expiry and decay applied
   to the store on an interval of memory time, run by the writer's worker.
