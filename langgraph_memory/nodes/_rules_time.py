@@ -320,6 +320,10 @@ def _named_day(clause: str, now: datetime) -> date | None:
         r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b|今天|今晚|今早|今日", lowered
     ):
         return today
+    # A written date beside its weekday is the date: "11月22号星期日", "Sunday Nov 22".
+    explicit = _explicit_date(clause, now)
+    if explicit is not None:
+        return explicit
     m = re.search(r"下(?:个)?" + _ZH_WEEKDAY, clause)
     if m:
         return _next_weekday(now, _ZH_WEEKDAYS[m.group(1)], next_week=True)
@@ -332,9 +336,6 @@ def _named_day(clause: str, now: datetime) -> date | None:
     m = re.search(r"\b(?:on\s+|this\s+|by\s+|until\s+|till\s+)?" + _EN_WEEKDAY + r"\b", lowered)
     if m:
         return _next_weekday(now, _EN_WEEKDAYS[m.group(1)])
-    explicit = _explicit_date(clause, now)
-    if explicit is not None:
-        return explicit
     m = re.search(r"\b(?:on\s+)?the\s+(\d{1,2}(?:st|nd|rd|th))\b" + _NOT_A_DAY, lowered)
     return _ordinal_day(m.group(1), now) if m else None
 

@@ -206,3 +206,31 @@ def test_a_holiday_or_the_rest_of_a_month_is_a_period(text: str, last_day: str) 
 def test_after_a_holiday_is_not_during_it() -> None:
     # "国庆后" names when the trip starts; its own dates bound it.
     assert _last_days("国庆后我去三亚，10月12到15号", datetime(2026, 9, 20, 9, tzinfo=UTC)) == ["10-15"]
+
+
+@pytest.mark.parametrize(
+    ("text", "last_day"),
+    [
+        # A written date beside its weekday is the date (10 Oct 2026 is a Saturday).
+        ("帮我约 10 月 18 号星期日朝早", "10-18"),
+        ("幫我約 10 月 18 號星期日朝早", "10-18"),
+        ("Book the check-up for Sunday Oct 18, morning", "10-18"),
+    ],
+)
+def test_a_date_with_its_weekday_ends_on_the_date(text: str, last_day: str) -> None:
+    assert _last_days(text) == [last_day]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We're in Leeds now, Chapel Allerton, got the keys at the weekend",
+        "the engineer came on Friday and fixed the boiler",
+    ],
+)
+def test_a_weekday_in_the_past_tense_is_the_last_one_and_ends_nothing(text: str) -> None:
+    assert _last_days(text) == [None]
+
+
+def test_a_stated_end_in_the_past_tense_still_ends_it() -> None:
+    assert _last_days("the sale was extended till Friday, I'm told") == ["10-09"]

@@ -913,3 +913,26 @@ def test_a_reply_bound_on_something_else_leaves_the_evidence_open() -> None:
     )
     evidence = [c for c in found if is_evidence_key(c.key)]
     assert evidence and [c.expires_at for c in evidence] == [None], found
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("我對盤尼西林敏感㗎，上次食完出晒疹", "allergy.盤尼西林"),
+        ("我对青霉素很敏感", "allergy.青霉素"),
+        ("我老公对猫毛敏感", "allergy.husband.猫毛"),
+    ],
+)
+def test_sensitive_to_a_substance_is_an_allergy(text: str, key: str) -> None:
+    assert key in [c.key for c in facts(text)], facts(text)
+
+
+@pytest.mark.parametrize("text", ["我对价格很敏感", "佢对花生敏感㗎", "她对青霉素过敏"])
+def test_sensitive_to_a_price_or_a_pronouns_allergy_is_no_allergy_of_a_named_one(text: str) -> None:
+    keys = [c.key or "" for c in facts(text)]
+    assert not [k for k in keys if k.startswith("allergy")], keys
+
+
+def test_remember_with_only_a_particle_remembers_nothing() -> None:
+    texts = [c.text for c in facts("我對盤尼西林敏感㗎，記住呀。")]
+    assert not [t for t in texts if t.startswith(("用户要求记住", "用户要求記住"))], texts

@@ -118,6 +118,7 @@ from langgraph_memory.nodes.rules._retire import (
 )
 from langgraph_memory.nodes.rules._text import (
     CJK,
+    EN_REPORT,
     HYPOTHETICAL,
     JOKE,
     LAUGH,
@@ -270,6 +271,11 @@ def _next_midnight(said: datetime) -> datetime:
     )
 
 
+_WEEK_DAY_WORD: Final = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|weekend)s?\b", re.IGNORECASE
+)
+
+
 def _bound(sentence: str, said: datetime) -> datetime | None:
     """When what ``sentence`` says stops holding: its stated bound, or the day after a
     future date it names ("we fly out on the 3rd"); ``None`` when it holds on."""
@@ -278,6 +284,16 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
     if bound is not None and REPORT.search(sentence) and bound <= _next_midnight(said):
         # "the sofa came today but the arm is torn": what happened stays true; only a
         # state of today ("I'm off today") ends with it.
+        bound = None
+    elif (
+        bound is not None
+        and EN_REPORT.search(sentence)
+        and _WEEK_DAY_WORD.search(sentence)
+        and stated_end(sentence, said) is None
+    ):
+        # "got the keys at the weekend", "the engineer came on Friday": in the past tense a
+        # weekday is the last one, not the next (a stated end still holds: "was extended
+        # till Friday").
         bound = None
     starts = _STARTS.search(sentence) or _LASTING.search(sentence)
     if bound is None and not starts and _ONE_DAY.search(sentence):

@@ -122,6 +122,7 @@ _REMEMBER: Final = re.compile(
     r"|^(?:请|你要|要|帮我)?(?:记住|记一下|记得|别忘了|不要忘了|记下)[，,：:]?\s*(.+)$",
     re.IGNORECASE,
 )
+_PARTICLES: Final = "呀啊吖喔哦啦喇嘛呢哈㗎囉咯吧"
 _FROM_NOW_ON: Final = re.compile(
     r"^(?:from now on|going forward|in the future|henceforth|for future reference)[,:]?\s+(.+)$"
     r"|^(?:.{0,6}?)(?:以后|今后|从现在开始|从今以后|往后)[，,：:]?\s*(.+)$",
@@ -169,7 +170,8 @@ def match_clause(segment: str) -> Match | None:
         return None
     wrapped = _REMEMBER.match(segment)
     if wrapped:
-        inner = strip_fillers(_first(wrapped))
+        # "記住呀": the ask with only a particle after it remembers nothing new.
+        inner = strip_fillers(_first(wrapped)).strip(TRIM + _PARTICLES)
         found = match_specific(inner)
         if found is not None:
             return _stronger(found, 0.9)

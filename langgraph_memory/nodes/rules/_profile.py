@@ -220,7 +220,16 @@ _FIGURATIVE_ALLERGEN: Final = re.compile(
 )
 
 
+# "我對盤尼西林敏感㗎": Cantonese (and much Mandarin) says 敏感 for a drug or food allergy.
+# Only of a substance: "我对价格很敏感" is no allergy.
+_SENSITIVE_TO_SUBSTANCE: Final = re.compile(
+    r"([对對][\u4e00-\u9fffA-Za-z]{0,8}?(?:林|素|芬|星|霉素|药|藥|粉|奶|蛋|虾|蝦|蟹|贝|貝|花生|海鲜|海鮮|芒果|"
+    r"麸质|麩質|坚果|堅果|酒精|乳糖|毛|花粉|尘螨|塵蟎|penicillin|aspirin))(?:严重|嚴重|非常|很|有点|有啲|有些)?敏感"
+)
+
+
 def rule_allergy(segment: str) -> Match | None:
+    segment = _SENSITIVE_TO_SUBSTANCE.sub(r"\1过敏", segment)
     found = _allergy(segment)
     if found is None or _NOT_A_CURRENT_ALLERGY.search(segment):
         return None
@@ -288,6 +297,8 @@ def _allergy(segment: str) -> Match | None:
         # Likewise an adverb: "我就是对花生过敏", "我一直对海鲜过敏", "我从小对芒果过敏".
         what = re.sub(_ZH_ALLERGY_HEDGE, "", m.group(1).strip(TRIM + "对有"))
         who, _, allergen = what.partition("对")
+        if who in ("他", "她", "它", "他们", "她们", "佢", "佢哋"):
+            return None  # "佢对花生敏感": whose allergy only the turn's evidence can say
         if allergen and who and "我" not in who and len(who) <= 4:
             # "我表姐对芒果过敏": someone the user names, not the user.
             return Match(

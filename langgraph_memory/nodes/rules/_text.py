@@ -629,11 +629,12 @@ _SMALL_TALK: Final = re.compile(
 
 # A report of something that happened: a past tense, "了", "过", "已经". What happened
 # stays true after its day ("the sofa came today but the arm is torn").
-REPORT: Final = re.compile(
+EN_REPORT: Final = re.compile(
     r"\b(?:came|arrived|broke|broken|was|were|got|had|did|went|left|lost|found|happened|showed up|"
-    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b|了|过|已经|到咗|咗",
+    r"turned up|fell|tore|torn|cracked|[a-z]{3,}ed)\b",
     re.IGNORECASE,
 )
+REPORT: Final = re.compile(EN_REPORT.pattern + r"|了|过|已经|到咗|咗", re.IGNORECASE)
 
 
 # Not a fact yet: "I might switch to...", "maybe I'll...", "我考虑换...", "说不定".
