@@ -852,3 +852,21 @@ def test_the_business_mistake_or_an_odd_feeling_is_no_correction(text: str) -> N
     from langgraph_memory.nodes.rules._retire import moves_a_date
 
     assert not moves_a_date(f"用户说：{text}")
+
+
+@pytest.mark.parametrize("update", ["用户说：22 號我要返工；29 號朝早得唔得？", "用户说：周四下午可以吗？"])
+def test_another_time_offered_as_a_question_moves_the_plan(update: str) -> None:
+    from langgraph_memory.nodes.rules._evidence import updates
+    from langgraph_memory.nodes.rules._retire import moves_a_date
+
+    assert updates(update) and moves_a_date(update)
+
+
+def test_another_time_offered_as_a_question_is_kept() -> None:
+    assert [c.text for c in EXTRACTOR.extract([HumanMessage("29 號朝早得唔得？", id="m1")])]
+
+
+def test_a_question_about_a_time_that_offers_none_is_no_move() -> None:
+    from langgraph_memory.nodes.rules._retire import moves_a_date
+
+    assert not moves_a_date("用户说：几点开门？")

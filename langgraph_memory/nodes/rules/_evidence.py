@@ -33,7 +33,7 @@ import re
 from typing import Final
 
 from langgraph_memory._redact_text import PLACEHOLDER_PATTERN
-from langgraph_memory.nodes.rules._text import cjk_pairs, to_simplified, word_set
+from langgraph_memory.nodes.rules._text import PROPOSED_TIME, cjk_pairs, to_simplified, word_set
 
 # The labels memories start with: shared by many, they never make two the same subject.
 LABEL: Final = re.compile(
@@ -104,7 +104,7 @@ UPDATE: Final = re.compile(
     # "we went up to the 500Mb one", "Luna's back on normal food", "女儿转学了".
     # A value that moved: "down to 36.2 stone", "dropped to 5000" (not "driving down to Bristol").
     r"|\b(?:down to|dropped to|(?:gone|crept|climbed|shot) (?:up|down) to)(?= (?:about |around |just )?[£$€]?\d)"
-    r"|" + OWN_MISTAKE +
+    r"|" + OWN_MISTAKE + r"|" + PROPOSED_TIME +
     # A new billing term: "I went annual on ShopPlus".
     r"|\b(?:went|gone|going) (?:annual|yearly|monthly|quarterly)\b"
     r"|\b(?:went up to|went down to|moved up to|moved schools|changed schools|(?:left|ditched|dropped) \w+(?: \w+)? for|back on (?:normal|regular|the usual|(?:her|his|my) usual))\b|转学|轉學|换学校"

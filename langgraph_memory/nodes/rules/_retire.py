@@ -41,7 +41,7 @@ from langgraph_memory.nodes.rules._evidence import (
 )
 from langgraph_memory.nodes.rules._quantity import moves_quantity, singular
 from langgraph_memory.nodes.rules._text import CJK as CJK_CHAR
-from langgraph_memory.nodes.rules._text import word_set
+from langgraph_memory.nodes.rules._text import PROPOSED_TIME, word_set
 
 # Evidence joins a turn's pieces with "; " / "；"; a piece may hold clauses split by commas.
 _PIECE_SPLIT: Final = re.compile(r"\s*[;；]\s*|\s*,\s+|\s*，\s*")
@@ -447,7 +447,7 @@ _MOVE: Final = re.compile(
     r"\b(?:instead|shift(?:ed|s)?|mov(?:ed|e|ing)|reschedul\w*|postpon\w*|push(?:ed)? (?:back|to)|"
     r"brought forward|bring (?:it )?forward|can we do|make it|change (?:it|that) to)\b"
     r"|改到|改成|改为|改在|换到|推迟|延后|延期|提前到|挪到|调到|移到|改天|改日"
-    r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)",
+    r"|改(?=[上下]午|晚上|早上|中午|明天|后天|周|星期|礼拜|\d)|" + PROPOSED_TIME,
     re.IGNORECASE,
 )
 
@@ -506,12 +506,15 @@ def moves_a_date(update: str) -> bool:
     instead?", "改到周五吧"): it moves the latest dated plan."""
     body = LABEL.sub("", update)
     when = DATE_OR_TIME.search(body) or _DAY.search(body)
-    if when is not None and _OWN_MISTAKE.search(body):
-        return True  # "哦不对，我看错群消息了，是周四": the day put right, whatever else it names
+    if when is not None and (_OWN_MISTAKE.search(body) or _PROPOSED.search(body)):
+        # "哦不对，我看错群消息了，是周四", "22 號我要返工，29 號得唔得？": the day put right
+        # or offered anew, whatever else it names.
+        return True
     return bool(_MOVE.search(body)) and not topics(body) and when is not None
 
 
 _OWN_MISTAKE: Final = re.compile(OWN_MISTAKE, re.IGNORECASE)
+_PROPOSED: Final = re.compile(PROPOSED_TIME)
 _DAY: Final = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\b(?:today|tomorrow|tonight|next week)\b|"
     r"\bnext month\b|周[一二三四五六日天]|星期[一二三四五六日天]|礼拜[一二三四五六日天]|明天|后天|下周|下週|下个?月|下個月",

@@ -496,9 +496,18 @@ def without_request_tag(segment: str) -> str:
     return segment
 
 
+# Another time offered as a question: "29 號朝早得唔得？", "周五下午可以吗". It asks for a
+# change of a plan, so it is kept (``is_question``) and read as one (``UPDATE``, ``_MOVE``).
+PROPOSED_TIME: Final = (
+    r"(?:[日号號点點]|[周週].|星期.|礼拜.|禮拜.|[上下]午|朝早|晏晝|晚上|早上|中午)[^，,。？?]{0,4}"
+    r"(?:得唔得|得不得|可唔可以|可不可以|可以吗|可以嗎|可以不|行吗|行嗎|行不行|[oO][kK]吗|[oO][kK]嗎|好唔好|方便吗|方便嗎)"
+)
+_PROPOSED_TIME: Final = re.compile(PROPOSED_TIME)
+
+
 def is_question(segment: str, sentence_raw: str) -> bool:
     """A question states nothing (except a request: "can you always ...", "can we do the 12th?")."""
-    if _POLITE_IMPERATIVE.match(segment) or is_request(segment):
+    if _POLITE_IMPERATIVE.match(segment) or is_request(segment) or _PROPOSED_TIME.search(segment):
         return False
     if without_request_tag(segment) != segment:
         return False
