@@ -936,3 +936,13 @@ def test_sensitive_to_a_price_or_a_pronouns_allergy_is_no_allergy_of_a_named_one
 def test_remember_with_only_a_particle_remembers_nothing() -> None:
     texts = [c.text for c in facts("我對盤尼西林敏感㗎，記住呀。")]
     assert not [t for t in texts if t.startswith(("用户要求记住", "用户要求記住"))], texts
+
+
+@pytest.mark.parametrize("text", ["please I need diabetic meal on both flights", "我要糖尿病餐"])
+def test_a_condition_naming_a_kind_of_meal_is_no_diagnosis(text: str) -> None:
+    assert not [c for c in facts(text) if (c.key or "").startswith("health")], facts(text)
+
+
+def test_a_diabetic_diet_the_doctor_gave_is_health() -> None:
+    keys = [c.key or "" for c in facts("the doctor's put me on a diabetic diet as well now")]
+    assert [k for k in keys if k.startswith("health")], keys

@@ -411,9 +411,17 @@ def _up_to_condition(segment: str, end: int) -> str:
     return segment[:end] if _AFTER_CONDITION.match(segment[end:]) else segment
 
 
+# A condition naming a kind of thing, not a body: "I need diabetic meals on both flights",
+# "a gluten intolerance menu", "糖尿病餐" (a "diabetic diet" the doctor put one on is one).
+_NOT_A_CONDITION_OF: Final = (
+    r"(?!\s+(?:meals?|menus?|food|options?|friendly|snacks?|socks|supplies|kits?|chocolates?|"
+    r"versions?|range|recipes?|cookbook|products?|section))"
+)
+
+
 def rule_health(segment: str) -> Match | None:
     """Health and safety facts of the user or a relative: "I have type 2 diabetes"."""
-    m = re.search(rf"\b({_EN_CONDITIONS})\b", segment, re.IGNORECASE)
+    m = re.search(rf"\b({_EN_CONDITIONS})\b{_NOT_A_CONDITION_OF}", segment, re.IGNORECASE)
     if m:
         before = segment[: m.start()]
         # "my dad has ...", or the family name alone: "Dad has Parkinson's".
@@ -433,7 +441,7 @@ def rule_health(segment: str) -> Match | None:
                 key=f"health.{who}{condition}",
                 importance=0.95,
             )
-    m = re.search(rf"({_ZH_CONDITIONS})", segment)
+    m = re.search(rf"({_ZH_CONDITIONS})(?!餐|饮食|食品|套餐|专用)", segment)
     if m:
         before = segment[: m.start()]
         subject = re.search(rf"({_ZH_REL})", before)
