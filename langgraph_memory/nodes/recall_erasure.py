@@ -3,7 +3,7 @@
 The recall node saves its block in the thread's state: one ``SystemMessage``
 (id ``RECALL_MESSAGE_ID``) whose text renders each injected memory as one line
 and whose ``additional_kwargs["langgraph_memory"]`` lists the injected ids
-(``nodes/recall.py``). Every checkpoint of that turn keeps the message, and so
+(``nodes/recall/``). Every checkpoint of that turn keeps the message, and so
 does the node's pending write; a later turn replaces it in the live state, not
 in the history. Deleting the memory from the store leaves those copies.
 
