@@ -946,3 +946,28 @@ def test_a_condition_naming_a_kind_of_meal_is_no_diagnosis(text: str) -> None:
 def test_a_diabetic_diet_the_doctor_gave_is_health() -> None:
     keys = [c.key or "" for c in facts("the doctor's put me on a diabetic diet as well now")]
     assert [k for k in keys if k.startswith("health")], keys
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("got a new phone number, it's 07700 900456", "phone"),
+        ("new email, it's jo@example.com", "email"),
+    ],
+)
+def test_a_new_contact_detail_said_across_a_comma_is_the_slot(text: str, key: str) -> None:
+    assert key in [c.key for c in facts(text)], facts(text)
+
+
+def test_a_new_number_with_an_email_to_use_is_neither_slot() -> None:
+    keys = [c.key for c in facts("I got a new number, please email me at jo@example.com")]
+    assert "phone" not in keys and "email" not in keys, keys
+
+
+@pytest.mark.parametrize("text", ["everyone calls me Liz", "everybody just calls me Bex"])
+def test_what_everyone_calls_the_user_is_the_name_to_use(text: str) -> None:
+    assert "preferred_name" in [c.key for c in facts(text)], facts(text)
+
+
+def test_people_calling_the_user_names_is_no_name() -> None:
+    assert "preferred_name" not in [c.key for c in facts("people call me all sorts")]

@@ -870,3 +870,48 @@ def test_a_question_about_a_time_that_offers_none_is_no_move() -> None:
     from langgraph_memory.nodes.rules._retire import moves_a_date
 
     assert not moves_a_date("用户说：几点开门？")
+
+
+@pytest.mark.parametrize(
+    ("update", "old", "key"),
+    [
+        # Leaving the employer named right after the verb ends the job there.
+        ("User said: I left St Mary's; I'm at the Royal Free now", "User works as nurse at St Mary's", "occupation"),
+        ("用户说：我从腾讯离职了；现在在字节", "用户在腾讯做产品经理", "occupation"),
+        # Eating the avoided food again ends that avoidance only.
+        ("用户说：最近开始能吃点辣了", "用户不吃辣", "diet.avoid.辣"),
+        ("User said: I can eat dairy again now", "User does not eat dairy", "diet.avoid.dairy"),
+    ],
+)
+def test_a_named_end_retires_the_slot_value(update: str, old: str, key: str) -> None:
+    from langgraph_memory.nodes.rules._retire import retires_slot
+
+    assert retires_slot(update, old, key)
+
+
+@pytest.mark.parametrize(
+    ("update", "old", "key"),
+    [
+        ("User said: I left the keys at St Mary's reception", "User works as nurse at St Mary's", "occupation"),
+        ("User said: my wife left St Mary's", "User works as nurse at St Mary's", "occupation"),
+        ("用户说：最近开始能吃点辣了", "用户不吃香菜", "diet.avoid.香菜"),
+        ("用户说：最近开始能吃点辣了", "用户吃素", "diet"),
+    ],
+)
+def test_a_named_end_leaves_other_values(update: str, old: str, key: str) -> None:
+    from langgraph_memory.nodes.rules._retire import retires_slot
+
+    assert not retires_slot(update, old, key)
+
+
+def test_a_time_move_naming_the_thing_by_one_word_pair_retires_it() -> None:
+    assert retired_part("用户说：周会挪到周四上午十点了", "用户说：每周三下午两点跟王总开周会", split=True) == ""
+    # The move word shared ("改到") names no thing.
+    assert (
+        retired_part(
+            "用户说：胃镜改期了；医院刚打电话；改到11月20号下午两点",
+            "用户说：羽毛球那个改了；馆子装修；改到每周五晚上七点，去朝阳体育中心打",
+            split=True,
+        )
+        is None
+    )

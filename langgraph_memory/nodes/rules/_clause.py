@@ -225,8 +225,30 @@ def _new_contact(inner: str) -> Match | None:
     return Match(text, key=kind, importance=0.7)
 
 
+# A new number or address said across a comma: "got a new phone number, it's [PHONE]",
+# "new email: [EMAIL]". Cut at the comma, neither half names the slot and its value.
+_NEW_CONTACT_SENTENCE: Final = re.compile(
+    r"\bnew (?:(phone|mobile|cell|contact|whatsapp) )?(number|no\.?|email|e-mail)(?: address)?\b"
+    r"[^\[]{0,24}?(\[(?:PHONE|EMAIL)(?::[^\]]*)?\])",
+    re.IGNORECASE,
+)
+
+
 def match_sentence(sentence: str) -> Match | None:
-    """A correction that spans a comma ("不是3000，是5000"), tried on the whole sentence."""
+    """A correction that spans a comma ("不是3000，是5000"), or a new contact detail
+    ("got a new phone number, it's ..."), tried on the whole sentence."""
     text = normalize_dialect(strip_fillers(sentence))
     prefixed = _CORRECTION_PREFIX.match(text)
-    return _slot_correction(_first(prefixed) if prefixed else text)
+    found = _slot_correction(_first(prefixed) if prefixed else text)
+    if found is not None:
+        return found
+    m = _NEW_CONTACT_SENTENCE.search(text)
+    if m is None or len(re.findall(r"\[(?:PHONE|EMAIL)", text)) != 1:
+        return None
+    if not re.search(r"[,;，；:：-]", text[m.start() : m.start(3)]):
+        return None  # "my new mobile number is ...": one clause, read by the clause rules
+    kind = "email" if m.group(3).startswith("[EMAIL") else "phone"
+    if (kind == "email") != m.group(2).lower().startswith("e"):
+        return None  # "new number, email me at ..." names one slot and gives the other
+    label = "email" if kind == "email" else "phone number"
+    return Match(f"User's {label} is {m.group(3)}", key=kind, importance=0.7)

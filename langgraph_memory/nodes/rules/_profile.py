@@ -97,7 +97,9 @@ _WHEN_TO_CALL: Final = re.compile(
 def rule_preferred_name(segment: str) -> Match | None:
     m = re.search(
         r"\b(?:you (?:can|may|should) |please |just |pls )?(?:call me|address me as|refer to me as)\s+"
-        r"(.+)$|\bi (?:go by|prefer (?:to be called|being called))\s+(.+)$",
+        r"(.+)$|\bi (?:go by|prefer (?:to be called|being called))\s+(.+)$"
+        # What others call the user: "everyone calls me Liz", "my friends just call me Mo".
+        r"|\b(?:everyone|everybody|people|most people|my friends|friends)\s+(?:just\s+|all\s+)?calls?\s+me\s+(.+)$",
         segment,
         re.IGNORECASE,
     )
@@ -110,8 +112,10 @@ def rule_preferred_name(segment: str) -> Match | None:
     # "call me before 9", "call me back tomorrow": a phone call, not a name.
     if m and m.group(1) and _WHEN_TO_CALL.match(m.group(1)):
         m = None
+    if m and m.group(3) and not m.group(3)[:1].isupper():
+        m = None  # "people call me all sorts": a name is written with a capital
     if m and not negated:
-        name = _en_name(m.group(1) or m.group(2))
+        name = _en_name(m.group(1) or m.group(2) or m.group(3))
         if name and name.lower() not in ("anything", "whatever", "that", "it"):
             return Match(f"User wants to be called {name}", key="preferred_name", importance=0.9)
     m = re.search(r"(?:叫我|称呼我|喊我|称我为?)\s*" + _ZH_NAME + _ZH_NAME_END, segment)

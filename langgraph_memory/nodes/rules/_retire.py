@@ -206,6 +206,23 @@ _ONE_VALUE_SLOTS: Final = {
 }
 
 
+# Leaving an employer, named right after the verb: "I left St Mary's", "quit Acme",
+# "我从腾讯离职了" (not "I left the keys at St Mary's").
+_LEFT_WORK: Final = re.compile(
+    r"(?i:\b(?:left|quit|resigned from|moved on from|no longer (?:at|with))\s+(?:my job (?:at|with)\s+|the\s+)?)"
+    r"([A-Z][\w'&.-]*(?:\s+[A-Z][\w'&.-]*)*)"
+    r"|从([^，,。；;\s]{1,10})(?:离职|離職|辞职|辭職)|离开了?([^，,。；;\s]{1,10})|離開了?([^，,。；;\s]{1,10})"
+)
+
+
+# Eating a food again: "最近开始能吃点辣了", "I can eat dairy again now", "牛肉又能吃了".
+_EATS_AGAIN: Final = re.compile(
+    r"能吃|可以吃|敢吃|又吃|能喝|可以喝|\b(?:can|could) (?:eat|have|drink) .{1,20}?\b(?:again|now)\b"
+    r"|\beat(?:ing)? .{1,20}? again\b",
+    re.IGNORECASE,
+)
+
+
 def retires_slot(update: str, value: str, key: str) -> bool:
     """Does the raw update ``update`` end ``value``, a rule's value of the slot ``key``?
 
@@ -222,6 +239,16 @@ def retires_slot(update: str, value: str, key: str) -> bool:
     shared = {t for t in _changed_topics(update) if family in _ONE_VALUE_SLOTS.get(t, ())}
     if family in ("product", "health"):
         shared &= topics(value)  # a new phone ends the phone bought, not the air fryer
+    left = _LEFT_WORK.search(update) if not shared and family in _ONE_VALUE_SLOTS["work"] else None
+    if left is not None:
+        # "I left St Mary's, I'm at the Royal Free now" ends "works as a nurse at St Mary's":
+        # the employer named, no work word needed.
+        employer = next(g for g in left.groups() if g)
+        shared = {"work"} if _shares_distinctive(employer, value, numbers=False) else set()
+    if key.startswith("diet.avoid.") and _EATS_AGAIN.search(update):
+        # "最近开始能吃点辣了" ends "用户不吃辣" (not "用户不吃香菜"): the food named again.
+        avoided = re.sub(r"^(?:User does not eat|用户不吃|用户不喝)\s*", "", value).strip(" .")
+        shared = {"diet"} if avoided and avoided.lower() in update.lower() else set()
     if not shared:
         return False
     # The pieces that say the change; someone else's ("my sister moved") is not the user's.
@@ -381,6 +408,21 @@ def _plain_words(text: str) -> set[str]:
     """The English content words of ``text`` in singular form, verbs included: an
     instruction is an action ("call", "schedule") as much as a thing."""
     return _content_words(text, nouns_only=False) - _INSTRUCTION_WORDS
+
+
+# Characters of days and clock times: a pair of two ("下午", "到周", "十点") names no thing.
+_TIME_CHARS: Final = frozenset(
+    "一二三四五六七八九十两点點半午上下晚早号號日月年周週星期礼拜禮今明后後前昨天每到"
+)
+
+
+def _names_the_moved(update: str, old: str) -> bool:
+    shared = {
+        t for t in distinctive(update) & distinctive(old)
+        if not t.isascii() and not _ZH_FUNCTION_CHAR.search(t) and not set(t) <= _TIME_CHARS
+        and not _MOVE.search(t) and not _TIME_CHANGE.search(t)  # "改到" moves, names nothing
+    }  # fmt: skip
+    return bool(shared)
 
 
 def _shares_distinctive(a: str, b: str, *, numbers: bool = True) -> bool:
@@ -584,6 +626,10 @@ def retired_part(update: str, old: str, *, split: bool, topic_only: bool = False
             # ends "I drink oat milk in my coffee", "parcels go to the front desk now" ends
             # "send the parcels to my office".
             stale = [i for i, p in enumerate(pieces) if usable[i] and _same_thing(update, p)]
+        if not stale and _moves_a_time(update):
+            # "周会挪到周四上午十点了" ends "每周三下午两点跟王总开周会": a time moved, and the
+            # thing moved named by one word pair that is no time of its own.
+            stale = [i for i, p in enumerate(pieces) if usable[i] and _names_the_moved(update, p)]
         if _ARRIVED.search(LABEL.sub("", update)):
             # "Six of the Earl Grey tins arrived dented": the wait is over, the order stands
             # ("order WS-44817, 24 Assam, 12 Earl Grey").
