@@ -2,7 +2,7 @@
 
 In LangGraph's ``durability="async"`` mode a task's regular writes may be
 queued in memory and stored with the next write or read of the saver (see
-``writes_may_wait_for_checkpoint`` in ``_core.py``); LangGraph saves the step's
+``writes_may_wait_for_checkpoint`` in ``_prepared.py``); LangGraph saves the step's
 checkpoint right after, so they normally ride in that ``put``'s statement.
 When nothing follows (a run cancelled or timed out mid-step) this timer stores
 them at most :data:`DEFERRED_WRITES_MAX_DELAY` seconds after they were queued.

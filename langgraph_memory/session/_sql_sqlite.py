@@ -32,7 +32,7 @@ from langgraph_memory.session._list_where import build_list_where
 DIALECT = "sqlite"
 # One writer at a time for the whole file (SQLite's write lock): a put need not
 # lock its thread row to serialise with other puts of that thread, so most puts
-# only *read* the tombstone (see ACTIVITY_WRITE_SECONDS in _core.py). A dialect
+# only *read* the tombstone (see ACTIVITY_WRITE_SECONDS in _activity.py). A dialect
 # without this flag (Postgres: row locks) writes the thread row on every put.
 SINGLE_WRITER = True
 
@@ -282,7 +282,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         3,
         "small scalar values inline in the checkpoint body",
         # A format change, no schema change: checkpoints now carry their small
-        # scalar channel values in the body (``INLINE_VALUES_KEY``, _core.py)
+        # scalar channel values in the body (``INLINE_VALUES_KEY``, _encoding.py)
         # instead of value rows. Recorded so that an older release, which
         # would read such a checkpoint without those values, refuses the file.
         ("SELECT 1",),

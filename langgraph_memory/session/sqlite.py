@@ -4,17 +4,19 @@ This module only runs what the core (``_core.py``) yields, inside
 transactions, with retries. Its ``a*`` methods run the same sync path in a
 worker thread, so one saver object serves both ``graph.invoke`` and
 ``graph.ainvoke``.
+
+Where it lives: the connection string, the checks of a connection passed in,
+busy retries and the connection pool are in ``_sqlite_connections.py``; the
+transaction runners, the group-commit queue and the one-statement write are
+in ``_sqlite_commit.py``. Their names are importable from here as before.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import random
 import sqlite3
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
@@ -31,535 +33,61 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langgraph_memory.config import PrivacyPolicy, RetentionPolicy
 from langgraph_memory.encryption import EncryptionKeys
-from langgraph_memory.errors import (
-    CheckpointStorageError,
-    ConfigurationError,
-    DatabaseConnectionError,
-    InvalidConnectionError,
-)
+from langgraph_memory.errors import CheckpointStorageError, ConfigurationError
 from langgraph_memory.session import _sql_sqlite as SQL
 from langgraph_memory.session._bridges import iter_pages
-from langgraph_memory.session._core import (
-    Execute,
-    ExecuteMany,
-    FastWrite,
-    Fetch,
-    PreparedWrites,
-    SaverCore,
-    Statement,
-    Txn,
-    drive,
-)
-from langgraph_memory.session._deferred import DeferredWritesTimer, log_dropped
+from langgraph_memory.session._core import FastWrite, PreparedWrites, SaverCore, Txn
 from langgraph_memory.session._retention import StorageStats, SweepReport
 from langgraph_memory.session._shell import WRITE, Steps, SyncShell
 from langgraph_memory.session._shell import sweep_steps as shared_sweep_steps
+from langgraph_memory.session._sqlite_commit import (
+    MAX_GROUP_WRITES,
+    MAX_WRITE_ROWS,
+    _GroupCommit,
+    _nothing,
+    _QueuedWrite,
+    commit_batch,
+    insert_rows,
+    is_fast_path_refusal,
+    run_reads,
+    run_transaction,
+)
+from langgraph_memory.session._sqlite_connections import (
+    DEFAULT_BUSY_TIMEOUT_MS,
+    DEFAULT_RETRY_SECONDS,
+    _Connections,
+    backoff_delay,
+    check_user_connection,
+    database_file,
+    is_busy_error,
+    open_error,
+    resolve_conn_string,
+    retry_delay,
+)
+
+__all__ = [
+    "DEFAULT_BUSY_TIMEOUT_MS",
+    "DEFAULT_RETRY_SECONDS",
+    "MAX_GROUP_WRITES",
+    "MAX_WRITE_ROWS",
+    "SqliteSaver",
+    "backoff_delay",
+    "check_user_connection",
+    "commit_batch",
+    "database_file",
+    "insert_rows",
+    "is_busy_error",
+    "is_fast_path_refusal",
+    "open_error",
+    "remove_threads_steps",
+    "resolve_conn_string",
+    "retry_delay",
+    "run_reads",
+    "run_transaction",
+    "sweep_steps",
+]
 
 T = TypeVar("T")
-
-logger = logging.getLogger(__name__)
-
-# SQLite waits this long for a lock itself before reporting SQLITE_BUSY ...
-DEFAULT_BUSY_TIMEOUT_MS = 5_000
-# ... and we retry a busy transaction, with jittered backoff, for this long.
-DEFAULT_RETRY_SECONDS = 60.0
-
-
-def is_busy_error(exc: BaseException) -> bool:
-    """SQLITE_BUSY / SQLITE_LOCKED, whatever wording the driver uses."""
-    if not isinstance(exc, sqlite3.OperationalError):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return (code & 0xFF) in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (+ extended codes)
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-def backoff_delay(attempt: int) -> float:
-    """Full-jitter exponential backoff: 2 ms doubling up to 250 ms."""
-    return random.uniform(0, min(0.25, 0.002 * (2 ** min(attempt, 10))))
-
-
-def retry_delay(
-    exc: sqlite3.OperationalError, attempt: int, deadline: float, retry_seconds: float
-) -> float:
-    """How long to wait before try ``attempt + 1`` of a transaction that failed
-    with ``exc``; raises ``CheckpointStorageError`` unless it was busy and
-    ``deadline`` (``time.monotonic()``) has not passed."""
-    if not is_busy_error(exc):
-        raise CheckpointStorageError(f"SQLite refused the operation: {exc}") from exc
-    if time.monotonic() >= deadline:
-        raise CheckpointStorageError(
-            f"the database stayed busy for {retry_seconds:.0f} s "
-            f"({attempt} attempts); another process holds its write lock. "
-            "Raise retry_seconds or reduce concurrent writers."
-        ) from exc
-    return backoff_delay(attempt)
-
-
-def resolve_conn_string(conn_string: Any) -> str:
-    """``from_conn_string``'s argument as the string ``sqlite3.connect`` takes.
-
-    Accepts ``str`` and ``os.PathLike`` (``pathlib.Path``, as the official saver
-    does). A file in a directory that does not exist fails here, naming the
-    path, instead of as SQLite's "unable to open database file" later.
-    """
-    if isinstance(conn_string, os.PathLike):
-        conn_string = os.fspath(conn_string)
-    if isinstance(conn_string, bytes):
-        conn_string = os.fsdecode(conn_string)
-    if not isinstance(conn_string, str) or not conn_string:
-        raise ConfigurationError(
-            f"conn_string={conn_string!r}; pass a file path such as 'checkpoints.sqlite' "
-            "(str or pathlib.Path) or ':memory:'."
-        )
-    path = database_file(conn_string)
-    if path is not None:
-        directory = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(directory):
-            raise DatabaseConnectionError(
-                f"cannot create the SQLite database {path!r}: its directory {directory!r} "
-                f"does not exist; create it first (os.makedirs({directory!r}, exist_ok=True) "
-                "or `mkdir -p`)."
-            )
-    return conn_string
-
-
-def database_file(conn_string: str) -> str | None:
-    """The file a connection string opens (``None`` for an in-memory database)."""
-    if conn_string == ":memory:" or "mode=memory" in conn_string:
-        return None
-    if conn_string.startswith("file:"):
-        return urllib.parse.unquote(urllib.parse.urlparse(conn_string).path) or None
-    return conn_string
-
-
-def open_error(exc: sqlite3.Error, conn_string: str) -> DatabaseConnectionError:
-    """SQLite's "unable to open database file", with the path and what to check."""
-    path = database_file(conn_string) or conn_string
-    return DatabaseConnectionError(
-        f"SQLite could not open {path!r} ({exc}); check that the path is a file (not a "
-        "directory), that its directory exists and that this process may write there."
-    )
-
-
-def check_user_connection(conn: Any) -> None:
-    """Refuse a connection the saver cannot use safely, saying how to fix it."""
-    if not isinstance(conn, sqlite3.Connection):
-        raise InvalidConnectionError(
-            f"SqliteSaver needs a sqlite3.Connection, got {type(conn).__name__}; use "
-            "SqliteSaver.from_conn_string(path) or sqlite3.connect(path, check_same_thread=False, "
-            "isolation_level=None). For aiosqlite use AsyncSqliteSaver."
-        )
-    if getattr(conn, "autocommit", None) is False:
-        raise InvalidConnectionError(
-            "the connection was opened with autocommit=False, which keeps a transaction open "
-            "at all times; open it with sqlite3.connect(path, check_same_thread=False, "
-            "isolation_level=None)."
-        )
-    if conn.text_factory is not str:
-        raise InvalidConnectionError(
-            f"connection.text_factory={conn.text_factory!r}; the saver needs the default (str)."
-        )
-    if conn.in_transaction:
-        raise InvalidConnectionError(
-            "the connection has an open transaction; commit or roll it back before handing "
-            "it to the saver (or open it with isolation_level=None)."
-        )
-    # check_same_thread cannot be read back; probe it from another thread, since
-    # the a* methods and LangGraph's background writer run in worker threads.
-    failure: list[BaseException] = []
-
-    def probe() -> None:
-        try:
-            conn.execute("SELECT 1").close()
-        except sqlite3.ProgrammingError as exc:
-            failure.append(exc)
-
-    worker = threading.Thread(target=probe, name="lgm-sqlite-connection-probe")
-    worker.start()
-    worker.join()
-    if failure:
-        raise InvalidConnectionError(
-            "the connection was opened with check_same_thread=True, but the saver is used "
-            "from LangGraph's worker threads; open it with sqlite3.connect(path, "
-            "check_same_thread=False, isolation_level=None)."
-        ) from failure[0]
-
-
-class _Connections:
-    """Where statements run: a small pool of connections to a file we own, or one
-    shared, lock-guarded connection (``:memory:`` or a connection passed in).
-
-    A pool, not one connection per thread: LangGraph runs checkpoint writes on
-    short-lived worker threads, and per-thread connections would open (and
-    leak) a connection per invocation.
-    """
-
-    def __init__(
-        self,
-        *,
-        path: str | None,
-        shared: sqlite3.Connection | None,
-        busy_timeout_ms: int,
-        owns_shared: bool,
-        uri: bool = False,
-        max_connections: int = 8,
-    ) -> None:
-        self._path = path
-        self._uri = uri
-        self._shared = shared
-        self._owns_shared = owns_shared
-        self._busy_timeout_ms = busy_timeout_ms
-        self._lock = threading.RLock()
-        self._pool_lock = threading.Condition()
-        self._idle: list[sqlite3.Connection] = []
-        self._open_count = 0
-        self._max = max_connections
-        self._closed = False
-        if shared is not None:
-            self._configure(shared, user=not owns_shared)
-
-    def _configure(self, conn: sqlite3.Connection, *, user: bool) -> None:
-        for pragma in SQL.CONNECTION_PRAGMAS:
-            if user and any(
-                name in pragma for name in ("foreign_keys", "wal_autocheckpoint", "journal_size")
-            ):
-                continue  # leave the user's own settings alone
-            conn.execute(pragma.format(busy_timeout_ms=self._busy_timeout_ms)).close()
-
-    def _open(self) -> sqlite3.Connection:
-        assert self._path is not None
-        try:
-            conn = sqlite3.connect(
-                self._path,
-                check_same_thread=False,
-                isolation_level=None,
-                timeout=self._busy_timeout_ms / 1000,
-                uri=self._uri,
-                cached_statements=256,
-            )
-            self._configure(conn, user=False)
-        except sqlite3.OperationalError as exc:
-            if "unable to open" not in str(exc):
-                raise
-            raise open_error(exc, self._path) from exc
-        return conn
-
-    def _checkout(self) -> sqlite3.Connection:
-        with self._pool_lock:
-            while True:
-                if self._closed:
-                    raise CheckpointStorageError("the saver is closed; open a new one.")
-                if self._idle:
-                    return self._idle.pop()
-                if self._open_count < self._max:
-                    self._open_count += 1
-                    break
-                self._pool_lock.wait()
-        try:
-            return self._open()
-        except BaseException:
-            with self._pool_lock:
-                self._open_count -= 1
-                self._pool_lock.notify()
-            raise
-
-    def _checkin(self, conn: sqlite3.Connection) -> None:
-        with self._pool_lock:
-            if self._closed or conn.in_transaction:
-                self._open_count -= 1
-                conn.close()
-            else:
-                self._idle.append(conn)
-            self._pool_lock.notify()
-
-    @contextmanager
-    def connection(self) -> Iterator[sqlite3.Connection]:
-        if self._closed:
-            raise CheckpointStorageError("the saver is closed; open a new one.")
-        if self._shared is not None:
-            with self._lock:
-                yield self._shared
-            return
-        conn = self._checkout()
-        try:
-            yield conn
-        finally:
-            self._checkin(conn)
-
-    def run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """``work(conn)`` on a connection; what :meth:`connection` does, without
-        a generator-based context manager on every put (the hot path)."""
-        if self._closed:
-            raise CheckpointStorageError("the saver is closed; open a new one.")
-        if self._shared is not None:
-            with self._lock:
-                return work(self._shared)
-        conn = self._checkout()
-        try:
-            return work(conn)
-        finally:
-            self._checkin(conn)
-
-    def close(self) -> None:
-        with self._pool_lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._open_count -= len(idle)
-            self._pool_lock.notify_all()
-        for conn in idle:
-            conn.close()
-        if self._shared is not None and self._owns_shared:
-            with self._lock:
-                self._shared.close()
-
-
-class _GroupCommit:
-    """Writes waiting for the next commit, and whether a leader is committing.
-
-    The queue also holds task writes nobody waits for (``_QueuedWrite.deferred``,
-    see ``SqliteSaver.put_writes``); the next commit of any write stores them,
-    and ``timer`` stores them when nothing else does.
-    """
-
-    def __init__(self) -> None:
-        self.queue: list[_QueuedWrite] = []
-        self.changed = threading.Condition()
-        self.leader_active = False
-        self.timer = DeferredWritesTimer()
-
-    def take(self, count: int | None = None) -> list[_QueuedWrite]:
-        """Remove and return the first ``count`` queued writes (all by default);
-        call holding ``changed``."""
-        if count is None:
-            taken, self.queue = self.queue, []
-        else:
-            taken = self.queue[:count]
-            del self.queue[:count]
-        return taken
-
-    def committed(self) -> None:
-        """A leader's commit ended; call holding ``changed``. Deferred writes count
-        as queued until then, so a read meanwhile waits for that commit."""
-        if self.timer.oldest is not None and not any(q.deferred for q in self.queue):
-            self.timer.stored()
-
-
-class _QueuedWrite:
-    """One caller's write waiting for (or done by) a group commit."""
-
-    __slots__ = ("deferred", "error", "factory", "fast", "finished", "result")
-
-    def __init__(
-        self,
-        factory: Callable[[], Txn[Any]],
-        fast: FastWrite | None = None,
-        deferred: PreparedWrites | None = None,
-    ) -> None:
-        self.factory = factory
-        # The same write as rows of the one-statement path, and its result then.
-        self.fast = fast
-        # Task writes nobody waits for: named in the log if they fail.
-        self.deferred = deferred
-        self.finished = False
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-    def succeed(self, result: Any) -> None:
-        self.result, self.finished = result, True
-
-    def fail(self, error: BaseException) -> None:
-        self.error, self.finished = error, True
-        if self.deferred is not None:
-            log_dropped(logger, self.deferred, error)
-
-    def outcome(self) -> Any:
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
-def _nothing() -> Txn[None]:
-    """A write with nothing to do: queued after deferred writes, it waits for their commit."""
-    return
-    yield  # pragma: no cover - makes this a generator
-
-
-def _storage_error(exc: sqlite3.Error) -> CheckpointStorageError:
-    error = CheckpointStorageError(f"SQLite refused the operation: {exc}")
-    error.__cause__ = exc
-    return error
-
-
-def _check_no_foreign_transaction(conn: sqlite3.Connection) -> None:
-    if conn.in_transaction:
-        raise InvalidConnectionError(
-            "the connection has an open transaction not started by the saver; "
-            "commit it, or open the connection with isolation_level=None."
-        )
-
-
-def run_transaction(conn: sqlite3.Connection, begin: str, factory: Callable[[], Txn[T]]) -> T:
-    """Run one generator inside ``begin`` ... COMMIT on ``conn`` (rolled back on error)."""
-    _check_no_foreign_transaction(conn)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    try:
-        cursor.execute(begin)
-        result = drive(factory(), _execute(cursor))
-        cursor.execute(SQL.COMMIT)
-        return result
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute(SQL.ROLLBACK)
-        raise
-    finally:
-        cursor.close()
-
-
-# A group commit takes at most this many writes into one transaction.
-MAX_GROUP_WRITES = 64
-# Rows per INSERT of the one-statement path (11 parameters each; SQLite allows 32766).
-MAX_WRITE_ROWS = 500
-
-
-def is_fast_path_refusal(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.IntegrityError) and SQL.FAST_PATH_REFUSED in str(exc)
-
-
-def insert_rows(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
-    """Store ``rows`` through ``lgm_write_rows``, committed before this returns.
-
-    On a connection in autocommit mode (ours) one INSERT is its own
-    transaction: one ``sqlite3_step`` instead of BEGIN, 2-6 statements and
-    COMMIT, so the writer thread waits for the GIL once per write instead of
-    once per statement (see docs/session-storage.md). Raises like ``execute``;
-    after a refusal (``is_fast_path_refusal``) nothing of ``rows`` is stored.
-    """
-    if len(rows) <= MAX_WRITE_ROWS and conn.isolation_level is None:
-        _check_no_foreign_transaction(conn)
-        params = [value for row in rows for value in row]
-        conn.execute(SQL.insert_write_rows(len(rows)), params).close()
-        return
-    # Too many rows for one statement, or a connection that opens transactions
-    # implicitly: the parts in one explicit transaction.
-    run_transaction(conn, SQL.BEGIN_WRITE, lambda: _insert_rows_txn(rows))
-
-
-def _insert_rows_txn(rows: Sequence[tuple[Any, ...]]) -> Txn[None]:
-    for start in range(0, len(rows), MAX_WRITE_ROWS):
-        part = rows[start : start + MAX_WRITE_ROWS]
-        yield Execute(SQL.insert_write_rows(len(part)), [v for row in part for v in row])
-
-
-def commit_batch(
-    conn: sqlite3.Connection,
-    factories: Sequence[Callable[[], Txn[Any]]],
-    more: Callable[[], Sequence[Callable[[], Txn[Any]]]] | None = None,
-) -> list[tuple[bool, Any]]:
-    """Run several writes in ONE transaction; ``(ok, result_or_error)`` per write.
-
-    ``more()`` hands over writes queued while this transaction ran; they join
-    it before COMMIT. No savepoint per write (two statements each, on every
-    write): a write that fails (a tombstoned thread) rolls the transaction
-    back, is reported failed, and the others run again in a new transaction;
-    failures are rare. A busy error aborts the whole batch (the caller
-    retries it).
-    """
-    _check_no_foreign_transaction(conn)
-    pending = list(factories)
-    failed: dict[int, BaseException] = {}
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    execute = _execute(cursor)
-    try:
-        while True:
-            results: list[Any] = []
-            cursor.execute(SQL.BEGIN_WRITE)
-            index = 0
-            error: BaseException | None = None
-            while error is None:
-                while index < len(pending):
-                    if index not in failed:
-                        try:
-                            results.append(drive(pending[index](), execute))
-                        except sqlite3.OperationalError as exc:
-                            if is_busy_error(exc):
-                                raise
-                            error = _storage_error(exc)
-                        except Exception as exc:
-                            error = exc
-                        if error is not None:
-                            failed[index] = error
-                            break
-                    else:
-                        results.append(None)
-                    index += 1
-                if error is None:
-                    extra = more() if more is not None else ()
-                    if not extra:
-                        break
-                    pending.extend(extra)
-            if error is not None:
-                conn.execute(SQL.ROLLBACK)
-                continue  # the others again, without the failed write
-            cursor.execute(SQL.COMMIT)
-            return [
-                (False, failed[i]) if i in failed else (True, result)
-                for i, result in enumerate(results)
-            ]
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute(SQL.ROLLBACK)
-        raise
-    finally:
-        cursor.close()
-
-
-def run_reads(
-    conn: sqlite3.Connection, factories: Sequence[Callable[[], Txn[Any]]]
-) -> list[tuple[bool, Any]]:
-    """Run several read generators in ONE read transaction (one snapshot);
-    ``(ok, result_or_error)`` per read. A busy error aborts them all (the
-    caller retries); any other error fails only its read."""
-    _check_no_foreign_transaction(conn)
-    cursor = conn.cursor()
-    cursor.row_factory = None
-    execute = _execute(cursor)
-    outcomes: list[tuple[bool, Any]] = []
-    try:
-        cursor.execute(SQL.BEGIN_READ)
-        for factory in factories:
-            try:
-                outcomes.append((True, drive(factory(), execute)))
-            except sqlite3.OperationalError as exc:
-                if is_busy_error(exc):
-                    raise
-                outcomes.append((False, _storage_error(exc)))
-            except Exception as exc:
-                outcomes.append((False, exc))
-        cursor.execute(SQL.COMMIT)
-        return outcomes
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute(SQL.ROLLBACK)
-        raise
-    finally:
-        cursor.close()
-
-
-def _execute(cursor: sqlite3.Cursor) -> Callable[[Statement], Any]:
-    def run(statement: Statement) -> Any:
-        if type(statement) is Fetch:
-            return cursor.execute(statement.sql, statement.params).fetchall()
-        if type(statement) is Execute:
-            return cursor.execute(statement.sql, statement.params).rowcount
-        assert isinstance(statement, ExecuteMany)
-        return cursor.executemany(statement.sql, statement.rows).rowcount
-
-    return run
 
 
 def remove_threads_steps(

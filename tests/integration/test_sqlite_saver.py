@@ -945,12 +945,12 @@ def test_checkpoints_stored_before_inlining_still_read(
     newer checkpoint that keeps a channel's version carries the value itself."""
     from langgraph.checkpoint.base import empty_checkpoint
 
-    from langgraph_memory.session import _core
+    from langgraph_memory.session import _core_writes
 
     path = str(tmp_path / "mixed.sqlite")
     base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     with SqliteSaver.from_conn_string(path) as saver:
-        monkeypatch.setattr(_core, "is_inline_value", lambda value: False)  # the old format
+        monkeypatch.setattr(_core_writes, "is_inline_value", lambda value: False)  # the old format
         old = empty_checkpoint()
         old["channel_values"] = {"turn": 1, "note": "a"}
         old["channel_versions"] = {"turn": "1", "note": "1"}

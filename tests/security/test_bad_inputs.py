@@ -32,7 +32,7 @@ from langgraph_memory.errors import (
     InvalidFilterError,
     LangGraphMemoryError,
 )
-from langgraph_memory.session import _core, _inputs
+from langgraph_memory.session import _encoding, _inputs
 from langgraph_memory.session._pg_connections import is_retryable
 from tests.integration._savers import Harness, SaverFactory, factory_params, harness_for
 
@@ -136,7 +136,7 @@ def test_postgres_fails_a_3000_character_thread_id_fast_and_by_name(
         # Without our limit, Postgres itself refuses the index row (54000): a
         # permanent error, not retried, and the next call is not stalled.
         monkeypatch.setattr(_inputs, "MAX_THREAD_ID_BYTES", 10**6)
-        monkeypatch.setattr(_core, "MAX_THREAD_ID_BYTES", 10**6)
+        monkeypatch.setattr(_encoding, "MAX_THREAD_ID_BYTES", 10**6)
         started = time.monotonic()
         with pytest.raises(CheckpointStorageError) as storage:
             saver.put({"configurable": {"thread_id": long_id}}, empty_checkpoint(), {}, {})
