@@ -388,6 +388,52 @@ def month_end(day: date, now: datetime) -> datetime:
     return _day_start(date(day.year + (day.month == 12), day.month % 12 + 1, 1), now)
 
 
+# A part of a month: "early November", "the first week of November", "by the end of Oct",
+# "11月上旬/中旬/下旬", "月底". Its end is the day after that part.
+_EN_PART_OF_MONTH: Final = re.compile(
+    r"\b(early|mid|late|the end of|end of|the first week of|first week of|the last week of|"
+    r"last week of|the start of|start of|the beginning of|beginning of|the first half of|"
+    r"first half of|the second half of|second half of)[- ]+" + _EN_MONTH + r"(?!\s*\d)",
+    re.IGNORECASE,
+)
+_ZH_PART_OF_MONTH: Final = re.compile(
+    r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(上旬|初|中旬|下旬|底|末)"
+)
+_PART_LAST_DAY: Final = {
+    "early": 10, "start of": 7, "beginning of": 7, "first week of": 7, "mid": 20,
+    "first half of": 15, "上旬": 10, "初": 10, "中旬": 20,
+}  # fmt: skip
+
+
+def part_of_month_end(clause: str, now: datetime) -> datetime | None:
+    """The end of the part of a month ``clause`` names, or ``None``.
+
+    Example:
+        >>> from datetime import datetime, timezone
+        >>> now = datetime(2026, 9, 1, tzinfo=timezone.utc)
+        >>> part_of_month_end("GCSE mocks in the first week of November", now).date().isoformat()
+        '2026-11-08'
+        >>> part_of_month_end("券11月底到期", now).date().isoformat()
+        '2026-12-01'
+    """
+    m = _EN_PART_OF_MONTH.search(clause)
+    if m:
+        part, month = m.group(1).lower().removeprefix("the "), _EN_MONTHS[m.group(2).lower()[:3]]
+    else:
+        z = _ZH_PART_OF_MONTH.search(clause)
+        if z is None:
+            return None
+        raw = z.group(1)
+        part, month = z.group(2), int(raw) if raw.isdigit() else _ZH_MONTHS.get(raw, 0)
+        if not 1 <= month <= 12:
+            return None
+    year = now.year if month >= now.month else now.year + 1
+    last = _PART_LAST_DAY.get(part)
+    if last is None:  # late, the end of, the last week of, the second half of, 下旬, 底, 末
+        return month_end(date(year, month, 1), now)
+    return _day_end(date(year, month, last), now)
+
+
 _EN_UNTIL: Final = re.compile(r"\b(?:until|till|til|through|thru|by)\s+(.+)$", re.IGNORECASE)
 _ZH_UNTIL: Final = re.compile(
     # "挪到周日", "改到19号": a new time for something, not the end of a state.
@@ -554,6 +600,10 @@ def _weekday_in(text: str, now: datetime) -> date | None:
     return None
 
 
+# Words that put an end on what is said: "until", "runs out", "expires", "到期".
+_ENDS_BY: Final = re.compile(
+    r"\b(?:until|till|til|through|thru|by|runs? out|expires?|expiring|ends|ending|valid|good)\b|到期|截止|为止|之前"
+)
 _VAGUE_START: Final = re.compile(
     r"\b(?:from|starting|start|starts|beginning|as of|effective)\s+(?:(?:next|this)\s+(?:week|month)|today|tonight|now)\b"
     r"|(?:下周|下个?星期|下个?礼拜|这周|本周|这个?星期|这个?礼拜|这个月|本月|今天|今日|今晚)(?:开始|起)"
@@ -613,6 +663,9 @@ def bound_of(clause: str, now: datetime) -> datetime | None:
         # "下周开始去 ML platform", "starting next week I'm on nights": the vague time is when a
         # lasting state begins, not when it ends.
         return None
+    if _ENDS_BY.search(lowered) and (part := part_of_month_end(clause, now)) is not None:
+        # "on leave until early November", "the code runs out at the end of October".
+        return part
     m = re.search(
         rf"\b(?:until|till|til|through|thru|valid until|good until)\s+(?:the\s+end\s+of\s+)?{_EN_MONTH}(?!\s*\d)",
         lowered,

@@ -234,3 +234,21 @@ def test_a_weekday_in_the_past_tense_is_the_last_one_and_ends_nothing(text: str)
 
 def test_a_stated_end_in_the_past_tense_still_ends_it() -> None:
     assert _last_days("the sale was extended till Friday, I'm told") == ["10-09"]
+
+
+@pytest.mark.parametrize(
+    ("text", "last_day"),
+    [
+        # A part of a month ends with that part (SAID is 6 Oct 2026).
+        ("I've got a 15% code that runs out at the end of October", "10-31"),
+        ("I'm on parental leave until early November", "11-10"),
+        ("my daughter has her GCSE mocks in the first week of November, keep evenings free", "11-07"),
+        ("我有张满200减30的券，11月底到期", "11-30"),
+    ],
+)
+def test_a_part_of_a_month_ends_with_that_part(text: str, last_day: str) -> None:
+    assert last_day in _last_days(text), _last_days(text)
+
+
+def test_a_move_at_the_end_of_a_month_holds_on() -> None:
+    assert _last_days("we're moving to Leeds at the end of October") == [None]

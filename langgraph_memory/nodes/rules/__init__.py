@@ -82,6 +82,7 @@ from langgraph_memory.nodes._messages import is_unanswered
 from langgraph_memory.nodes._rules_time import (
     bound_of,
     moment_of,
+    part_of_month_end,
     span_end,
     stated_end,
     time_words,
@@ -296,6 +297,9 @@ def _bound(sentence: str, said: datetime) -> datetime | None:
         # till Friday").
         bound = None
     starts = _STARTS.search(sentence) or _LASTING.search(sentence)
+    if bound is None and not starts and not REPORT.search(sentence):
+        # "GCSE mocks in the first week of November", "11月下旬出差": over after that part.
+        bound = part_of_month_end(sentence, said)
     if bound is None and not starts and _ONE_DAY.search(sentence):
         moment = moment_of(sentence, said)
         if (
