@@ -17,6 +17,7 @@ from langgraph_memory.clock import ManualClock
 from langgraph_memory.nodes._rules_time import time_words
 from langgraph_memory.nodes.rules import RuleBasedExtractor
 from langgraph_memory.nodes.rules._text import to_third_person
+from langgraph_memory.types import CandidateMemory, MemoryType
 
 SAID = datetime(2026, 10, 6, 9, tzinfo=UTC)  # a Tuesday
 
@@ -252,3 +253,29 @@ def test_a_part_of_a_month_ends_with_that_part(text: str, last_day: str) -> None
 
 def test_a_move_at_the_end_of_a_month_holds_on() -> None:
     assert _last_days("we're moving to Leeds at the end of October") == [None]
+
+
+def _rules_of(text: str) -> list[CandidateMemory]:
+    found = RuleBasedExtractor(clock=ManualClock(SAID)).extract([HumanMessage(text, id="m1")])
+    return [c for c in found if c.type is MemoryType.PROCEDURAL]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["儿子下周一到周三期中考试，晚上别安排事", "I'm in Rome from the 12th to the 16th, don't call me during the day"],
+)
+def test_a_rule_said_with_a_dated_plan_ends_with_it(text: str) -> None:
+    rules = _rules_of(text)
+    assert rules and all(c.expires_at is not None for c in rules), rules
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "儿子下周一到周三期中考试，以后晚上都别安排事",
+        "每周六下午去攀岩馆. 还有周末别 ping 我工作上的事, 周一再说, 下周三前把报告给我",
+    ],
+)
+def test_a_lasting_or_recurring_rule_said_with_a_date_holds_on(text: str) -> None:
+    rules = _rules_of(text)
+    assert rules and all(c.expires_at is None for c in rules), rules

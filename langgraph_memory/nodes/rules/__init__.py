@@ -272,6 +272,18 @@ def _next_midnight(said: datetime) -> datetime:
     )
 
 
+# What makes a rule lasting whatever its sentence dates: "from now on", "always", "以后".
+_STANDING: Final = re.compile(
+    r"\b(?:from now on|going forward|in future|in the future|always|never|every time|whenever|any ?more|"
+    r"by default)\b|以后|以後|今后|今後|往后|从现在开始|每次|一律|总是|總是|永远|永遠|一直|再也",
+    re.IGNORECASE,
+)
+# Days a rule names for itself, or a week that comes round: "周末别 ping 我，周一再说", "每周六".
+_OWN_DAYS: Final = re.compile(
+    r"周末|週末|工作日|平日|每周|每週|每天|每晚|\b(?:weekends?|weekdays?|every|each|mondays|tuesdays|"
+    r"wednesdays|thursdays|fridays|saturdays|sundays)\b",
+    re.IGNORECASE,
+)
 _WEEK_DAY_WORD: Final = re.compile(
     r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|weekend)s?\b", re.IGNORECASE
 )
@@ -491,6 +503,16 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 continue
             if found is not None:
                 found = replace(found, segment=segment)
+                if (
+                    found.type is MemoryType.PROCEDURAL
+                    and found.expires_at is None
+                    and not _STANDING.search(segment)
+                    and not _OWN_DAYS.search(sentence)
+                    and (end := _bound(sentence, now)) is not None
+                ):
+                    # "儿子下周一到周三期中考试，晚上别安排事": a rule for the dated plan it
+                    # is said with ends with it; "from now on" or "always" makes it lasting.
+                    found = replace(found, expires_at=end)
                 turn.facts.append(found)
                 instruction = len(turn.facts) - 1 if found.type is MemoryType.PROCEDURAL else None
                 beside, leftover = _beside(found, as_read if _safety(found) else segment, now)
