@@ -971,3 +971,10 @@ def test_what_everyone_calls_the_user_is_the_name_to_use(text: str) -> None:
 
 def test_people_calling_the_user_names_is_no_name() -> None:
     assert "preferred_name" not in [c.key for c in facts("people call me all sorts")]
+
+
+@pytest.mark.parametrize("text", ["我同事对海鲜过敏，团建别订海鲜", "我朋友小李对花生过敏"])
+def test_an_allergy_outside_the_household_is_no_profile_fact(text: str) -> None:
+    keys = [c.key or "" for c in facts(text)]
+    assert not [k for k in keys if k.startswith("allergy")], keys
+    assert [k for k in keys if is_evidence_key(k)], keys
