@@ -103,6 +103,7 @@ from langgraph_memory.nodes.rules._forget import (
     only_forget_requests,
 )
 from langgraph_memory.nodes.rules._match import Match
+from langgraph_memory.nodes.rules._preferences import STANDING_EN
 from langgraph_memory.nodes.rules._profile import retracted_allergies
 from langgraph_memory.nodes.rules._replies import (
     accepts,
@@ -273,9 +274,9 @@ def _next_midnight(said: datetime) -> datetime:
 
 
 # What makes a rule lasting whatever its sentence dates: "from now on", "always", "以后".
-_STANDING: Final = re.compile(
-    r"\b(?:from now on|going forward|in future|in the future|always|never|every time|whenever|any ?more|"
-    r"by default)\b|以后|以後|今后|今後|往后|从现在开始|每次|一律|总是|總是|永远|永遠|一直|再也",
+_LASTING_RULE: Final = re.compile(
+    STANDING_EN.pattern
+    + r"|以后|以後|今后|今後|往后|从现在开始|每次|一律|总是|總是|永远|永遠|一直|再也",
     re.IGNORECASE,
 )
 # Days a rule names for itself, or a week that comes round: "周末别 ping 我，周一再说", "每周六".
@@ -506,7 +507,7 @@ def read_turn(text: str, now: datetime) -> _Turn:
                 if (
                     found.type is MemoryType.PROCEDURAL
                     and found.expires_at is None
-                    and not _STANDING.search(segment)
+                    and not _LASTING_RULE.search(segment)
                     and not _OWN_DAYS.search(sentence)
                     and (end := _bound(sentence, now)) is not None
                 ):

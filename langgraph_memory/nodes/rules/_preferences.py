@@ -199,7 +199,7 @@ def rule_like(segment: str) -> Match | None:
     return None
 
 
-_STANDING_EN: Final = re.compile(
+STANDING_EN: Final = re.compile(
     r"\b(?:always|never|every time|each time|whenever|from now on|in (?:the )?future|going forward|"
     r"by default|all the time|any ?more|again|in every|every reply|in all)\b",
     re.IGNORECASE,
@@ -322,7 +322,7 @@ def rule_instruction(segment: str) -> Match | None:
                 "no need to",
                 "only",
             )
-            or _STANDING_EN.search(segment)
+            or STANDING_EN.search(segment)
             or (
                 _STYLE_EN.search(segment)
                 and verb
@@ -355,7 +355,7 @@ def rule_instruction(segment: str) -> Match | None:
         re.IGNORECASE,
     )
     if m and (
-        _STANDING_EN.search(segment)
+        STANDING_EN.search(segment)
         or _STYLE_EN.search(segment)
         or re.match(r"(?:not|never|stop)\b", m.group(1))
     ):
