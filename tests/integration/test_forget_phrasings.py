@@ -166,6 +166,20 @@ def writer(store: ChromaMemoryStore, clock: ManualClock) -> MemoryWriter:
     return rules_writer(store, clock)
 
 
+def test_forgetting_what_a_named_person_has_keeps_the_rest_about_them(
+    store: ChromaMemoryStore, writer: MemoryWriter, clock: ManualClock
+) -> None:
+    said = (
+        "My wife Amara will travel with me, she's on a separate booking, please seat us "
+        "together. She is six months pregnant, so an aisle seat for her."
+    )
+    say_as(writer, clock, U, said, "h1")
+    say_as(writer, clock, U, "That thing I told you about Amara being pregnant, remove it from my profile", "h2")
+    texts = active(store)
+    assert not any("pregnant" in t for t in texts), texts
+    assert any("travel with me" in t for t in texts), texts  # whose it was, not what goes
+
+
 def active(store: ChromaMemoryStore) -> list[str]:
     return [r.text for r in store.list_memories(U)]
 

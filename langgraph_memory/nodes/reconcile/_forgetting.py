@@ -136,6 +136,10 @@ def _previous_statement(cand: CandidateMemory, records: Sequence[MemoryRecord]) 
     return tuple(r.id for r in said if message in r.origin_message_ids)
 
 
+def _without_names(topic: str) -> str:
+    return re.sub(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w'])", " ", topic).strip()
+
+
 def _left_by_forget(
     topic: str, reached: Sequence[MemoryRecord], threshold: float
 ) -> tuple[tuple[str, str], ...]:
@@ -148,8 +152,13 @@ def _left_by_forget(
             continue
         prefix, pieces = split_pieces(r.text)
         similar = [text_similarity(topic, p) >= threshold for p in pieces]
+        # "that thing about Ngozi being pregnant": Ngozi is whose, the pregnancy what goes;
+        # "My wife Ngozi will travel with me" stays.
+        what = _without_names(topic)
+        if what == topic or not touches_topic(what, topic, coarse=False):
+            what = topic
         touched = [
-            touches_topic(topic, p, coarse=False) or s for p, s in zip(pieces, similar, strict=True)
+            touches_topic(what, p, coarse=False) or s for p, s in zip(pieces, similar, strict=True)
         ]
         if not any(touched):
             # Only a coarse topic in common: "我爸拿我旧手机用的事" names the old phone, and
