@@ -279,3 +279,8 @@ def test_a_rule_said_with_a_dated_plan_ends_with_it(text: str) -> None:
 def test_a_lasting_or_recurring_rule_said_with_a_date_holds_on(text: str) -> None:
     rules = _rules_of(text)
     assert rules and all(c.expires_at is None for c in rules), rules
+
+
+def test_a_short_chinese_clause_ends_with_its_sentence_a_bare_noun_does_not() -> None:
+    assert _last_days("这周我感冒了，在家办公") == ["10-11"]
+    assert None in _last_days("我家豆豆下周二打疫苗，柯基")

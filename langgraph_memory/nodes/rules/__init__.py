@@ -240,6 +240,11 @@ _LASTING = re.compile(
 )
 
 
+# A short Chinese piece that is a clause, not a bare noun: "在家办公" after "这周我感冒了"
+# ends with the week; "柯基" beside a dated plan does not.
+_ZH_CLAUSE_START: Final = re.compile(r"^(?:在|去|要|得|会|不|没|先|再|还|也|都|就|改|换|请|住|回)")
+
+
 def _inherits_bound(segment: str) -> bool:
     if _LASTING.search(segment):
         return False
@@ -248,7 +253,8 @@ def _inherits_bound(segment: str) -> bool:
     cjk = len(CJK.findall(segment))
     words = len(re.findall(r"[A-Za-z]+", segment))
     bare_noun = not re.search(r"\d", segment) and (
-        (cjk and cjk <= 4 and words == 0) or (not cjk and words <= 2)
+        (cjk and cjk <= 4 and words == 0 and not _ZH_CLAUSE_START.match(segment))
+        or (not cjk and words <= 2)
     )
     return not bare_noun
 
