@@ -1,8 +1,9 @@
 """Sync and async twins written once: operations as generators of calls, two drivers.
 
-The session layer's ``drive`` idiom (``session/_core.py``) for the write
-pipeline. An operation that talks to a store, a chat model, an extractor or a
-queue is a generator that *yields* each call as data instead of making it:
+The session layer's ``drive`` idiom (``session/_statements.py``, re-exported by
+``session/_core.py``) for the write pipeline. An operation that talks to a store, a
+chat model, an extractor or a queue is a generator that *yields* each call as data
+instead of making it:
 
 * :class:`Call` names a method by its sync name (``"search_memories"``,
   ``"invoke"``, ``"extract"``): :func:`run` calls ``target.search_memories(...)``,
