@@ -16,7 +16,15 @@ import re
 from typing import Final
 
 from langgraph_memory.nodes.rules._match import Match, en_value, zh_value
-from langgraph_memory.nodes.rules._text import TRIM, sentence_case, slug, to_third_person, word_set
+from langgraph_memory.nodes.rules._text import (
+    TRIM,
+    about_someone_else,
+    sentence_case,
+    slug,
+    to_simplified,
+    to_third_person,
+    word_set,
+)
 from langgraph_memory.types import MemoryType
 
 NEGATED: Final = re.compile(
@@ -232,11 +240,6 @@ _SENSITIVE_TO_SUBSTANCE: Final = re.compile(
 )
 
 
-_NOT_HOUSEHOLD: Final = re.compile(
-    r"同事|朋友|邻居|鄰居|客户|客戶|老板|老闆|领导|領導|同学|同學|室友|网友|網友|顾客|顧客"
-)
-
-
 def rule_allergy(segment: str) -> Match | None:
     segment = _SENSITIVE_TO_SUBSTANCE.sub(r"\1过敏", segment)
     found = _allergy(segment)
@@ -306,7 +309,9 @@ def _allergy(segment: str) -> Match | None:
         # Likewise an adverb: "我就是对花生过敏", "我一直对海鲜过敏", "我从小对芒果过敏".
         what = re.sub(_ZH_ALLERGY_HEDGE, "", m.group(1).strip(TRIM + "对有"))
         who, _, allergen = what.partition("对")
-        if who in ("他", "她", "它", "他们", "她们", "佢", "佢哋") or _NOT_HOUSEHOLD.search(who):
+        if who in ("他", "她", "它", "他们", "她们", "佢", "佢哋") or about_someone_else(
+            to_simplified(who)
+        ):
             # "佢对花生敏感": whose allergy only the turn's evidence can say; "我同事对海鲜
             # 过敏": not the household's, so no profile fact (as in English).
             return None
